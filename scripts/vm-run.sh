@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Boot a Debian kernel under QEMU (virtme-ng, TCG), load the wpstat module
+# built for it, run a command inside, and bring the results back.
+#
+#   scripts/vm-run.sh [--kver KVER] [--no-load] [--results DIR] [--memory SIZE]
+#                     [--cpus N] -- COMMAND [ARGS...]
+#
+# The guest sees the host root read-only over 9p; it may write only below
+# the results directory.  The command's exit status is returned, and any
+# kernel BUG/WARNING/Oops/lockdep/KASAN report in the guest's log makes the
+# run fail regardless.
+
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+kver=
+load=1
+results=
+memory=2G
+cpus=2
+
+usage() {
+	sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+	exit 2
+}
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kver) kver=$2; shift 2 ;;
+	--no-load) load=0; shift ;;
+	--results) results=$2; shift 2 ;;
+	--memory) memory=$2; shift 2 ;;
+	--cpus) cpus=$2; shift 2 ;;
+	--) shift; break ;;
+	-h | --help) usage ;;
+	*) echo "vm-run: unknown option '$1'" >&2; usage ;;
+	esac
+done
+[ $# -gt 0 ] || { echo "vm-run: no command given" >&2; usage; }
+
+if [ -z "$kver" ]; then
+	kver=$("$top/scripts/kernels.sh" installed | grep '^6\.12\.' | tail -n 1)
+fi
+[ -e "/boot/vmlinuz-$kver" ] || { echo "vm-run: no /boot/vmlinuz-$kver; run make setup" >&2; exit 2; }
+module=$top/build/kmod/$kver/wpstat.ko
+if [ $load = 1 ] && [ ! -f "$module" ]; then
+	echo "vm-run: $module not built; run make build" >&2
+	exit 2
+fi
+vng=$top/.venv/bin/vng
+[ -x "$vng" ] || { echo "vm-run: virtme-ng missing; run make setup" >&2; exit 2; }
+
+[ -n "$results" ] || results=$(mktemp -d /tmp/wpstat-vm.XXXXXX)
+mkdir -p "$results"
+results=$(cd "$results" && pwd)
+rm -f "$results/rc" "$results/dmesg.txt"
+
+# The command is handed over in a file so no quoting survives two shells.
+printf '%q ' "$@" >"$results/cmd"
+
+export PATH=$top/.venv/bin:$PATH
+set +e
+timeout --kill-after=30 "${WPSTAT_VM_TIMEOUT:-1800}" \
+	"$vng" --run "/boot/vmlinuz-$kver" --disable-kvm \
+	--memory "$memory" --cpus "$cpus" --rwdir "$results" \
+	--exec "bash $top/scripts/guest-run.sh $results $load $module"
+vng_rc=$?
+set -e
+
+rc=$(cat "$results/rc" 2>/dev/null || echo "")
+if [ -z "$rc" ]; then
+	echo "vm-run: guest did not finish (vng exit $vng_rc)" >&2
+	rc=125
+fi
+if [ -f "$results/dmesg.txt" ]; then
+	if grep -E -n 'BUG:|WARNING:|Oops|general protection fault|possible (circular|recursive) locking|lockdep|KASAN|Call Trace:' \
+		"$results/dmesg.txt" >"$results/kernel-problems.txt"; then
+		echo "vm-run: kernel reported problems on $kver:" >&2
+		head -n 40 "$results/kernel-problems.txt" >&2
+		[ "$rc" != 0 ] || rc=124
+	fi
+else
+	echo "vm-run: no kernel log came back from the guest" >&2
+	[ "$rc" != 0 ] || rc=125
+fi
+exit "$rc"
