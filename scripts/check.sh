@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The body of `make check`: host checks (checkpatch), then every selftest
+# suite in a guest of each supported kernel, one summary, and the closing
+# line "N passed, N failed, N skipped".  Exit status 1 on any failure.
+#
+# Environment: KVERS (kernels to test, default: all installed supported),
+#              SUITES (guest suites, default: all; see selftests/run-guest.sh)
+
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$top/results/check
+rm -rf "$out" && mkdir -p "$out/host"
+kvers=${KVERS:-$("$top/scripts/kernels.sh" installed)}
+pass=0 fail=0 skip=0
+report=$out/report.txt
+: >"$report"
+
+add_counts() {	# "P F S" from tap-summary's last line
+	local p f s
+	read -r p f s <<<"$1"
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+}
+
+summarise() {	# LABEL DIR: count the TAP files of one run
+	local label=$1 dir=$2 files lines
+	files=$(ls "$dir"/*.tap 2>/dev/null)
+	if [ -z "$files" ]; then
+		echo "FAIL $label: no test results came back" >>"$report"
+		fail=$((fail + 1))
+		return
+	fi
+	# shellcheck disable=SC2086
+	lines=$("$top/scripts/tap-summary.sh" "$label" $files)
+	printf '%s\n' "$lines" | sed '$d' >>"$report"
+	add_counts "$(printf '%s\n' "$lines" | tail -n 1)"
+}
+
+# checkpatch from Debian's linux-source: one TAP test per kmod/ file.
+checkpatch=$top/build/linux-src/scripts/checkpatch.pl
+{
+	files=("$top"/kmod/*.c "$top"/kmod/*.h)
+	echo "1..${#files[@]}"
+	n=0
+	for f in "${files[@]}"; do
+		n=$((n + 1))
+		if perl "$checkpatch" --no-tree -f --quiet --terse "$f" >"$out/host/cp.txt" 2>&1; then
+			echo "ok $n checkpatch ${f#"$top"/}"
+		else
+			echo "not ok $n checkpatch ${f#"$top"/}"
+			sed 's/^/# /' "$out/host/cp.txt"
+		fi
+	done
+} >"$out/host/checkpatch.tap"
+summarise host "$out/host"
+
+[ -n "$kvers" ] || { echo "FAIL: no supported kernel installed (make setup)" >>"$report"; fail=$((fail + 1)); }
+for k in $kvers; do
+	echo "check: booting $k" >&2
+	start=$(date +%s)
+	# shellcheck disable=SC2086
+	"$top/scripts/vm-run.sh" --kver "$k" --results "$out/$k" -- \
+		bash "$top/selftests/run-guest.sh" ${SUITES:-} >"$out/$k.log" 2>&1
+	rc=$?
+	echo "check: $k took $(($(date +%s) - start)) s (guest exit $rc)" >&2
+	# The runner fails on kernel BUG/WARNING/Oops/lockdep/KASAN reports.
+	if [ "$rc" = 0 ]; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		echo "FAIL $k: guest run failed (exit $rc); see $out/$k.log" >>"$report"
+		tail -n 20 "$out/$k.log" | sed 's/^/    /' >>"$report"
+	fi
+	summarise "$k" "$out/$k"
+done
+
+echo
+echo "== wpstat check: kernels: $(echo $kvers)"
+cat "$report"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]

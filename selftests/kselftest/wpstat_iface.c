@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * wpstat_iface: the module's published interface.  /proc/wpstat formats,
+ * control-file commands and their error handling, filters, reset,
+ * enable/disable, unavailable probes shown as "-", the max_inodes bound,
+ * permissions, and unloading while workloads run.
+ *
+ * Runs as root in a guest with wpstat.ko loaded and $WPSTAT_FS_DIR/ext4
+ * and $WPSTAT_FS_DIR/tmpfs mounted (selftests/run-guest.sh).
+ */
+#include <signal.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+
+#include "wpstat_test.h"
+#include "kselftest_harness.h"
+
+#define HEADER "dev ino gen mkwrite_first mkwrite_wp mkwrite_ns " \
+	"mkclean_calls mkclean_ptes stable_calls stable_waits " \
+	"stable_wait_ns wb_waits dirtied bdp_calls bdp_fault_calls " \
+	"bdp_throttled bdp_pauses bdp_pause_ns"
+#define NPAGES	16
+
+/* Map @fd, store once per page, msync, unmap. */
+static int touch_file(int fd, size_t npages)
+{
+	char *map = mmap(NULL, npages * PAGE, PROT_READ | PROT_WRITE,
+			 MAP_SHARED, fd, 0);
+
+	if (map == MAP_FAILED)
+		return -errno;
+	wps_store_pages(map, npages, 1);
+	msync(map, npages * PAGE, MS_SYNC);
+	munmap(map, npages * PAGE);
+	return 0;
+}
+
+static void must_reload(struct __test_metadata *_metadata, const char *params)
+{
+	ASSERT_EQ(0, wps_reload(params)) TH_LOG("reloading with '%s' failed",
+						 params ? params : "");
+	ASSERT_TRUE(wps_loaded());
+}
+
+TEST(proc_header_is_published_interface)
+{
+	char buf[65536];
+
+	ASSERT_TRUE(wps_loaded()) TH_LOG("wpstat is not loaded");
+	ASSERT_LT(0, wps_slurp(WPSTAT_INODES_PATH, buf, sizeof(buf)));
+	/* Published columns come first, in this order; more may follow. */
+	ASSERT_EQ(0, strncmp(buf, HEADER, strlen(HEADER)));
+	ASSERT_TRUE(buf[strlen(HEADER)] == '\n' || buf[strlen(HEADER)] == ' ');
+}
+
+TEST(rows_are_well_formed)
+{
+	char path[256], buf[1 << 20], *line, *save = NULL;
+	int fd, ncols = 0, rows = 0;
+	struct stat st;
+	char want[64];
+
+	fd = wps_scratch("ext4", "rows", NPAGES, path, sizeof(path));
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, touch_file(fd, NPAGES));
+	ASSERT_EQ(0, fstat(fd, &st));
+	snprintf(want, sizeof(want), "%u:%u %llu ", major(st.st_dev),
+		 minor(st.st_dev), (unsigned long long)st.st_ino);
+
+	ASSERT_LT(0, wps_slurp(WPSTAT_INODES_PATH, buf, sizeof(buf)));
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *tok, *s2 = NULL, *end;
+		int n = 0;
+
+		for (tok = strtok_r(line, " ", &s2); tok;
+		     tok = strtok_r(NULL, " ", &s2), n++) {
+			if (!rows)
+				continue;
+			if (n == 0) {
+				unsigned int ma, mi;
+				char c;
+
+				ASSERT_EQ(2, sscanf(tok, "%u:%u%c", &ma, &mi, &c));
+			} else if (strcmp(tok, "-")) {
+				strtoull(tok, &end, 10);
+				ASSERT_EQ('\0', *end) TH_LOG("bad field '%s'", tok);
+			}
+		}
+		if (!rows)
+			ncols = n;
+		else
+			ASSERT_EQ(ncols, n);
+		rows++;
+	}
+	ASSERT_EQ(18, ncols);
+	ASSERT_LE(2, rows);
+	/* And our file is there, under its stat() dev and inode number. */
+	ASSERT_LT(0, wps_slurp(WPSTAT_INODES_PATH, buf, sizeof(buf)));
+	ASSERT_NE(NULL, strstr(buf, want)) TH_LOG("no row '%s'", want);
+	close(fd);
+	unlink(path);
+}
+
+TEST(summary_names_every_counter)
+{
+	static const char *const extra[] = {
+		"tracked_inodes", "max_inodes", "untracked_events",
+		"entry_bytes", "missed_mkwrite", "missed_mkclean",
+		"missed_stable", "missed_bdp_ratelimited",
+	};
+	size_t i;
+
+	for (i = 0; i < WPS_N; i++)
+		EXPECT_LE(0, wps_summary(wps_names[i])) TH_LOG("%s", wps_names[i]);
+	for (i = 0; i < sizeof(extra) / sizeof(extra[0]); i++)
+		EXPECT_LE(0, wps_summary(extra[i])) TH_LOG("%s", extra[i]);
+	EXPECT_EQ(65536, wps_summary("max_inodes"));
+	EXPECT_LT(0, wps_summary("entry_bytes"));
+}
+
+TEST(control_rejects_bad_commands_and_changes_nothing)
+{
+	static const char *const bad[] = {
+		"", "\n", "bogus", "resetx", "reset now", "RESET", "enable 1",
+		"filter", "filter dev", "filter dev 8", "filter dev 8:",
+		"filter dev :1", "filter dev a:b", "filter dev 0:0",
+		"filter dev 4096:0", "filter dev 1:1048576", "filter dev 8:1x",
+		"filter dev 8:1 8:2", "filter pid", "filter pid -1",
+		"filter pid 0", "filter pid abc", "filter pid 1x",
+		"filter pid 99999999999", "filter none x", "filter all",
+		"enable\nreset", "reset\n\n", "re\tset",
+	};
+	char before[4096], after[4096], huge[300], bin[] = { 'r', 0, 1, 2 };
+	size_t i;
+
+	ASSERT_LT(0, wps_slurp("/sys/kernel/debug/wpstat/config", before,
+			       sizeof(before)));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		EXPECT_EQ(-EINVAL, wps_control(bad[i])) TH_LOG("'%s'", bad[i]);
+	memset(huge, 'a', sizeof(huge));
+	EXPECT_EQ(-EINVAL, wps_control_len(huge, sizeof(huge)));
+	EXPECT_EQ(-EINVAL, wps_control_len(bin, sizeof(bin)));
+	/* Well-formed but naming no process. */
+	EXPECT_EQ(-ESRCH, wps_control("filter pid 4194303"));
+	ASSERT_LT(0, wps_slurp("/sys/kernel/debug/wpstat/config", after,
+			       sizeof(after)));
+	EXPECT_STREQ(before, after);
+	/* Commands are accepted with or without a trailing newline. */
+	EXPECT_EQ(0, wps_control("enable\n"));
+	EXPECT_EQ(0, wps_control("filter none"));
+}
+
+TEST(reset_forgets_inodes_and_totals)
+{
+	struct wps w;
+	char path[256];
+	int fd = wps_scratch("ext4", "reset", NPAGES, path, sizeof(path));
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, touch_file(fd, NPAGES));
+	ASSERT_EQ(0, wps_read(path, &w));
+	ASSERT_EQ(NPAGES, w.mkwrite_first);
+	ASSERT_LE(1, wps_summary("tracked_inodes"));
+
+	ASSERT_EQ(0, wps_control("reset"));
+	ASSERT_EQ(0, wps_read(path, &w));
+	EXPECT_EQ(0, w.mkwrite_first);
+	EXPECT_EQ(0, w.mkclean_ptes);
+	EXPECT_EQ(0, wps_summary("mkwrite_first"));
+	EXPECT_EQ(0, wps_summary("tracked_inodes"));
+	close(fd);
+	unlink(path);
+}
+
+TEST(disable_stops_counting_enable_resumes)
+{
+	struct wps a, b;
+	char path[256];
+	int fd = wps_scratch("ext4", "disable", NPAGES, path, sizeof(path));
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, wps_control("disable"));
+	ASSERT_EQ(0, touch_file(fd, NPAGES));
+	ASSERT_EQ(0, wps_read(path, &a));
+	ASSERT_EQ(0, wps_control("enable"));
+	EXPECT_EQ(0, a.mkwrite_first);
+	EXPECT_EQ(0, a.mkclean_ptes);
+	ASSERT_EQ(0, touch_file(fd, NPAGES));
+	ASSERT_EQ(0, wps_read(path, &b));
+	/* A fresh mapping has no PTEs: every store is a first write. */
+	EXPECT_EQ(NPAGES, b.mkwrite_first);
+	EXPECT_EQ(NPAGES, b.mkclean_ptes);
+	close(fd);
+	unlink(path);
+}
+
+TEST(filter_dev_counts_only_that_device)
+{
+	char ext4[256], tmp[256], cmd[64];
+	int fe = wps_scratch("ext4", "fdev", NPAGES, ext4, sizeof(ext4));
+	int ft = wps_scratch("tmpfs", "fdev", NPAGES, tmp, sizeof(tmp));
+	struct stat st_ext4, st_tmp;
+	struct wps w;
+
+	ASSERT_LE(0, fe);
+	ASSERT_LE(0, ft);
+	ASSERT_EQ(0, fstat(fe, &st_ext4));
+	ASSERT_EQ(0, fstat(ft, &st_tmp));
+
+	/* Filter on tmpfs: the ext4 file's faults must not be counted. */
+	snprintf(cmd, sizeof(cmd), "filter dev %u:%u", major(st_tmp.st_dev),
+		 minor(st_tmp.st_dev));
+	ASSERT_EQ(0, wps_control(cmd));
+	ASSERT_EQ(0, touch_file(fe, NPAGES));
+	ASSERT_EQ(0, wps_read(ext4, &w));
+	EXPECT_EQ(0, w.mkwrite_first);
+	EXPECT_EQ(0, w.mkclean_ptes);
+
+	snprintf(cmd, sizeof(cmd), "filter dev %u:%u", major(st_ext4.st_dev),
+		 minor(st_ext4.st_dev));
+	ASSERT_EQ(0, wps_control(cmd));
+	ASSERT_EQ(0, touch_file(fe, NPAGES));
+	ASSERT_EQ(0, wps_control("filter none"));
+	ASSERT_EQ(0, wps_read(ext4, &w));
+	EXPECT_EQ(NPAGES, w.mkwrite_first);
+	EXPECT_EQ(NPAGES, w.mkclean_ptes);
+	close(fe);
+	close(ft);
+	unlink(ext4);
+	unlink(tmp);
+}
+
+TEST(filter_pid_counts_only_that_process)
+{
+	char mine[256], theirs[256], cmd[64];
+	int fm = wps_scratch("ext4", "fpid-parent", NPAGES, mine, sizeof(mine));
+	int ft = wps_scratch("ext4", "fpid-child", NPAGES, theirs, sizeof(theirs));
+	int go[2], status;
+	struct wps wm, wt;
+	pid_t child;
+	char c;
+
+	ASSERT_LE(0, fm);
+	ASSERT_LE(0, ft);
+	ASSERT_EQ(0, pipe(go));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		_exit(touch_file(ft, NPAGES) ? 1 : 0);
+	}
+	snprintf(cmd, sizeof(cmd), "filter pid %d", child);
+	ASSERT_EQ(0, wps_control(cmd));
+	ASSERT_EQ(0, touch_file(fm, NPAGES));	/* ours: not counted */
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_EQ(0, wps_control("filter none"));
+	ASSERT_EQ(0, status);
+
+	ASSERT_EQ(0, wps_read(mine, &wm));
+	ASSERT_EQ(0, wps_read(theirs, &wt));
+	EXPECT_EQ(0, wm.mkwrite_first + wm.mkwrite_wp);
+	EXPECT_EQ(NPAGES, wt.mkwrite_first);
+	EXPECT_EQ(NPAGES, wt.bdp_fault_calls);
+	close(fm);
+	close(ft);
+	unlink(mine);
+	unlink(theirs);
+}
+
+TEST(unavailable_probe_reads_dash_not_zero)
+{
+	char buf[8192], path[256];
+	struct wps w;
+	int fd;
+
+	must_reload(_metadata, "skip_probes=mkclean");
+	fd = wps_scratch("ext4", "dash", NPAGES, path, sizeof(path));
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, touch_file(fd, NPAGES));
+	ASSERT_EQ(0, wps_read(path, &w));
+	EXPECT_EQ(-1, w.mkclean_calls);
+	EXPECT_EQ(-1, w.mkclean_ptes);
+	EXPECT_EQ(NPAGES, w.mkwrite_first);
+	EXPECT_EQ(-1, wps_summary("mkclean_ptes"));
+	ASSERT_LT(0, wps_slurp("/sys/kernel/debug/wpstat/probes", buf,
+			       sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, "mkclean folio_mkclean kretprobe skipped"));
+	EXPECT_NE(NULL, strstr(buf, "mkwrite do_page_mkwrite kretprobe attached"));
+	close(fd);
+	unlink(path);
+	must_reload(_metadata, NULL);
+}
+
+TEST(max_inodes_bounds_the_table)
+{
+	char path[10][256];
+	int i, fd;
+
+	must_reload(_metadata, "max_inodes=4");
+	EXPECT_EQ(4, wps_summary("max_inodes"));
+	for (i = 0; i < 10; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "bound%d", i);
+		fd = wps_scratch("ext4", name, 1, path[i], sizeof(path[i]));
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, touch_file(fd, 1));
+		close(fd);
+	}
+	EXPECT_EQ(4, wps_summary("tracked_inodes"));
+	EXPECT_LT(0, wps_summary("untracked_events"));
+	/* Totals still count every inode's events: one first write each. */
+	EXPECT_EQ(10, wps_summary("mkwrite_first"));
+	for (i = 0; i < 10; i++)
+		unlink(path[i]);
+	must_reload(_metadata, NULL);
+}
+
+TEST(bad_module_parameters_are_refused)
+{
+	EXPECT_NE(0, wps_reload("max_inodes=0"));
+	EXPECT_FALSE(wps_loaded());
+	EXPECT_NE(0, wps_reload("max_inodes=99999999"));
+	EXPECT_FALSE(wps_loaded());
+	must_reload(_metadata, NULL);
+}
+
+TEST(only_root_controls_and_reads_inodes)
+{
+	int status;
+	pid_t child = fork();
+
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		char buf[4096];
+
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		if (wps_control("reset") != -EACCES)
+			_exit(11);
+		if (wps_slurp(WPSTAT_INODES_PATH, buf, sizeof(buf)) != -EACCES)
+			_exit(12);
+		/* System-wide totals are public, like /proc/vmstat. */
+		if (wps_slurp(WPSTAT_SUMMARY_PATH, buf, sizeof(buf)) <= 0)
+			_exit(13);
+		_exit(0);
+	}
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/* Writers that keep faulting, cleaning and throttling until killed. */
+static pid_t start_writer(const char *fs, int use_mmap, char *path, size_t len)
+{
+	int fd = wps_scratch(fs, use_mmap ? "unload-mmap" : "unload-pwrite",
+			     64, path, len);
+	pid_t pid;
+
+	if (fd < 0)
+		return -1;
+	pid = fork();
+	if (pid)
+		return close(fd), pid;
+	for (;;) {
+		char buf[PAGE] = { 1 };
+		size_t i;
+
+		if (use_mmap) {
+			touch_file(fd, 64);
+			continue;
+		}
+		for (i = 0; i < 64; i++)
+			if (pwrite(fd, buf, PAGE, i * PAGE) != PAGE)
+				_exit(1);
+		fsync(fd);
+	}
+}
+
+TEST(unload_while_workloads_run)
+{
+	char p1[256], p2[256], p3[256];
+	pid_t w[3];
+	int i, status;
+
+	w[0] = start_writer("ext4", 1, p1, sizeof(p1));
+	w[1] = start_writer("ext4", 0, p2, sizeof(p2));
+	w[2] = start_writer("xfs", 1, p3, sizeof(p3));
+	for (i = 0; i < 3; i++)
+		ASSERT_LT(0, w[i]);
+	for (i = 0; i < 5; i++) {
+		usleep(300 * 1000);
+		ASSERT_EQ(0, system("rmmod wpstat"));
+		ASSERT_FALSE(wps_loaded());
+		usleep(100 * 1000);
+		must_reload(_metadata, NULL);
+	}
+	usleep(300 * 1000);
+	/* The writers never noticed, and the fresh module sees them. */
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, waitpid(w[i], &status, WNOHANG));
+		kill(w[i], SIGKILL);
+		waitpid(w[i], &status, 0);
+	}
+	EXPECT_LT(0, wps_summary("mkwrite_wp") + wps_summary("mkwrite_first"));
+	EXPECT_LT(0, wps_summary("bdp_calls"));
+	unlink(p1);
+	unlink(p2);
+	unlink(p3);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the wpstat kselftests: reading one file's counters,
+ * writing the control file, reloading the module, and the page-touching
+ * workloads whose fault counts the tests predict.
+ */
+#ifndef WPSTAT_TEST_H
+#define WPSTAT_TEST_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "wpstat_proc.h"
+
+#define PAGE	4096UL
+
+/* One file's counters, in /proc/wpstat/inodes column order; -1 = "-". */
+struct wps {
+	int64_t mkwrite_first, mkwrite_wp, mkwrite_ns;
+	int64_t mkclean_calls, mkclean_ptes;
+	int64_t stable_calls, stable_waits, stable_wait_ns, wb_waits;
+	int64_t dirtied;
+	int64_t bdp_calls, bdp_fault_calls, bdp_throttled, bdp_pauses;
+	int64_t bdp_pause_ns;
+};
+
+static const char *const wps_names[] = {
+	"mkwrite_first", "mkwrite_wp", "mkwrite_ns",
+	"mkclean_calls", "mkclean_ptes",
+	"stable_calls", "stable_waits", "stable_wait_ns", "wb_waits",
+	"dirtied",
+	"bdp_calls", "bdp_fault_calls", "bdp_throttled", "bdp_pauses",
+	"bdp_pause_ns",
+};
+
+#define WPS_N	(sizeof(wps_names) / sizeof(wps_names[0]))
+
+static inline const char *wps_module(void)
+{
+	const char *m = getenv("WPSTAT_MODULE");
+
+	return m ? m : "wpstat.ko";
+}
+
+static inline int wps_loaded(void)
+{
+	return access(WPSTAT_INODES_PATH, F_OK) == 0;
+}
+
+/*
+ * Counters of @path (0 where the file has no row yet).  Returns 0, or
+ * -errno if the module's file cannot be read or parsed.
+ */
+static inline int wps_read(const char *path, struct wps *w)
+{
+	int64_t *v = (int64_t *)w;
+	struct wpstat_snapshot s;
+	const struct wpstat_row *r;
+	size_t i;
+	int ret;
+
+	memset(w, 0, sizeof(*w));
+	ret = wpstat_snapshot_read(NULL, &s);
+	if (ret)
+		return ret;
+	r = wpstat_snapshot_find_path(&s, path);
+	for (i = 0; i < WPS_N; i++) {
+		int c = wpstat_counter_index(&s, wps_names[i]);
+
+		if (c < 0) {
+			ret = -EPROTO;
+			break;
+		}
+		if (r)
+			v[i] = r->avail[c] ? (int64_t)r->val[c] : -1;
+	}
+	wpstat_snapshot_free(&s);
+	return ret;
+}
+
+static inline struct wps wps_delta(const struct wps *after,
+				   const struct wps *before)
+{
+	const int64_t *a = (const int64_t *)after, *b = (const int64_t *)before;
+	struct wps d;
+	int64_t *dv = (int64_t *)&d;
+	size_t i;
+
+	for (i = 0; i < WPS_N; i++)
+		dv[i] = (a[i] < 0 || b[i] < 0) ? -1 : a[i] - b[i];
+	return d;
+}
+
+/* Write one command to the control file: 0 or -errno. */
+static inline int wps_control_len(const char *cmd, size_t len)
+{
+	int fd = open(WPSTAT_CONTROL_PATH, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, cmd, len);
+	err = errno;
+	close(fd);
+	if (n < 0)
+		return -err;
+	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+static inline int wps_control(const char *cmd)
+{
+	return wps_control_len(cmd, strlen(cmd));
+}
+
+/* Unload (if loaded) and load the module with @params: the exit status. */
+static inline int wps_reload(const char *params)
+{
+	char cmd[512];
+
+	if (wps_loaded() && system("rmmod wpstat"))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "insmod %s %s 2>/dev/null", wps_module(),
+		 params ? params : "");
+	return system(cmd);
+}
+
+/* Read a whole small file into @buf; its length or -errno. */
+static inline ssize_t wps_slurp(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n, total = 0;
+
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf + total, size - 1 - total)) > 0)
+		total += n;
+	close(fd);
+	buf[total] = '\0';
+	return n < 0 ? -errno : total;
+}
+
+/* A value from /proc/wpstat/summary, or -1. */
+static inline int64_t wps_summary(const char *name)
+{
+	char buf[8192], *line, *save = NULL;
+	size_t len = strlen(name);
+
+	if (wps_slurp(WPSTAT_SUMMARY_PATH, buf, sizeof(buf)) < 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		if (!strncmp(line, name, len) && line[len] == ' ')
+			return line[len + 1] == '-' ? -1 : strtoll(line + len + 1, NULL, 10);
+	return -1;
+}
+
+/*
+ * Scratch file of @npages under $WPSTAT_FS_DIR/@fs, made with ftruncate
+ * (no page cached, no block allocated).  Returns the fd or -errno.
+ */
+static inline int wps_scratch(const char *fs, const char *name, size_t npages,
+			      char *path, size_t pathlen)
+{
+	const char *dir = getenv("WPSTAT_FS_DIR");
+	int fd;
+
+	snprintf(path, pathlen, "%s/%s/%s.%d", dir ? dir : "/tmp/wpstat", fs,
+		 name, getpid());
+	unlink(path);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, npages * PAGE)) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
+/* One store to the first byte of each page. */
+static inline void wps_store_pages(char *map, size_t npages, char val)
+{
+	size_t i;
+
+	for (i = 0; i < npages; i++)
+		*(volatile char *)(map + i * PAGE) = val;
+}
+
+/* One load from each page. */
+static inline unsigned long wps_load_pages(const char *map, size_t npages)
+{
+	unsigned long sum = 0;
+	size_t i;
+
+	for (i = 0; i < npages; i++)
+		sum += *(const volatile char *)(map + i * PAGE);
+	return sum;
+}
+
+#endif

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Runs inside the guest (through scripts/vm-run.sh, module already loaded):
+# prepares the scratch filesystems, runs every kselftest binary and every
+# bats file, and leaves one TAP file per suite in $WPSTAT_RESULTS.
+#
+#   run-guest.sh [SUITE...]     suites: ksft:NAME or bats:NAME (default: all)
+
+set -u
+top=${WPSTAT_TOP:?run through scripts/vm-run.sh}
+results=${WPSTAT_RESULTS:?}
+fsdir=/tmp/wpstat
+export WPSTAT_FS_DIR=$fsdir
+
+# Scratch filesystems on RAM disks (brd allocates lazily).  xfs insists on
+# at least 300 MiB.
+setup_fs() {
+	modprobe brd rd_nr=3 rd_size=$((320 * 1024)) || return 1
+	mkdir -p $fsdir/ext4 $fsdir/xfs $fsdir/btrfs $fsdir/tmpfs
+	mkfs.ext4 -q -F /dev/ram0 && mount /dev/ram0 $fsdir/ext4 || return 1
+	mkfs.xfs -q -f /dev/ram1 && mount /dev/ram1 $fsdir/xfs || return 1
+	mkfs.btrfs -q -f /dev/ram2 && mount /dev/ram2 $fsdir/btrfs || return 1
+	mount -t tmpfs tmpfs $fsdir/tmpfs
+}
+
+# Keep periodic writeback out of the tests' way: only what a test starts
+# (msync, fsync, sync_file_range) cleans pages.
+sysctl -q vm.dirty_writeback_centisecs=0 vm.dirty_expire_centisecs=360000
+
+if ! setup_fs >"$results/setup.log" 2>&1; then
+	echo "run-guest: scratch filesystem set-up failed:" >&2
+	cat "$results/setup.log" >&2
+fi
+
+suites=("$@")
+if [ ${#suites[@]} = 0 ]; then
+	for t in "$top"/build/selftests/*; do
+		[ -x "$t" ] && suites+=("ksft:$(basename "$t")")
+	done
+	for t in "$top"/selftests/bats/*.bats; do
+		suites+=("bats:$(basename "$t" .bats)")
+	done
+fi
+
+for s in "${suites[@]}"; do
+	name=${s#*:}
+	echo "run-guest: $s" >&2
+	case $s in
+	ksft:*)
+		(cd /tmp && "$top/build/selftests/$name") >"$results/$name.tap" 2>&1 ;;
+	bats:*)
+		bats --tap "$top/selftests/bats/$name.bats" >"$results/$name.tap" 2>&1 ;;
+	*)
+		echo "run-guest: unknown suite '$s'" >&2 ;;
+	esac
+	# A suite that unloaded the module and failed to reload it must not
+	# take the rest down with it.
+	grep -q '^wpstat ' /proc/modules || insmod "$WPSTAT_MODULE"
+done
+exit 0

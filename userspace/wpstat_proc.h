@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Parser for /proc/wpstat/inodes, shared by wpstat and wpload.
+ *
+ * The file's first line names the columns; the first three are always
+ * "dev ino gen" and the rest are counters.  Columns are found by name, so
+ * counters the module adds later need no change here.  A counter whose
+ * probe is not attached reads "-" and is reported as unavailable.
+ */
+#ifndef WPSTAT_PROC_H
+#define WPSTAT_PROC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define WPSTAT_INODES_PATH	"/proc/wpstat/inodes"
+#define WPSTAT_SUMMARY_PATH	"/proc/wpstat/summary"
+#define WPSTAT_CONTROL_PATH	"/sys/kernel/debug/wpstat/control"
+#define WPSTAT_MAX_COUNTERS	64
+
+struct wpstat_row {
+	unsigned int major, minor;
+	uint64_t ino;
+	uint32_t gen;
+	uint64_t val[WPSTAT_MAX_COUNTERS];
+	bool avail[WPSTAT_MAX_COUNTERS];	/* false where the file says "-" */
+};
+
+struct wpstat_snapshot {
+	int ncounters;
+	char *names[WPSTAT_MAX_COUNTERS];	/* counter columns, after gen */
+	size_t nrows;
+	struct wpstat_row *rows;
+};
+
+/* Returns 0, or -errno (-ENOENT: module not loaded, -EPROTO: bad format). */
+int wpstat_snapshot_read(const char *path, struct wpstat_snapshot *s);
+void wpstat_snapshot_free(struct wpstat_snapshot *s);
+/* Index of a counter column by name, or -1. */
+int wpstat_counter_index(const struct wpstat_snapshot *s, const char *name);
+/* The row for dev (major:minor) and inode number, or NULL. */
+const struct wpstat_row *wpstat_snapshot_find(const struct wpstat_snapshot *s,
+					      unsigned int major,
+					      unsigned int minor, uint64_t ino);
+/* How the module names a file: superblock dev, inode, generation. */
+struct wpstat_file_key {
+	unsigned int major, minor;
+	uint64_t ino;
+	uint32_t gen;
+	bool have_gen;		/* the filesystem reports generations */
+};
+
+/* Fill @key for @path: 0 or -errno. */
+int wpstat_path_key(const char *path, struct wpstat_file_key *key);
+const struct wpstat_row *wpstat_snapshot_find_key(const struct wpstat_snapshot *s,
+						  const struct wpstat_file_key *key);
+/* The row for a file path (dev, inode and generation), or NULL. */
+const struct wpstat_row *wpstat_snapshot_find_path(const struct wpstat_snapshot *s,
+						   const char *path);
+
+#endif
