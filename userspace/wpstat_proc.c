@@ -184,26 +184,30 @@ static void sb_dev_of(int fd, const struct stat *st, unsigned int *maj,
 	fclose(f);
 }
 
-int wpstat_path_key(const char *path, struct wpstat_file_key *key)
+int wpstat_fd_key(int fd, struct wpstat_file_key *key)
 {
 	struct stat st;
-	int fd, gen = 0;
+	int gen = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
+	if (fstat(fd, &st))
 		return -errno;
-	if (fstat(fd, &st)) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
 	sb_dev_of(fd, &st, &key->major, &key->minor);
 	key->ino = st.st_ino;
 	key->have_gen = ioctl(fd, FS_IOC_GETVERSION, &gen) == 0;
 	key->gen = gen;
-	close(fd);
 	return 0;
+}
+
+int wpstat_path_key(const char *path, struct wpstat_file_key *key)
+{
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	ret = wpstat_fd_key(fd, key);
+	close(fd);
+	return ret;
 }
 
 /*

@@ -51,7 +51,8 @@ struct wpstat_file_key {
 	bool have_gen;		/* the filesystem reports generations */
 };
 
-/* Fill @key for @path: 0 or -errno. */
+/* Fill @key for an open file or a path: 0 or -errno. */
+int wpstat_fd_key(int fd, struct wpstat_file_key *key);
 int wpstat_path_key(const char *path, struct wpstat_file_key *key);
 const struct wpstat_row *wpstat_snapshot_find_key(const struct wpstat_snapshot *s,
 						  const struct wpstat_file_key *key);
