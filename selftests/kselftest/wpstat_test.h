@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 
 #include "wpstat_proc.h"
 
@@ -97,6 +98,17 @@ static inline struct wps wps_delta(const struct wps *after,
 	for (i = 0; i < WPS_N; i++)
 		dv[i] = (a[i] < 0 || b[i] < 0) ? -1 : a[i] - b[i];
 	return d;
+}
+
+/* True if the running kernel is at least @major.@minor. */
+static inline int wps_kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return 0;
+	return ma > major || (ma == major && mi >= minor);
 }
 
 /* Write one command to the control file: 0 or -errno. */
