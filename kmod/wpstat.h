@@ -7,6 +7,7 @@
 
 #include <linux/types.h>
 #include <linux/atomic.h>
+#include <linux/kref.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
@@ -77,9 +78,11 @@ struct wpstat_entry {
  * A bounded, preallocated, insert-only table: an open-addressed index of
  * u32 slot numbers (0 = empty) over a dense entry array.  Probes insert
  * lock-free with cmpxchg and never allocate; "reset" swaps in a fresh table
- * under RCU.
+ * under RCU.  Readers pin the table they started on with a reference, so a
+ * reset during a long read cannot mix two tables.
  */
 struct wpstat_table {
+	struct kref ref;
 	u32 max_entries;
 	u32 index_mask;
 	atomic_t nr_reserved;
@@ -100,13 +103,14 @@ extern bool wpstat_enabled;
 extern u32 wpstat_filter_dev;		/* 0: any device */
 extern pid_t wpstat_filter_tgid;	/* 0: any process */
 extern struct wpstat_table __rcu *wpstat_table;
-extern struct mutex wpstat_table_mutex;	/* held by readers and reset */
+extern struct mutex wpstat_table_mutex;	/* serialises table swaps */
 DECLARE_PER_CPU(struct wpstat_stats, wpstat_stats);
 
 struct wpstat_table *wpstat_table_alloc(u32 max_entries);
-void wpstat_table_free(struct wpstat_table *t);
-struct wpstat_entry *wpstat_table_get(struct wpstat_table *t,
-				      const struct wpstat_key *key);
+struct wpstat_table *wpstat_table_pin(void);
+void wpstat_table_put(struct wpstat_table *t);
+struct wpstat_entry *wpstat_table_find(struct wpstat_table *t,
+				       const struct wpstat_key *key);
 int wpstat_reset(void);
 void wpstat_count(const struct wpstat_key *key, enum wpstat_counter c,
 		  u64 delta);
@@ -121,6 +125,7 @@ void wpstat_probes_unregister(void);
 bool wpstat_counter_available(enum wpstat_counter c);
 void wpstat_probes_show(struct seq_file *m);
 u64 wpstat_probe_missed(enum wpstat_probe_id p);
+u64 wpstat_tctx_exhausted(void);
 const char *wpstat_probe_name(enum wpstat_probe_id p);
 
 /* wpstat_output.c */

@@ -88,24 +88,46 @@ struct wpstat_table *wpstat_table_alloc(u32 max_entries)
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
 	if (!t)
 		return NULL;
+	kref_init(&t->ref);
 	t->max_entries = max_entries;
 	t->index_mask = index_size - 1;
 	t->index = vzalloc(array_size(index_size, sizeof(u32)));
 	t->entries = vzalloc(array_size(max_entries, sizeof(struct wpstat_entry)));
 	if (!t->index || !t->entries) {
-		wpstat_table_free(t);
+		wpstat_table_put(t);
 		return NULL;
 	}
 	return t;
 }
 
-void wpstat_table_free(struct wpstat_table *t)
+static void wpstat_table_release(struct kref *ref)
 {
-	if (!t)
-		return;
+	struct wpstat_table *t = container_of(ref, struct wpstat_table, ref);
+
 	vfree(t->entries);
 	vfree(t->index);
 	kfree(t);
+}
+
+/* Process context only: the last put frees the table. */
+void wpstat_table_put(struct wpstat_table *t)
+{
+	if (t)
+		kref_put(&t->ref, wpstat_table_release);
+}
+
+/* A reference to the current table, for a reader that may sleep. */
+struct wpstat_table *wpstat_table_pin(void)
+{
+	struct wpstat_table *t;
+
+	mutex_lock(&wpstat_table_mutex);
+	t = rcu_dereference_protected(wpstat_table,
+				      lockdep_is_held(&wpstat_table_mutex));
+	if (t)
+		kref_get(&t->ref);
+	mutex_unlock(&wpstat_table_mutex);
+	return t;
 }
 
 static bool wpstat_key_equal(const struct wpstat_key *a,
@@ -119,8 +141,8 @@ static bool wpstat_key_equal(const struct wpstat_key *a,
  * Returns NULL when the table is full or the probe run is exhausted; the
  * caller then counts the event as untracked.
  */
-struct wpstat_entry *wpstat_table_get(struct wpstat_table *t,
-				      const struct wpstat_key *key)
+struct wpstat_entry *wpstat_table_find(struct wpstat_table *t,
+				       const struct wpstat_key *key)
 {
 	struct wpstat_entry *mine = NULL;
 	u32 h = jhash2((const u32 *)key, sizeof(*key) / sizeof(u32), 0);
@@ -173,7 +195,7 @@ void wpstat_add(struct wpstat_entry *e, enum wpstat_counter c, u64 delta)
 struct wpstat_entry *wpstat_lookup(const struct wpstat_key *key)
 {
 	struct wpstat_table *t = rcu_dereference(wpstat_table);
-	struct wpstat_entry *e = t ? wpstat_table_get(t, key) : NULL;
+	struct wpstat_entry *e = t ? wpstat_table_find(t, key) : NULL;
 
 	if (!e)
 		this_cpu_inc(wpstat_stats.untracked);
@@ -199,8 +221,9 @@ void wpstat_hist_add(enum wpstat_hist_id h, u64 ns)
 
 /*
  * Start counting from zero.  A fresh table is swapped in and the old one
- * freed after a grace period, so probes never see freed memory.  Events
- * racing with the reset may land on either side of it.
+ * released after a grace period, so probes never see freed memory; readers
+ * still holding it finish on it.  Events racing with the reset may land on
+ * either side of it.
  */
 int wpstat_reset(void)
 {
@@ -224,7 +247,7 @@ int wpstat_reset(void)
 	mutex_unlock(&wpstat_table_mutex);
 
 	synchronize_rcu();
-	wpstat_table_free(old);
+	wpstat_table_put(old);
 	return 0;
 }
 
@@ -258,7 +281,7 @@ err_output:
 	wpstat_output_exit();
 err_table:
 	RCU_INIT_POINTER(wpstat_table, NULL);
-	wpstat_table_free(t);
+	wpstat_table_put(t);
 	return ret;
 }
 
@@ -274,7 +297,7 @@ static void __exit wpstat_exit(void)
 	t = rcu_dereference_protected(wpstat_table, 1);
 	RCU_INIT_POINTER(wpstat_table, NULL);
 	synchronize_rcu();
-	wpstat_table_free(t);
+	wpstat_table_put(t);
 	pr_info("unloaded\n");
 }
 

@@ -44,7 +44,7 @@ static void *inodes_find(struct wpstat_table *t, loff_t *pos)
 	loff_t i;
 
 	for (i = *pos - 1; i < n; i++) {
-		/* Pairs with the release in wpstat_table_get(). */
+		/* Pairs with the release in wpstat_table_find(). */
 		if (smp_load_acquire(&t->entries[i].valid)) {
 			*pos = i + 1;
 			return &t->entries[i];
@@ -54,14 +54,11 @@ static void *inodes_find(struct wpstat_table *t, loff_t *pos)
 	return NULL;
 }
 
+/* The whole read walks the table pinned at open (inodes_open). */
 static void *inodes_start(struct seq_file *m, loff_t *pos)
 {
-	struct wpstat_table *t;
+	struct wpstat_table *t = m->private;
 
-	mutex_lock(&wpstat_table_mutex);
-	t = rcu_dereference_protected(wpstat_table,
-				      lockdep_is_held(&wpstat_table_mutex));
-	m->private = t;
 	if (!t)
 		return NULL;
 	if (*pos == 0)
@@ -77,7 +74,6 @@ static void *inodes_next(struct seq_file *m, void *v, loff_t *pos)
 
 static void inodes_stop(struct seq_file *m, void *v)
 {
-	mutex_unlock(&wpstat_table_mutex);
 }
 
 static int inodes_show(struct seq_file *m, void *v)
@@ -133,19 +129,18 @@ static int summary_show(struct seq_file *m, void *v)
 		seq_putc(m, '\n');
 	}
 
-	mutex_lock(&wpstat_table_mutex);
-	t = rcu_dereference_protected(wpstat_table,
-				      lockdep_is_held(&wpstat_table_mutex));
-	n = min_t(u32, atomic_read(&t->nr_reserved), t->max_entries);
-	for (i = 0; i < n; i++)	/* pairs with wpstat_table_get() */
+	t = wpstat_table_pin();
+	n = t ? min_t(u32, atomic_read(&t->nr_reserved), t->max_entries) : 0;
+	for (i = 0; i < n; i++)	/* pairs with wpstat_table_find() */
 		tracked += smp_load_acquire(&t->entries[i].valid);
-	mutex_unlock(&wpstat_table_mutex);
+	wpstat_table_put(t);
 
 	seq_printf(m, "tracked_inodes %u\n", tracked);
 	seq_printf(m, "max_inodes %u\n", wpstat_max_inodes);
 	seq_printf(m, "untracked_events %llu\n", WPSTAT_SUM(untracked));
 	seq_printf(m, "entry_bytes %zu\n", wpstat_entry_bytes());
 	seq_printf(m, "enabled %d\n", READ_ONCE(wpstat_enabled));
+	seq_printf(m, "task_contexts_exhausted %llu\n", wpstat_tctx_exhausted());
 	for (p = 0; p < WPP_NR; p++)
 		seq_printf(m, "missed_%s %llu\n", wpstat_probe_name(p),
 			   wpstat_probe_missed(p));
@@ -215,10 +210,20 @@ static int control_exec(char *cmd)
 		WRITE_ONCE(wpstat_filter_tgid, 0);
 		return 0;
 	}
-	if (n == 3 && !strcmp(words[0], "filter") && !strcmp(words[1], "dev"))
+	if (n == 3 && !strcmp(words[0], "filter") && !strcmp(words[1], "dev")) {
+		if (!strcmp(words[2], "none")) {
+			WRITE_ONCE(wpstat_filter_dev, 0);
+			return 0;
+		}
 		return control_filter_dev(words[2]);
-	if (n == 3 && !strcmp(words[0], "filter") && !strcmp(words[1], "pid"))
+	}
+	if (n == 3 && !strcmp(words[0], "filter") && !strcmp(words[1], "pid")) {
+		if (!strcmp(words[2], "none")) {
+			WRITE_ONCE(wpstat_filter_tgid, 0);
+			return 0;
+		}
 		return control_filter_pid(words[2]);
+	}
 	return -EINVAL;
 }
 
@@ -304,7 +309,11 @@ static int config_show(struct seq_file *m, void *v)
 		seq_printf(m, "filter_dev %u:%u\n", MAJOR(dev), MINOR(dev));
 	else
 		seq_puts(m, "filter_dev none\n");
-	seq_printf(m, "filter_pid %d\n", READ_ONCE(wpstat_filter_tgid));
+	/* The global TGID: probes compare against current->tgid. */
+	if (READ_ONCE(wpstat_filter_tgid))
+		seq_printf(m, "filter_pid %d\n", READ_ONCE(wpstat_filter_tgid));
+	else
+		seq_puts(m, "filter_pid none\n");
 	seq_printf(m, "histograms %s\n",
 		   IS_ENABLED(CONFIG_WPSTAT_HISTOGRAMS) ? "y" : "n");
 	return 0;
@@ -313,14 +322,25 @@ DEFINE_SHOW_ATTRIBUTE(config);
 
 static int inodes_open(struct inode *inode, struct file *file)
 {
-	return seq_open(file, &inodes_seq_ops);
+	int ret = seq_open(file, &inodes_seq_ops);
+
+	if (!ret)
+		((struct seq_file *)file->private_data)->private =
+			wpstat_table_pin();
+	return ret;
+}
+
+static int inodes_release(struct inode *inode, struct file *file)
+{
+	wpstat_table_put(((struct seq_file *)file->private_data)->private);
+	return seq_release(inode, file);
 }
 
 static const struct proc_ops inodes_proc_ops = {
 	.proc_open = inodes_open,
 	.proc_read = seq_read,
 	.proc_lseek = seq_lseek,
-	.proc_release = seq_release,
+	.proc_release = inodes_release,
 };
 
 static int summary_open(struct inode *inode, struct file *file)

@@ -658,6 +658,9 @@ void wpstat_probes_show(struct seq_file *m)
 			seq_printf(m, "error:%d", wp->err);
 		seq_printf(m, " %llu %llu\n", hits, wpstat_probe_missed(p));
 	}
-	seq_printf(m, "# task contexts exhausted: %lld\n",
-		   atomic64_read(&wpstat_tctx_overflow));
+}
+
+u64 wpstat_tctx_exhausted(void)
+{
+	return atomic64_read(&wpstat_tctx_overflow);
 }
