@@ -9,6 +9,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 export PATH=$top/build/bin:$top/.venv/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export WPSTAT_TOP=$top WPSTAT_RESULTS=$results WPSTAT_MODULE=$module
 mount -t debugfs none /sys/kernel/debug 2>/dev/null
+# A live copy of the kernel log, for when the guest hangs and never gets
+# to the final dmesg below.
+dmesg -w >"$results/dmesg-live.txt" 2>&1 &
+echo 60 >/proc/sys/kernel/hung_task_timeout_secs 2>/dev/null
 
 rc=0
 if [ "$load" = 1 ]; then

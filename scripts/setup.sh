@@ -33,7 +33,8 @@ refresh_lists() {
 
 tools="qemu-system-x86 libkmod-dev kmod pkg-config bats bats-assert bats-support
 	e2fsprogs xfsprogs btrfs-progs python3-venv jq busybox-static
-	bc flex bison libelf-dev libssl-dev xz-utils linux-source-6.12"
+	bc flex bison libelf-dev libssl-dev xz-utils linux-source-6.12
+	dmsetup util-linux"
 
 missing=()
 for p in $tools; do pkg_installed "$p" || missing+=("$p")
@@ -71,6 +72,10 @@ if [ ! -x "$venv/bin/vng" ]; then
 	log "installing virtme-ng into $venv"
 	python3 -m venv "$venv"
 	"$venv/bin/pip" install -q --disable-pip-version-check 'virtme-ng>=1.30'
+fi
+# The bats suites validate `wpstat show --format prometheus` with a real parser.
+if ! "$venv/bin/python3" -c 'import prometheus_client' 2>/dev/null; then
+	"$venv/bin/pip" install -q --disable-pip-version-check prometheus_client
 fi
 
 # kselftest headers and checkpatch come from Debian's linux-source, never

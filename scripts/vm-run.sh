@@ -8,7 +8,9 @@
 # The guest sees the host root read-only over 9p; it may write only below
 # the results directory.  The command's exit status is returned, and any
 # kernel BUG/WARNING/Oops/lockdep/KASAN report in the guest's log makes the
-# run fail regardless.
+# run fail regardless.  WPSTAT_VM_VERBOSE=1 also shows the guest console
+# (kernel messages as they happen: for hangs); WPSTAT_VM_TIMEOUT bounds a
+# run in seconds (default 1800).
 
 set -euo pipefail
 
@@ -59,10 +61,16 @@ rm -f "$results/rc" "$results/dmesg.txt"
 printf '%q ' "$@" >"$results/cmd"
 
 export PATH=$top/.venv/bin:$PATH
+# Single-threaded TCG: with one host thread per vCPU (QEMU 7.2's default),
+# a vCPU kept executing a stale int3 that text_poke_bp() had already
+# removed when a kprobe on an ftrace site was unregistered, and both vCPUs
+# spun in the int3 handler forever (soft lockup at the probed function).
+# Guest concurrency is unchanged; vCPUs interleave on one host thread.
 set +e
 timeout --kill-after=30 "${WPSTAT_VM_TIMEOUT:-1800}" \
 	"$vng" --run "/boot/vmlinuz-$kver" --disable-kvm \
 	--memory "$memory" --cpus "$cpus" --rwdir "$results" \
+	${WPSTAT_VM_VERBOSE:+--verbose} --qemu-opts="-accel tcg,thread=single" \
 	--exec "bash $top/scripts/guest-run.sh $results $load $module"
 vng_rc=$?
 set -e
