@@ -244,3 +244,80 @@ const struct wpstat_row *wpstat_snapshot_find_path(const struct wpstat_snapshot 
 		return NULL;
 	return wpstat_snapshot_find_key(s, &key);
 }
+
+int wpstat_kv_read(const char *path, struct wpstat_kvlist *l)
+{
+	size_t cap = 0, n = 0;
+	char *line = NULL;
+	int ret = 0;
+	FILE *f;
+
+	memset(l, 0, sizeof(*l));
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &n, f) > 0) {
+		char *name, *value, *end;
+
+		line[strcspn(line, "\n")] = '\0';
+		name = line + strspn(line, " \t");
+		if (!*name || *name == '#')
+			continue;
+		value = name + strcspn(name, " \t");
+		if (*value)
+			*value++ = '\0';
+		value += strspn(value, " \t");
+		end = value + strlen(value);
+		while (end > value && (end[-1] == ' ' || end[-1] == '\t'))
+			*--end = '\0';
+		if (l->n == cap) {
+			struct wpstat_kv *kv;
+
+			cap = cap ? 2 * cap : 32;
+			kv = realloc(l->kv, cap * sizeof(*kv));
+			if (!kv) {
+				ret = -ENOMEM;
+				break;
+			}
+			l->kv = kv;
+		}
+		l->kv[l->n].name = strdup(name);
+		l->kv[l->n].value = strdup(value);
+		if (!l->kv[l->n].name || !l->kv[l->n].value) {
+			free(l->kv[l->n].name);
+			free(l->kv[l->n].value);
+			ret = -ENOMEM;
+			break;
+		}
+		l->n++;
+	}
+	if (!ret && ferror(f))
+		ret = -EIO;
+	free(line);
+	fclose(f);
+	if (ret)
+		wpstat_kv_free(l);
+	return ret;
+}
+
+void wpstat_kv_free(struct wpstat_kvlist *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		free(l->kv[i].name);
+		free(l->kv[i].value);
+	}
+	free(l->kv);
+	memset(l, 0, sizeof(*l));
+}
+
+const char *wpstat_kv_get(const struct wpstat_kvlist *l, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (!strcmp(l->kv[i].name, name))
+			return l->kv[i].value;
+	return NULL;
+}

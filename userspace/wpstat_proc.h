@@ -60,4 +60,24 @@ const struct wpstat_row *wpstat_snapshot_find_key(const struct wpstat_snapshot *
 const struct wpstat_row *wpstat_snapshot_find_path(const struct wpstat_snapshot *s,
 						   const char *path);
 
+/*
+ * "name value" lines, as in /proc/wpstat/summary and debugfs wpstat/config.
+ * Lines starting with '#' are skipped; the value is the rest of the line.
+ */
+struct wpstat_kv {
+	char *name;
+	char *value;
+};
+
+struct wpstat_kvlist {
+	size_t n;
+	struct wpstat_kv *kv;
+};
+
+/* Returns 0 or -errno; on error @l is left empty. */
+int wpstat_kv_read(const char *path, struct wpstat_kvlist *l);
+void wpstat_kv_free(struct wpstat_kvlist *l);
+/* The value of @name, or NULL. */
+const char *wpstat_kv_get(const struct wpstat_kvlist *l, const char *name);
+
 #endif

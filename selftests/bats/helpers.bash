@@ -1,0 +1,56 @@
+# Shared helpers for the bats suites (load with: load helpers).
+# They run inside the guest (selftests/run-guest.sh): root, wpstat.ko
+# loaded, scratch filesystems under $WPSTAT_FS_DIR/{ext4,xfs,btrfs,tmpfs}.
+
+bats_load_library bats-support
+bats_load_library bats-assert
+
+WPSTAT_FS_DIR=${WPSTAT_FS_DIR:-/tmp/wpstat}
+PATH=$WPSTAT_TOP/build/bin:$PATH
+
+# Fail (not skip) when the module is missing: a test that passes without
+# the module proves nothing.
+require_module() {
+	[ -r /proc/wpstat/inodes ] || fail "wpstat module not loaded"
+}
+
+# A fresh scratch file path on filesystem $1 (the file is not created).
+scratch_file() {
+	local f=$WPSTAT_FS_DIR/$1/${BATS_TEST_NAME:-t}.$$.$RANDOM
+	rm -f "$f"
+	echo "$f"
+}
+
+# Superblock dev "MAJ:MIN" of the filesystem holding $1, as the module
+# prints it (mountinfo; st_dev differs on btrfs).
+sb_dev() {
+	local id
+	id=$(stat -c %m "$1") || return 1
+	awk -v mp="$id" '$5 == mp { print $3; exit }' /proc/self/mountinfo
+}
+
+# The /proc/wpstat/inodes value of counter $2 for file $1 (dev + ino; the
+# newest row wins).  Prints 0 when the file has no row.
+counter() {
+	local file=$1 name=$2 dev ino
+	dev=$(sb_dev "$file") || return 1
+	ino=$(stat -c %i "$file") || return 1
+	awk -v dev="$dev" -v ino="$ino" -v name="$name" '
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$1 == dev && $2 == ino { v = $(col[name]) }
+		END { print (v == "" ? 0 : v) }' /proc/wpstat/inodes
+}
+
+# A value from /proc/wpstat/summary.
+summary() {
+	awk -v n="$1" '$1 == n { print $2 }' /proc/wpstat/summary
+}
+
+wpstat_control() {
+	echo "$*" >/sys/kernel/debug/wpstat/control
+}
+
+# jq expression $2 applied to wpload JSON in $1.
+jqv() {
+	jq -r "$2" <<<"$1"
+}

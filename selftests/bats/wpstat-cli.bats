@@ -1,0 +1,711 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# The wpstat command-line tool: every subcommand, its output formats and
+# its errors.  Runs inside the guest as root with the module loaded (see
+# selftests/run-guest.sh); tests that unload the module or load it with
+# other parameters put the default one back (teardown), so the file ends
+# with the module loaded as it found it.
+
+bats_require_minimum_version 1.5.0
+
+load helpers
+
+CONTROL=/sys/kernel/debug/wpstat/control
+CONFIG=/sys/kernel/debug/wpstat/config
+PY=${WPSTAT_TOP:-/work/main}/.venv/bin/python3
+
+# ---- helpers -----------------------------------------------------------
+
+module_loaded() {
+	grep -q '^wpstat ' /proc/modules
+}
+
+module_param() {
+	cat "/sys/module/wpstat/parameters/$1"
+}
+
+# Back to the module this file started with: loaded, default parameters.
+restore_module() {
+	if module_loaded && [ "$(module_param max_inodes)" = "$WPSTAT_DEFAULT_MAX_INODES" ] &&
+	   [ -z "$(module_param skip_probes)" ]; then
+		return 0
+	fi
+	! module_loaded || rmmod wpstat
+	insmod "$WPSTAT_MODULE"
+}
+
+# After `run --separate-stderr`: nothing on stdout, exactly one line on
+# stderr, and it starts with "wpstat: ".
+assert_one_error() {
+	[ -z "$output" ] || fail "expected nothing on stdout, got: $output"
+	[ "${#stderr_lines[@]}" -eq 1 ] ||
+		fail "expected one line on stderr, got ${#stderr_lines[@]}: $stderr"
+	[[ ${stderr_lines[0]} == "wpstat: "* ]] ||
+		fail "stderr does not start with 'wpstat: ': $stderr"
+}
+
+# A 64-page file on ext4 written in $2 passes (default 2), msync after each.
+write_file() {
+	wpload --file "$1" --size 256K --passes "${2:-2}" --sync msync --quiet >/dev/null
+}
+
+as_nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+}
+
+# Column $2 of the table row for file $1 ($output of `wpstat show`).
+table_cell() {
+	awk -v file="$1" -v name="$2" '
+		NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) col = i; next }
+		$NF == file { print $col; exit }' <<<"$output"
+}
+
+setup_file() {
+	grep -q '^wpstat ' /proc/modules || insmod "$WPSTAT_MODULE"
+	WPSTAT_DEFAULT_MAX_INODES=$(cat /sys/module/wpstat/parameters/max_inodes)
+	export WPSTAT_DEFAULT_MAX_INODES
+}
+
+teardown_file() {
+	restore_module
+	wpstat_control filter none
+	wpstat_control enable
+}
+
+setup() {
+	require_module
+	wpstat_control filter none
+	wpstat_control enable
+}
+
+teardown() {
+	restore_module
+	rm -f "$WPSTAT_FS_DIR"/*/"$BATS_TEST_NAME".*
+}
+
+# ---- global ------------------------------------------------------------
+
+@test "help and version" {
+	run --separate-stderr wpstat --help
+	assert_success
+	assert_line --partial "Usage: wpstat COMMAND"
+	for cmd in load unload status show watch run reset enable disable filter; do
+		assert_line --regexp "^  ([a-z]+ \| )?$cmd( |\$)"
+	done
+	run --separate-stderr wpstat --version
+	assert_success
+	assert_output --regexp '^wpstat [0-9]+\.[0-9]+'
+	run --separate-stderr wpstat show --help
+	assert_success
+	assert_line --partial "Usage: wpstat COMMAND"
+}
+
+@test "usage errors: one line on stderr, exit 2" {
+	run --separate-stderr wpstat
+	assert_failure 2
+	assert_one_error
+	run --separate-stderr wpstat frobnicate
+	assert_failure 2
+	assert_one_error
+	[[ $stderr == *"unknown command 'frobnicate'"* ]]
+	run --separate-stderr wpstat --bogus
+	assert_failure 2
+	assert_one_error
+	run --separate-stderr wpstat status --bogus
+	assert_failure 2
+	assert_one_error
+	[[ $stderr == *"unknown option '--bogus'"* ]]
+	run --separate-stderr wpstat reset now
+	assert_failure 2
+	assert_one_error
+}
+
+# ---- load / unload -----------------------------------------------------
+
+@test "load: already loaded is not an error" {
+	run --separate-stderr wpstat load
+	assert_success
+	assert_output --partial "already loaded"
+	[ -z "$stderr" ]
+	run --separate-stderr wpstat load max_inodes=5
+	assert_success
+	assert_output --partial "parameters not applied"
+	[ "$(module_param max_inodes)" = "$WPSTAT_DEFAULT_MAX_INODES" ]
+	module_loaded
+}
+
+@test "unload, then load --module through libkmod" {
+	run --separate-stderr wpstat unload
+	assert_success
+	assert_output "unloaded wpstat"
+	refute module_loaded
+	[ ! -e /proc/wpstat/inodes ]
+	run --separate-stderr wpstat load --module "$WPSTAT_MODULE"
+	assert_success
+	assert_output "loaded $WPSTAT_MODULE"
+	grep -q '^wpstat ' /proc/modules
+	[ -r /proc/wpstat/inodes ]
+	[ -w "$CONTROL" ]
+}
+
+@test "load without --module: \$WPSTAT_MODULE, then the build tree" {
+	rmmod wpstat
+	run --separate-stderr wpstat load
+	assert_success
+	assert_output "loaded $WPSTAT_MODULE"
+	module_loaded
+	rmmod wpstat
+	run --separate-stderr env WPSTAT_MODULE= wpstat load
+	assert_success
+	assert_output "loaded $(realpath "$WPSTAT_MODULE")"
+	module_loaded
+}
+
+@test "load with parameters applies them" {
+	rmmod wpstat
+	run --separate-stderr wpstat load --module "$WPSTAT_MODULE" max_inodes=128 skip_probes=bdp
+	assert_success
+	assert_output "loaded $WPSTAT_MODULE max_inodes=128 skip_probes=bdp"
+	[ "$(module_param max_inodes)" = 128 ]
+	[ "$(module_param skip_probes)" = bdp ]
+	[ "$(summary max_inodes)" = 128 ]
+}
+
+@test "load max_inodes=0: invalid parameter, clear message, nothing loaded" {
+	rmmod wpstat
+	run --separate-stderr wpstat load --module "$WPSTAT_MODULE" max_inodes=0
+	assert_failure 1
+	assert_one_error
+	[[ $stderr == *"invalid module parameter (see dmesg)"* ]]
+	refute module_loaded
+	[ ! -e /proc/wpstat ]
+}
+
+@test "load: unknown or malformed parameter, missing file" {
+	rmmod wpstat
+	run --separate-stderr wpstat load --module "$WPSTAT_MODULE" max_inode=5
+	assert_failure 2
+	assert_one_error
+	[[ $stderr == *"unknown module parameter 'max_inode'"*max_inodes* ]]
+	run --separate-stderr wpstat load --module "$WPSTAT_MODULE" max_inodes
+	assert_failure 2
+	assert_one_error
+	run --separate-stderr wpstat load --module /nonexistent/wpstat.ko
+	assert_failure 1
+	assert_one_error
+	[[ $stderr == *"/nonexistent/wpstat.ko: No such file or directory"* ]]
+	refute module_loaded
+}
+
+@test "unload when not loaded" {
+	rmmod wpstat
+	run --separate-stderr wpstat unload
+	assert_failure 1
+	assert_one_error
+	[[ $stderr == *"module not loaded"* ]]
+}
+
+@test "unload while a debugfs file is open: in use, still loaded" {
+	local fd
+	exec {fd}<"$CONFIG"
+	run --separate-stderr wpstat unload
+	exec {fd}<&-
+	assert_failure 1
+	assert_one_error
+	[[ $stderr == *"in use"* ]]
+	module_loaded
+}
+
+# ---- status ------------------------------------------------------------
+
+@test "status: text" {
+	run --separate-stderr wpstat status
+	assert_success
+	assert_line --regexp '^module: +loaded'
+	assert_line --regexp "^kernel: +$(uname -r | sed 's/[.+]/\\&/g')\$"
+	assert_line --regexp "^parameters: .*max_inodes=$WPSTAT_DEFAULT_MAX_INODES"
+	assert_line --regexp '^counting: +enabled'
+	assert_line --regexp '^filters: +dev none, pid none'
+	assert_line --regexp '^probes: +[0-9]+ of [0-9]+ attached: mkwrite'
+	assert_line --regexp '^inodes: +[0-9]+ tracked of [0-9]+'
+}
+
+@test "status --json: valid, and agrees with sysfs and debugfs" {
+	local nprobes
+	wpstat_control disable
+	wpstat_control filter pid $$
+	run --separate-stderr wpstat status --json
+	assert_success
+	nprobes=$(grep -vc -e '^probe ' -e '^#' /sys/kernel/debug/wpstat/probes)
+	jq -e --arg k "$(uname -r)" --arg mi "$WPSTAT_DEFAULT_MAX_INODES" \
+		--argjson pid $$ --argjson n "$nprobes" '
+		.loaded == true and .kernel == $k and .enabled == false and
+		.parameters.max_inodes == $mi and .max_inodes == ($mi | tonumber) and
+		(.tracked_inodes | type) == "number" and .debugfs == "ok" and
+		.filter == {"dev": null, "pid": $pid} and
+		(.probes | length) == $n and
+		(.probes_attached | length) + (.probes_unavailable | length) == $n and
+		(.probes_attached | index("mkwrite")) != null and
+		.counters_unavailable == []' <<<"$output"
+}
+
+@test "status with probes skipped: unavailable probes and counters" {
+	rmmod wpstat
+	wpstat load --module "$WPSTAT_MODULE" skip_probes=bdp,tp_bdp
+	run --separate-stderr wpstat status --json
+	assert_success
+	jq -e '.probes_unavailable == ["bdp", "tp_bdp"] and
+		([.probes[] | select(.status == "skipped") | .name] == ["bdp", "tp_bdp"]) and
+		.counters_unavailable == ["bdp_throttled", "bdp_pauses", "bdp_pause_ns"]' <<<"$output"
+	run --separate-stderr wpstat status
+	assert_success
+	assert_line --regexp '^unavailable: bdp \(balance_dirty_pages, skipped\) tp_bdp'
+	assert_line --partial "bdp_throttled, bdp_pauses, bdp_pause_ns"
+}
+
+@test "status when the module is not loaded" {
+	rmmod wpstat
+	run --separate-stderr wpstat status
+	assert_success
+	assert_line --regexp '^module: +not loaded'
+	run --separate-stderr wpstat status --json
+	assert_success
+	jq -e '.loaded == false' <<<"$output"
+}
+
+# ---- show --------------------------------------------------------------
+
+@test "show: table with human units, paths from --resolve" {
+	local f ns
+	f=$(scratch_file ext4)
+	write_file "$f"
+	run --separate-stderr wpstat show --resolve "$WPSTAT_FS_DIR/ext4"
+	assert_success
+	[[ ${lines[0]} == *mkwrite_first*mkwrite_wp*mkwrite_ns*mkclean_ptes*file ]]
+	[ "$(table_cell "$f" mkwrite_first)" = 64 ]
+	[ "$(table_cell "$f" mkwrite_wp)" = 64 ]
+	[ "$(table_cell "$f" mkclean_ptes)" = 128 ]
+	[ "$(table_cell "$f" dirtied)" = "$(counter "$f" dirtied)" ]
+	ns=$(table_cell "$f" mkwrite_ns)
+	[[ $ns =~ ^([0-9]+ns|[0-9]+\.[0-9](us)|[0-9]+\.[0-9][0-9](ms|s))$ ]] ||
+		fail "mkwrite_ns cell '$ns' is not in human units"
+}
+
+@test "show: unresolved files are named dev:ino" {
+	local f
+	f=$(scratch_file ext4)
+	write_file "$f"
+	run --separate-stderr wpstat show
+	assert_success
+	assert_line --regexp " $(sb_dev "$f"):$(stat -c %i "$f")\$"
+}
+
+@test "show --sort and --top" {
+	local a b
+	wpstat reset
+	a=$(scratch_file ext4)
+	b=$(scratch_file ext4)
+	write_file "$a" 3	# mkwrite_wp 128
+	write_file "$b" 2	# mkwrite_wp 64
+	run --separate-stderr wpstat show --top 1 --resolve "$WPSTAT_FS_DIR/ext4"
+	assert_success
+	[ "${#lines[@]}" -eq 2 ]
+	[[ ${lines[1]} == *" $a" ]]
+	run --separate-stderr wpstat show --sort mkwrite_wp --json --resolve "$WPSTAT_FS_DIR/ext4"
+	assert_success
+	jq -e --arg a "$a" --arg b "$b" '
+		[.inodes[].counters.mkwrite_wp] as $v | $v == ($v | sort | reverse) and
+		.inodes[0].path == $a and .inodes[1].path == $b and
+		.inodes[0].counters.mkwrite_wp == 128' <<<"$output"
+	run --separate-stderr wpstat show --sort ino --json
+	assert_success
+	jq -e '[.inodes[].ino] as $v | $v == ($v | sort)' <<<"$output"
+	run --separate-stderr wpstat show --sort mkwrite_first --top 2 --json
+	assert_success
+	jq -e '(.inodes | length) == 2 and .inodes[0].counters.mkwrite_first >= .inodes[1].counters.mkwrite_first' <<<"$output"
+}
+
+@test "show: bad field, bad number, bad format, bad directory" {
+	run --separate-stderr wpstat show --sort nosuch
+	assert_failure 2
+	assert_one_error
+	[[ $stderr == *"unknown field 'nosuch'"*mkwrite_first*mkwrite_wp*bdp_pause_ns* ]]
+	run --separate-stderr wpstat show --top 0
+	assert_failure 2
+	assert_one_error
+	run --separate-stderr wpstat show --top ten
+	assert_failure 2
+	assert_one_error
+	run --separate-stderr wpstat show --format xml
+	assert_failure 2
+	assert_one_error
+	run --separate-stderr wpstat show --json --format prometheus
+	assert_failure 2
+	assert_one_error
+	run --separate-stderr wpstat show --resolve /nonexistent
+	assert_failure 1
+	assert_one_error
+}
+
+@test "show --json: valid, and equal to /proc/wpstat/inodes for the file" {
+	local f names name want
+	f=$(scratch_file ext4)
+	write_file "$f"
+	run --separate-stderr wpstat show --json --resolve "$WPSTAT_FS_DIR/ext4"
+	assert_success
+	jq -e --arg k "$(uname -r)" '.kernel == $k and (.inodes | type) == "array"' <<<"$output"
+	jq -e --arg f "$f" --arg dev "$(sb_dev "$f")" --argjson ino "$(stat -c %i "$f")" '
+		[.inodes[] | select(.path == $f)] | length == 1 and
+		.[0].dev == $dev and .[0].ino == $ino and (.[0].gen | type) == "number"' <<<"$output"
+	names=$(head -n 1 /proc/wpstat/inodes | cut -d' ' -f4-)
+	for name in $names; do
+		want=$(counter "$f" "$name")
+		[ "$want" = - ] && want=null
+		assert_equal "$(jq -r --arg f "$f" --arg n "$name" \
+			'.inodes[] | select(.path == $f) | .counters[$n]' <<<"$output")" "$want"
+	done
+	[ "$(jq -r --arg f "$f" '.inodes[] | select(.path == $f) | .counters.mkwrite_wp' <<<"$output")" = 64 ]
+}
+
+@test "show: unavailable counters are '-' in tables, null in JSON, absent in Prometheus" {
+	local f
+	rmmod wpstat
+	wpstat load --module "$WPSTAT_MODULE" skip_probes=bdp
+	f=$(scratch_file ext4)
+	write_file "$f"
+	run --separate-stderr wpstat show --resolve "$WPSTAT_FS_DIR/ext4"
+	assert_success
+	[ "$(table_cell "$f" bdp_throttled)" = - ]
+	[ "$(table_cell "$f" mkwrite_first)" = 64 ]
+	run --separate-stderr wpstat show --json --resolve "$WPSTAT_FS_DIR/ext4"
+	assert_success
+	jq -e --arg f "$f" '.inodes[] | select(.path == $f) |
+		.counters.bdp_throttled == null and .counters.mkwrite_first == 64' <<<"$output"
+	run --separate-stderr wpstat show --format prometheus
+	assert_success
+	refute_output --partial wpstat_bdp_throttled
+	assert_output --partial wpstat_mkwrite_first_total
+}
+
+@test "show --format prometheus: parsed by prometheus_client, escaped labels" {
+	local f
+	"$PY" -c 'import prometheus_client' ||
+		fail "prometheus_client missing: $PY -m pip install prometheus_client"
+	f=$WPSTAT_FS_DIR/ext4/$BATS_TEST_NAME.$$.'we"ird\name'$'\n''line2'
+	write_file "$f"
+	wpstat show --format prometheus --resolve "$WPSTAT_FS_DIR/ext4" >"$BATS_TEST_TMPDIR/metrics.prom"
+	"$PY" - "$BATS_TEST_TMPDIR/metrics.prom" "$f" "$(sb_dev "$f")" \
+		"$(stat -c %i "$f")" "$(counter "$f" mkwrite_ns)" <<'EOF'
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+
+text = open(sys.argv[1], encoding="utf-8").read()
+path, dev, ino, mkwrite_ns = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+families = list(text_string_to_metric_families(text))
+assert families, "no metric families"
+samples = {}
+for fam in families:
+    assert fam.name.startswith("wpstat_"), fam.name
+    assert fam.documentation, "no HELP for " + fam.name
+    assert fam.type in ("counter", "gauge"), (fam.name, fam.type)
+    for s in fam.samples:
+        if s.labels.get("path") == path:
+            assert s.labels["dev"] == dev and s.labels["ino"] == ino, s.labels
+            samples[s.name] = s.value
+assert samples.get("wpstat_mkwrite_first_total") == 64, samples
+assert samples.get("wpstat_mkwrite_wp_total") == 64, samples
+assert samples.get("wpstat_mkclean_ptes_total") == 128, samples
+assert abs(samples["wpstat_mkwrite_seconds_total"] - mkwrite_ns / 1e9) < 1e-9, samples
+assert not any(n.endswith("_ns_total") for n in samples), samples
+EOF
+	grep -q '^# TYPE wpstat_mkwrite_seconds_total counter$' "$BATS_TEST_TMPDIR/metrics.prom"
+}
+
+# ---- watch -------------------------------------------------------------
+
+@test "watch --count 2: two reports, the workload's file, no screen clearing" {
+	local f
+	f=$(scratch_file ext4)
+	(sleep 0.5; write_file "$f" 1) &
+	run --separate-stderr wpstat watch --count 2 --interval 1.5 --resolve "$WPSTAT_FS_DIR/ext4"
+	wait
+	assert_success
+	[ "$(grep -c '^wpstat watch' <<<"$output")" -eq 2 ]
+	assert_line --regexp " $f\$"
+	refute_output --partial $'\e['
+}
+
+@test "watch: SIGINT ends it cleanly with status 0" {
+	local pid rc=0
+	wpstat watch --interval 0.2 >"$BATS_TEST_TMPDIR/watch.out" 2>&1 &
+	pid=$!
+	sleep 1.5
+	kill -INT "$pid"
+	wait "$pid" || rc=$?
+	[ "$rc" -eq 0 ] || fail "watch exited $rc: $(cat "$BATS_TEST_TMPDIR/watch.out")"
+	grep -q '^wpstat watch' "$BATS_TEST_TMPDIR/watch.out"
+}
+
+@test "watch: bad arguments" {
+	run --separate-stderr wpstat watch --interval 0
+	assert_failure 2
+	assert_one_error
+	run --separate-stderr wpstat watch --count -1
+	assert_failure 2
+	assert_one_error
+	run --separate-stderr wpstat watch --sort nosuch --count 1
+	assert_failure 2
+	assert_one_error
+}
+
+# ---- run ---------------------------------------------------------------
+
+@test "run --json -- wpload: deltas equal wpload's totals, 64/64/128 on ext4" {
+	local f out c mine theirs
+	f=$(scratch_file ext4)
+	out=$BATS_TEST_TMPDIR/run.json
+	run --separate-stderr wpstat run --json -o "$out" -- \
+		wpload --file "$f" --size 256K --passes 2 --sync msync --json
+	assert_success
+	[ -z "$stderr" ]
+	jq -e --arg f "$f" '.command[0] == "wpload" and .command[2] == $f and
+		.exit_status == 0 and .signal == null and .wall_ns > 0 and
+		.reset == false and ([.files[] | select(.path == $f)] | length) == 1' "$out"
+	for c in mkwrite_first mkwrite_wp mkclean_ptes; do
+		theirs=$(jq -r ".totals.counters.$c" <<<"$output")
+		mine=$(jq -r --arg f "$f" ".files[] | select(.path == \$f) | .deltas.$c" "$out")
+		assert_equal "$mine" "$theirs"
+	done
+	jq -e --arg f "$f" '.files[] | select(.path == $f) |
+		.deltas.mkwrite_first == 64 and .deltas.mkwrite_wp == 64 and
+		.deltas.mkclean_ptes == 128' "$out"
+	# Only rows that changed.
+	jq -e '[.files[] | .deltas | [.[] | select(. != null and . > 0)] | length] | all(. > 0)' "$out"
+}
+
+@test "run: text report on stderr, the command's output untouched" {
+	local f
+	f=$(scratch_file ext4)
+	run --separate-stderr wpstat run -- wpload --file "$f" --size 256K --passes 2 --sync msync --quiet
+	assert_success
+	assert_output --regexp '^total: 2 passes'
+	[[ $stderr == *"wpstat run: wpload --file $f --size 256K"* ]]
+	[[ $stderr == *"wall time, exit status 0"* ]]
+	grep -q " $f\$" <<<"$stderr" || fail "no row for $f: $stderr"
+}
+
+@test "run: exit status of the command" {
+	run wpstat run -- false
+	assert_failure 1
+	assert_output --partial "exit status 1"
+	run wpstat run -- sh -c 'exit 3'
+	assert_failure 3
+	run wpstat run -- sh -c 'kill -TERM $$'
+	assert_failure 143
+	assert_output --partial "killed by signal 15"
+	run --separate-stderr wpstat run --json -o "$BATS_TEST_TMPDIR/r.json" -- sh -c 'exit 5'
+	assert_failure 5
+	jq -e '.exit_status == 5 and (.files | type) == "array"' "$BATS_TEST_TMPDIR/r.json"
+	run -127 --separate-stderr wpstat run -- /nonexistent/command
+	assert_failure 127
+	assert_one_error
+	[[ $stderr == *"/nonexistent/command: command not found"* ]]
+	touch "$BATS_TEST_TMPDIR/not-executable"
+	run -126 --separate-stderr wpstat run -- "$BATS_TEST_TMPDIR/not-executable"
+	assert_failure 126
+	assert_one_error
+	run --separate-stderr wpstat run --json
+	assert_failure 2
+	assert_one_error
+}
+
+@test "run --reset: counters restart with the command" {
+	local f out
+	f=$(scratch_file ext4)
+	write_file "$f" 2
+	out=$BATS_TEST_TMPDIR/run.json
+	run --separate-stderr wpstat run --reset --json -o "$out" -- \
+		wpload --file "$f" --size 256K --passes 1 --sync msync --quiet
+	assert_success
+	jq -e --arg f "$f" '.reset == true and (.files[] | select(.path == $f) |
+		.counters == .deltas and .deltas.mkwrite_first == 64 and
+		.deltas.mkwrite_wp == 0)' "$out"
+	[ "$(counter "$f" mkwrite_wp)" = 0 ]
+}
+
+# ---- control -----------------------------------------------------------
+
+@test "reset clears every counter" {
+	local f
+	f=$(scratch_file ext4)
+	write_file "$f"
+	[ "$(counter "$f" mkwrite_first)" = 64 ]
+	run --separate-stderr wpstat reset
+	assert_success
+	assert_output ""
+	[ -z "$stderr" ]
+	[ "$(counter "$f" mkwrite_first)" = 0 ]
+	[ "$(counter "$f" mkclean_ptes)" = 0 ]
+}
+
+@test "disable stops counting, enable starts again" {
+	local f g
+	f=$(scratch_file ext4)
+	g=$(scratch_file ext4)
+	run --separate-stderr wpstat disable
+	assert_success
+	[ "$(summary enabled)" = 0 ]
+	grep -qx 'enabled 0' "$CONFIG"
+	write_file "$f"
+	[ "$(counter "$f" mkwrite_first)" = 0 ]
+	run --separate-stderr wpstat enable
+	assert_success
+	[ "$(summary enabled)" = 1 ]
+	write_file "$g"
+	[ "$(counter "$g" mkwrite_first)" = 64 ]
+}
+
+@test "filter dev: only that filesystem counts" {
+	local e x dev
+	e=$(scratch_file ext4)
+	x=$(scratch_file xfs)
+	dev=$(sb_dev "$WPSTAT_FS_DIR/xfs")
+	run --separate-stderr wpstat filter dev "$dev"
+	assert_success
+	grep -qx "filter_dev $dev" "$CONFIG"
+	write_file "$e"
+	write_file "$x"
+	[ "$(counter "$e" mkwrite_first)" = 0 ]
+	[ "$(counter "$x" mkwrite_first)" -gt 0 ]
+	run --separate-stderr wpstat status --json
+	jq -e --arg d "$dev" '.filter.dev == $d' <<<"$output"
+}
+
+@test "filter path: the filesystem holding the file" {
+	local f
+	f=$(scratch_file btrfs)
+	touch "$f"
+	run --separate-stderr wpstat filter path "$f"
+	assert_success
+	assert_output --partial "dev $(sb_dev "$f")"
+	grep -qx "filter_dev $(sb_dev "$f")" "$CONFIG"
+}
+
+@test "filter pid: only that process counts; filter none clears both" {
+	local f g
+	f=$(scratch_file ext4)
+	g=$(scratch_file ext4)
+	run --separate-stderr wpstat filter pid $$
+	assert_success
+	grep -qx "filter_pid $$" "$CONFIG"
+	write_file "$f"		# another process
+	[ "$(counter "$f" mkwrite_first)" = 0 ]
+	# The shell that sets the filter becomes the workload: same TGID.
+	bash -c 'wpstat filter pid $$ && exec wpload --file "$1" --size 256K --passes 1 --sync msync --quiet' _ "$g" >/dev/null
+	[ "$(counter "$g" mkwrite_first)" = 64 ]
+	wpstat filter dev "$(sb_dev "$g")"
+	run --separate-stderr wpstat filter none
+	assert_success
+	grep -qx 'filter_pid none' "$CONFIG"
+	grep -qx 'filter_dev none' "$CONFIG"
+}
+
+@test "filter: bad input is rejected and changes nothing" {
+	local before nopid
+	wpstat filter pid $$
+	before=$(cat "$CONFIG")
+	nopid=$(( $(cat /proc/sys/kernel/pid_max) - 1 ))
+	while [ -d "/proc/$nopid" ]; do nopid=$((nopid - 1)); done
+
+	run --separate-stderr wpstat filter
+	assert_failure 2
+	assert_one_error
+	run --separate-stderr wpstat filter inode 12
+	assert_failure 2
+	assert_one_error
+	run --separate-stderr wpstat filter dev sda1
+	assert_failure 2
+	assert_one_error
+	run --separate-stderr wpstat filter dev
+	assert_failure 2
+	assert_one_error
+	run --separate-stderr wpstat filter pid 0
+	assert_failure 2
+	assert_one_error
+	run --separate-stderr wpstat filter pid 12x
+	assert_failure 2
+	assert_one_error
+	# Well-formed, but the module says no.
+	run --separate-stderr wpstat filter dev 0:0
+	assert_failure 1
+	assert_one_error
+	[[ $stderr == *"rejected device 0:0"* ]]
+	run --separate-stderr wpstat filter dev 5000:1
+	assert_failure 1
+	assert_one_error
+	run --separate-stderr wpstat filter pid "$nopid"
+	assert_failure 1
+	assert_one_error
+	[[ $stderr == *"no process with pid $nopid"* ]]
+	run --separate-stderr wpstat filter path /nonexistent/file
+	assert_failure 1
+	assert_one_error
+	[ "$(cat "$CONFIG")" = "$before" ]
+}
+
+# ---- permissions and a missing module ----------------------------------
+
+@test "non-root: changing commands fail with one clear line, nothing changes" {
+	local f before config cmd
+	f=$(scratch_file ext4)
+	write_file "$f"
+	before=$(counter "$f" mkwrite_first)
+	config=$(cat "$CONFIG")
+	for cmd in reset disable enable "filter none" "filter pid 1" "filter dev 8:0" unload; do
+		# shellcheck disable=SC2086 # words of the command
+		run --separate-stderr as_nobody wpstat $cmd
+		assert_failure 1
+		assert_one_error
+		[[ $stderr == *root* ]] || fail "'$cmd': no word of root: $stderr"
+	done
+	for cmd in show watch "run -- true"; do
+		# shellcheck disable=SC2086
+		run --separate-stderr as_nobody wpstat $cmd
+		assert_failure 1
+		assert_one_error
+		[[ $stderr == *"root-only"* ]] || fail "'$cmd': $stderr"
+	done
+	[ "$(counter "$f" mkwrite_first)" = "$before" ]
+	[ "$(cat "$CONFIG")" = "$config" ]
+	module_loaded
+	# status works, without what debugfs knows.
+	run --separate-stderr as_nobody wpstat status --json
+	assert_success
+	jq -e '.loaded == true and .debugfs == "permission-denied" and .probes == null and
+		.enabled == true' <<<"$output"
+}
+
+@test "non-root: load is refused and loads nothing" {
+	rmmod wpstat
+	run --separate-stderr as_nobody wpstat load --module "$WPSTAT_MODULE"
+	assert_failure 1
+	assert_one_error
+	[[ $stderr == *"operation not permitted (not root"* ]]
+	refute module_loaded
+}
+
+@test "without the module: commands say so, run runs nothing" {
+	rmmod wpstat
+	for cmd in show watch reset enable disable "filter none"; do
+		# shellcheck disable=SC2086
+		run --separate-stderr wpstat $cmd
+		assert_failure 1
+		assert_one_error
+		[[ $stderr == *"module not loaded"* ]] || fail "'$cmd': $stderr"
+	done
+	run --separate-stderr wpstat run -- touch "$BATS_TEST_TMPDIR/ran"
+	assert_failure 1
+	assert_one_error
+	[ ! -e "$BATS_TEST_TMPDIR/ran" ]
+}

@@ -1,0 +1,2744 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * wpstat - load, control and read the wpstat kernel module.
+ *
+ *   wpstat load [--module PATH] [PARAM=VALUE...]   insert it (libkmod)
+ *   wpstat unload                                  remove it
+ *   wpstat status [--json]                         module, probes, filters
+ *   wpstat show [...]                              per-inode counters
+ *   wpstat watch [...]                             per-interval changes
+ *   wpstat run [...] -- CMD [ARGS...]              what CMD caused
+ *   wpstat reset | enable | disable | filter ...   debugfs wpstat/control
+ *
+ * Errors are one line on stderr starting "wpstat: "; exit status 1 for
+ * run-time errors, 2 for usage errors (run: the command's own status).
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libkmod.h>
+
+#include "wpstat_proc.h"
+
+#ifndef WPSTAT_VERSION
+#define WPSTAT_VERSION		"0.1"
+#endif
+
+#define MODULE_NAME		"wpstat"
+#define SYSFS_MODULE_DIR	"/sys/module/" MODULE_NAME
+#define SYSFS_PARAMS_DIR	SYSFS_MODULE_DIR "/parameters"
+#define DEBUGFS_MOUNT		"/sys/kernel/debug"
+#define DEBUGFS_DIR		DEBUGFS_MOUNT "/wpstat"
+#define DEBUGFS_PROBES		DEBUGFS_DIR "/probes"
+#define DEBUGFS_CONFIG		DEBUGFS_DIR "/config"
+#define DEBUGFS_MAGIC_NR	0x64626720
+#define NSEC_PER_SEC		UINT64_C(1000000000)
+#define WATCH_DEFAULT_TOP	20
+#define WATCH_MAX_INTERVAL_S	86400.0
+#define RESOLVE_NFTW_FDS	32
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+
+enum {
+	EXIT_RUNTIME		= 1,
+	EXIT_USAGE		= 2,
+	EXIT_CANNOT_EXEC	= 126,
+	EXIT_NOT_FOUND		= 127,
+};
+
+/* ---- errors ------------------------------------------------------------- */
+
+static int fail(int code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* One line on stderr; returns @code for the caller to pass on. */
+static int fail(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("wpstat: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return code;
+}
+
+#define usage_error(...)	fail(EXIT_USAGE, __VA_ARGS__)
+#define runtime_error(...)	fail(EXIT_RUNTIME, __VA_ARGS__)
+
+static void usage(FILE *out)
+{
+	fputs(
+"Usage: wpstat COMMAND [OPTIONS]\n"
+"\n"
+"Per-inode counters of shared-mapping write faults (page_mkwrite), writeback\n"
+"write-protection (folio_mkclean), stable-page waits and dirty balancing,\n"
+"from the wpstat kernel module.\n"
+"\n"
+"Commands:\n"
+"  load [--module PATH] [PARAM=VALUE...]\n"
+"                      insert the module (params: max_inodes, enable,\n"
+"                      skip_probes); already loaded is not an error\n"
+"  unload              remove the module\n"
+"  status [--json]     module, parameters, probes, filters, table use\n"
+"  show [--sort FIELD] [--top N] [--json | --format table|json|prometheus]\n"
+"       [--resolve DIR...]\n"
+"                      the counters of every tracked inode (default sort:\n"
+"                      mkwrite_wp, largest first)\n"
+"  watch [--interval S] [--top N] [--count N] [--sort FIELD] [--resolve DIR]\n"
+"                      what changed in each interval, top-style\n"
+"  run [--json] [--reset] [-o FILE] [--resolve DIR] -- CMD [ARGS...]\n"
+"                      run CMD and report the counters it changed, its wall\n"
+"                      time and exit status (report on stderr, or FILE)\n"
+"  reset               clear every counter\n"
+"  enable | disable    start or stop counting\n"
+"  filter dev MAJ:MIN | filter pid TGID | filter path FILE | filter none\n"
+"                      count only one filesystem and/or one process\n"
+"\n"
+"Options:\n"
+"  -h, --help          show this help and exit\n"
+"  --version           show the version and exit\n"
+"\n"
+"Exit status: 0 success, 1 run-time error, 2 usage error; run exits with the\n"
+"command's status (126 not executable, 127 not found, 128+N killed by signal\n"
+"N).  See wpstat(8).\n", out);
+}
+
+/* One line for what getopt_long() rejected (opterr is 0); @cmd may be "". */
+static int option_error(const char *cmd, int c, char *const *argv,
+			const char *shortopts)
+{
+	const char *arg = argv[optind - 1], *sep = *cmd ? ": " : "";
+
+	if (c == ':')
+		return usage_error("%s%soption '%s' needs a value", cmd, sep, arg);
+	if (optopt > 0 && optopt < 128 && !strchr(shortopts, optopt))
+		return usage_error("%s%sunknown option '-%c' (see wpstat --help)",
+				   cmd, sep, optopt);
+	if (optopt == 0)
+		return usage_error("%s%sunknown option '%s' (see wpstat --help)",
+				   cmd, sep, arg);
+	return usage_error("%s%soption '%s' takes no value", cmd, sep, arg);
+}
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+static const char *kernel_release(void)
+{
+	static struct utsname uts;	/* filled once; read-only after */
+
+	if (!uts.release[0] && uname(&uts))
+		return "unknown";
+	return uts.release;
+}
+
+/* A decimal integer in [min, max]; "1e3", "-1", " 5" and "0x10" are not. */
+static int parse_uint(const char *what, const char *arg, uint64_t min,
+		      uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!isdigit((unsigned char)arg[0]))
+		return usage_error("%s: invalid number '%s'", what, arg);
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (*end)
+		return usage_error("%s: invalid number '%s'", what, arg);
+	if (errno == ERANGE || v > max)
+		return usage_error("%s: '%s' is too large (at most %" PRIu64 ")",
+				   what, arg, max);
+	if (v < min)
+		return usage_error("%s: must be at least %" PRIu64 " (got %s)",
+				   what, min, arg);
+	*out = v;
+	return 0;
+}
+
+/* Seconds as a positive decimal number, at most @max. */
+static int parse_seconds(const char *what, const char *arg, double max,
+			 uint64_t *out_ns)
+{
+	char *end;
+	double s;
+
+	if (!isdigit((unsigned char)arg[0]) && arg[0] != '.')
+		return usage_error("%s: invalid number of seconds '%s'", what, arg);
+	errno = 0;
+	s = strtod(arg, &end);
+	if (*end || errno)
+		return usage_error("%s: invalid number of seconds '%s'", what, arg);
+	if (s <= 0 || s > max)
+		return usage_error("%s: must be more than 0 and at most %.0f seconds (got %s)",
+				   what, max, arg);
+	*out_ns = (uint64_t)(s * 1e9);
+	if (!*out_ns)
+		*out_ns = 1;
+	return 0;
+}
+
+/* "MAJ:MIN" as two decimal numbers, nothing else. */
+static bool parse_dev(const char *arg, unsigned int *maj, unsigned int *min)
+{
+	unsigned long a, b;
+	char *end;
+
+	if (!isdigit((unsigned char)arg[0]))
+		return false;
+	errno = 0;
+	a = strtoul(arg, &end, 10);
+	if (*end != ':' || !isdigit((unsigned char)end[1]))
+		return false;
+	b = strtoul(end + 1, &end, 10);
+	if (*end || errno || a > UINT_MAX || b > UINT_MAX)
+		return false;
+	*maj = a;
+	*min = b;
+	return true;
+}
+
+/* Whole first line of a small file, without the newline; NULL on error. */
+static char *read_first_line(const char *path)
+{
+	char *line = NULL;
+	size_t n = 0;
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	if (getline(&line, &n, f) < 0) {
+		free(line);
+		line = strdup("");
+	} else {
+		line[strcspn(line, "\n")] = '\0';
+	}
+	fclose(f);
+	return line;
+}
+
+/* ---- human units -------------------------------------------------------- */
+
+static bool is_ns_counter(const char *name)
+{
+	size_t len = strlen(name);
+
+	return len > 3 && !strcmp(name + len - 3, "_ns");
+}
+
+/* "850ns", "12.3us", "4.56ms", "1.23s"; "0" for nothing at all. */
+static const char *fmt_duration(char *buf, size_t len, uint64_t ns)
+{
+	if (ns == 0)
+		snprintf(buf, len, "0");
+	else if (ns < 1000)
+		snprintf(buf, len, "%" PRIu64 "ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.1fus", ns / 1e3);
+	else if (ns < NSEC_PER_SEC)
+		snprintf(buf, len, "%.2fms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.2fs", ns / 1e9);
+	return buf;
+}
+
+static const char *fmt_counter(char *buf, size_t len, const char *name,
+			       uint64_t v, bool avail)
+{
+	if (!avail)
+		snprintf(buf, len, "-");
+	else if (is_ns_counter(name))
+		fmt_duration(buf, len, v);
+	else
+		snprintf(buf, len, "%" PRIu64, v);
+	return buf;
+}
+
+/* ---- JSON and Prometheus strings ---------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at p, or 0 if p starts an invalid one. */
+static size_t utf8_seq_len(const unsigned char *p)
+{
+	uint32_t cp;
+	size_t n, i;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+		n = 2;
+		cp = p[0] & 0x1f;
+	} else if ((p[0] & 0xf0) == 0xe0) {
+		n = 3;
+		cp = p[0] & 0x0f;
+	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		n = 4;
+		cp = p[0] & 0x07;
+	} else {
+		return 0;
+	}
+	for (i = 1; i < n; i++) {	/* the terminating NUL fails this too */
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return n;
+}
+
+/*
+ * File names are bytes; JSON strings and Prometheus label values are
+ * Unicode.  Valid UTF-8 passes through, any other byte becomes U+FFFD.
+ */
+static void json_string(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
+
+	fputc('"', out);
+	while (*p) {
+		n = utf8_seq_len(p);
+		if (n == 0) {
+			fputs("\\ufffd", out);
+			p++;
+			continue;
+		}
+		if (n > 1) {
+			fwrite(p, 1, n, out);
+			p += n;
+			continue;
+		}
+		switch (*p) {
+		case '"':
+			fputs("\\\"", out);
+			break;
+		case '\\':
+			fputs("\\\\", out);
+			break;
+		case '\n':
+			fputs("\\n", out);
+			break;
+		case '\t':
+			fputs("\\t", out);
+			break;
+		case '\r':
+			fputs("\\r", out);
+			break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(out, "\\u%04x", *p);
+			else
+				fputc(*p, out);
+		}
+		p++;
+	}
+	fputc('"', out);
+}
+
+static void json_string_or_null(FILE *out, const char *s)
+{
+	if (s)
+		json_string(out, s);
+	else
+		fputs("null", out);
+}
+
+/* Label value per the text exposition format: \\, \" and \n escaped. */
+static void prom_label_value(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
+
+	fputc('"', out);
+	while (*p) {
+		n = utf8_seq_len(p);
+		if (n == 0) {
+			fputs("\xef\xbf\xbd", out);
+			p++;
+			continue;
+		}
+		if (*p == '\\')
+			fputs("\\\\", out);
+		else if (*p == '"')
+			fputs("\\\"", out);
+		else if (*p == '\n')
+			fputs("\\n", out);
+		else
+			fwrite(p, 1, n, out);
+		p += n;
+	}
+	fputc('"', out);
+}
+
+/* A path for a terminal: control characters would corrupt the table. */
+static void print_path_plain(FILE *out, const char *s)
+{
+	for (; *s; s++)
+		fputc(iscntrl((unsigned char)*s) ? '?' : *s, out);
+}
+
+/* ---- module state and debugfs ------------------------------------------- */
+
+static bool module_interface_present(void)
+{
+	return access(WPSTAT_SUMMARY_PATH, F_OK) == 0;
+}
+
+static bool debugfs_mounted(void)
+{
+	struct statfs sfs;
+
+	return statfs(DEBUGFS_MOUNT, &sfs) == 0 &&
+	       (unsigned long)sfs.f_type == DEBUGFS_MAGIC_NR;
+}
+
+static int module_not_loaded(void)
+{
+	return runtime_error("module not loaded (load it with 'wpstat load')");
+}
+
+/* Why a debugfs file of the module could not be opened, as one line. */
+static int debugfs_error(const char *path, int err)
+{
+	if (!module_interface_present())
+		return module_not_loaded();
+	if ((err == EACCES || err == EPERM) && geteuid() != 0)
+		return runtime_error("permission denied: %s is root-only (run as root)",
+				     path);
+	if (err == EACCES || err == EPERM)
+		return runtime_error("%s: %s (debugfs restricted by kernel lockdown?)",
+				     path, strerror(err));
+	if (err == ENOENT && !debugfs_mounted())
+		return runtime_error("debugfs is not mounted (mount -t debugfs none %s)",
+				     DEBUGFS_MOUNT);
+	if (err == ENOENT)
+		return runtime_error("%s is missing: the module was built without CONFIG_WPSTAT_DEBUGFS",
+				     path);
+	return runtime_error("%s: %s", path, strerror(err));
+}
+
+/* Read /proc/wpstat/inodes, or say in one line why not. */
+static int read_snapshot(struct wpstat_snapshot *s)
+{
+	int err = wpstat_snapshot_read(NULL, s);
+
+	switch (-err) {
+	case 0:
+		return 0;
+	case ENOENT:
+		return module_not_loaded();
+	case EACCES:
+	case EPERM:
+		return runtime_error("permission denied reading %s: per-file counters are root-only (run as root)",
+				     WPSTAT_INODES_PATH);
+	case EPROTO:
+		return runtime_error("%s has an unexpected format (module and wpstat of different versions?)",
+				     WPSTAT_INODES_PATH);
+	default:
+		return runtime_error("cannot read %s: %s", WPSTAT_INODES_PATH,
+				     strerror(-err));
+	}
+}
+
+/*
+ * Send one command to debugfs wpstat/control.  @einval and @esrch, when
+ * given, say what those errors mean for this command.
+ */
+static int control_command(const char *cmd, const char *einval,
+			   const char *esrch)
+{
+	size_t len = strlen(cmd);
+	ssize_t n;
+	int fd, err;
+
+	if (!module_interface_present())
+		return module_not_loaded();
+	fd = open(WPSTAT_CONTROL_PATH, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return debugfs_error(WPSTAT_CONTROL_PATH, errno);
+	n = write(fd, cmd, len);
+	err = errno;
+	close(fd);
+	if (n == (ssize_t)len)
+		return 0;
+	if (n >= 0)
+		return runtime_error("short write of '%s' to %s", cmd,
+				     WPSTAT_CONTROL_PATH);
+	switch (err) {
+	case EINVAL:
+		if (einval)
+			return runtime_error("%s", einval);
+		return runtime_error("the module rejected '%s' (invalid argument)",
+				     cmd);
+	case ESRCH:
+		if (esrch)
+			return runtime_error("%s", esrch);
+		return runtime_error("'%s': no such process", cmd);
+	case EPERM:
+	case EACCES:
+		return runtime_error("permission denied: '%s' needs CAP_SYS_ADMIN (run as root)",
+				     cmd);
+	case ENOENT:
+	case ENODEV:
+		return module_not_loaded();
+	case ENOMEM:
+		return runtime_error("'%s': out of memory in the kernel", cmd);
+	default:
+		return runtime_error("'%s': %s", cmd, strerror(err));
+	}
+}
+
+/* ---- file lists: rows to print, with their values and paths ------------- */
+
+/* Sort fields that are not counters. */
+enum {
+	SORT_DEV = -1,
+	SORT_INO = -2,
+	SORT_GEN = -3,
+};
+
+/*
+ * What is shown for one file: its row's own values (show), or the change
+ * since an earlier snapshot (watch, run), kept in file_list.deltas.  Rows
+ * are small: the table may hold millions.
+ */
+struct file_row {
+	const struct wpstat_row *row;	/* identity; absolute values */
+	const uint64_t *val;		/* shown values */
+	const bool *avail;
+	char *path;			/* resolved, or NULL */
+};
+
+struct file_list {
+	const struct wpstat_snapshot *snap;	/* the counter names */
+	size_t n;
+	struct file_row *rows;
+	struct wpstat_row *deltas;	/* backing store of val/avail, or NULL */
+};
+
+static void file_list_free(struct file_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->rows[i].path);
+	free(l->rows);
+	free(l->deltas);
+	memset(l, 0, sizeof(*l));
+}
+
+static int key_cmp(const struct wpstat_row *a, const struct wpstat_row *b)
+{
+	if (a->major != b->major)
+		return a->major < b->major ? -1 : 1;
+	if (a->minor != b->minor)
+		return a->minor < b->minor ? -1 : 1;
+	if (a->ino != b->ino)
+		return a->ino < b->ino ? -1 : 1;
+	if (a->gen != b->gen)
+		return a->gen < b->gen ? -1 : 1;
+	return 0;
+}
+
+static int row_ptr_cmp(const void *a, const void *b)
+{
+	return key_cmp(*(const struct wpstat_row *const *)a,
+		       *(const struct wpstat_row *const *)b);
+}
+
+/*
+ * The change of row @a since @b (NULL: none before), into @d.  A counter
+ * that went down (a reset in between) counts from zero.  @bcol maps @a's
+ * columns to @b's.  Returns whether anything changed.
+ */
+static bool row_delta(const struct wpstat_snapshot *after,
+		      const struct wpstat_row *a, const struct wpstat_row *b,
+		      const int *bcol, struct wpstat_row *d)
+{
+	bool changed = false;
+	int c;
+
+	for (c = 0; c < after->ncounters; c++) {
+		uint64_t v = a->val[c];
+
+		d->avail[c] = a->avail[c];
+		d->val[c] = 0;
+		if (!a->avail[c])
+			continue;
+		if (b && bcol[c] >= 0 && b->avail[bcol[c]] &&
+		    b->val[bcol[c]] <= v)
+			v -= b->val[bcol[c]];
+		d->val[c] = v;
+		changed |= v != 0;
+	}
+	return changed;
+}
+
+/*
+ * Every row of @after as it is (@before NULL), or only the rows that
+ * changed since @before, with their change.  Rows are matched on dev,
+ * inode and generation; a row new since @before counts from zero.
+ */
+static int file_list_build(const struct wpstat_snapshot *before,
+			   const struct wpstat_snapshot *after,
+			   struct file_list *l)
+{
+	const struct wpstat_row **index = NULL, **prev = NULL;
+	int bcol[WPSTAT_MAX_COUNTERS];
+	struct wpstat_row scratch;
+	size_t i, nchanged = 0;
+	int c, pass;
+
+	memset(l, 0, sizeof(*l));
+	l->snap = after;
+	if (!before) {
+		l->rows = calloc(after->nrows ? after->nrows : 1,
+				 sizeof(*l->rows));
+		if (!l->rows)
+			return -ENOMEM;
+		for (i = 0; i < after->nrows; i++) {
+			l->rows[i].row = &after->rows[i];
+			l->rows[i].val = after->rows[i].val;
+			l->rows[i].avail = after->rows[i].avail;
+		}
+		l->n = after->nrows;
+		return 0;
+	}
+
+	index = malloc((before->nrows ? before->nrows : 1) * sizeof(*index));
+	prev = calloc(after->nrows ? after->nrows : 1, sizeof(*prev));
+	if (!index || !prev)
+		goto nomem;
+	for (i = 0; i < before->nrows; i++)
+		index[i] = &before->rows[i];
+	qsort(index, before->nrows, sizeof(*index), row_ptr_cmp);
+	for (i = 0; i < after->nrows; i++) {
+		const struct wpstat_row *a = &after->rows[i];
+		const struct wpstat_row **hit;
+
+		hit = bsearch(&a, index, before->nrows, sizeof(*index),
+			      row_ptr_cmp);
+		prev[i] = hit ? *hit : NULL;
+	}
+	/* Columns by name: a reloaded module may have others. */
+	for (c = 0; c < after->ncounters; c++)
+		bcol[c] = wpstat_counter_index(before, after->names[c]);
+
+	/* Count the changed rows, then store just those. */
+	for (pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			l->rows = calloc(nchanged ? nchanged : 1,
+					 sizeof(*l->rows));
+			l->deltas = calloc(nchanged ? nchanged : 1,
+					   sizeof(*l->deltas));
+			if (!l->rows || !l->deltas)
+				goto nomem;
+		}
+		for (i = 0; i < after->nrows; i++) {
+			struct wpstat_row *d;
+
+			if (!row_delta(after, &after->rows[i], prev[i], bcol,
+				       &scratch))
+				continue;
+			if (!pass) {
+				nchanged++;
+				continue;
+			}
+			d = &l->deltas[l->n];
+			*d = scratch;
+			l->rows[l->n].row = &after->rows[i];
+			l->rows[l->n].val = d->val;
+			l->rows[l->n].avail = d->avail;
+			l->n++;
+		}
+	}
+	free(index);
+	free(prev);
+	return 0;
+nomem:
+	free(index);
+	free(prev);
+	free(l->rows);
+	free(l->deltas);
+	memset(l, 0, sizeof(*l));
+	return -ENOMEM;
+}
+
+/* Field name -> column (counter index, or SORT_*), or a usage error. */
+static int parse_sort_field(const struct wpstat_snapshot *s,
+			    const char *field, int *col)
+{
+	static const char *const fixed[] = { "dev", "ino", "gen" };
+	char valid[1024];
+	size_t len = 0;
+	int i;
+
+	for (i = 0; i < (int)ARRAY_SIZE(fixed); i++) {
+		if (!strcmp(field, fixed[i])) {
+			*col = -1 - i;
+			return 0;
+		}
+	}
+	*col = wpstat_counter_index(s, field);
+	if (*col >= 0)
+		return 0;
+	valid[0] = '\0';
+	for (i = 0; i < (int)ARRAY_SIZE(fixed) + s->ncounters; i++) {
+		const char *name = i < (int)ARRAY_SIZE(fixed) ? fixed[i] :
+				   s->names[i - ARRAY_SIZE(fixed)];
+
+		if (len < sizeof(valid))
+			len += snprintf(valid + len, sizeof(valid) - len,
+					"%s%s", i ? ", " : "", name);
+	}
+	return usage_error("unknown field '%s' (valid: %s)", field, valid);
+}
+
+/*
+ * Counters sort largest first, with unavailable ones last; dev, ino and
+ * gen sort ascending.  Ties go by dev, inode and generation.
+ */
+static int file_row_cmp(const void *pa, const void *pb, void *pcol)
+{
+	const struct file_row *a = pa, *b = pb;
+	int col = *(const int *)pcol;
+
+	if (col >= 0) {
+		if (a->avail[col] != b->avail[col])
+			return a->avail[col] ? -1 : 1;
+		if (a->val[col] != b->val[col])
+			return a->val[col] > b->val[col] ? -1 : 1;
+	} else if (col == SORT_GEN && a->row->gen != b->row->gen) {
+		return a->row->gen < b->row->gen ? -1 : 1;
+	} else if (col == SORT_INO && a->row->ino != b->row->ino) {
+		return a->row->ino < b->row->ino ? -1 : 1;
+	}
+	return key_cmp(a->row, b->row);
+}
+
+static void file_list_sort(struct file_list *l, int col)
+{
+	qsort_r(l->rows, l->n, sizeof(*l->rows), file_row_cmp, &col);
+}
+
+/* ---- resolving inodes to paths ------------------------------------------ */
+
+/*
+ * Rows without a path, sorted by (dev, ino), and the inode numbers alone
+ * so that a directory walk can skip most files without opening them.
+ */
+struct resolver {
+	struct file_row **by_key;
+	size_t n;
+	size_t unresolved;
+	uint64_t *inos;
+	size_t ninos;
+};
+
+static int file_row_ptr_cmp(const void *a, const void *b)
+{
+	return key_cmp((*(struct file_row *const *)a)->row,
+		       (*(struct file_row *const *)b)->row);
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int resolver_init(struct resolver *r, struct file_row *rows, size_t n)
+{
+	size_t i, j;
+
+	memset(r, 0, sizeof(*r));
+	r->by_key = malloc((n ? n : 1) * sizeof(*r->by_key));
+	r->inos = malloc((n ? n : 1) * sizeof(*r->inos));
+	if (!r->by_key || !r->inos) {
+		free(r->by_key);
+		free(r->inos);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		if (rows[i].path)
+			continue;
+		r->by_key[r->n++] = &rows[i];
+		r->inos[r->ninos++] = rows[i].row->ino;
+	}
+	r->unresolved = r->n;
+	qsort(r->by_key, r->n, sizeof(*r->by_key), file_row_ptr_cmp);
+	qsort(r->inos, r->ninos, sizeof(*r->inos), u64_cmp);
+	for (i = j = 0; i < r->ninos; i++)	/* unique */
+		if (!j || r->inos[j - 1] != r->inos[i])
+			r->inos[j++] = r->inos[i];
+	r->ninos = j;
+	return 0;
+}
+
+static void resolver_free(struct resolver *r)
+{
+	free(r->by_key);
+	free(r->inos);
+	memset(r, 0, sizeof(*r));
+}
+
+static bool resolver_wants_ino(const struct resolver *r, uint64_t ino)
+{
+	return bsearch(&ino, r->inos, r->ninos, sizeof(ino), u64_cmp) != NULL;
+}
+
+/*
+ * The row a file key names: dev, inode and generation; without a
+ * generation (tmpfs), the newest row for dev and inode, the one the module
+ * appended last.  NULL if that row has a path already.
+ */
+static struct file_row *resolver_match(const struct resolver *r,
+				       const struct wpstat_file_key *key)
+{
+	struct file_row *found = NULL;
+	size_t lo = 0, hi = r->n;
+
+	while (lo < hi) {	/* first row with (dev, ino) >= key */
+		size_t mid = lo + (hi - lo) / 2;
+		const struct wpstat_row *m = r->by_key[mid]->row;
+
+		if (m->major < key->major ||
+		    (m->major == key->major && (m->minor < key->minor ||
+		     (m->minor == key->minor && m->ino < key->ino))))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < r->n; lo++) {
+		struct file_row *f = r->by_key[lo];
+
+		if (f->row->major != key->major || f->row->minor != key->minor ||
+		    f->row->ino != key->ino)
+			break;
+		if (key->have_gen) {
+			if (f->row->gen == key->gen)
+				found = f;
+		} else if (!found || f->row > found->row) {
+			found = f;
+		}
+	}
+	return found && !found->path ? found : NULL;
+}
+
+static void resolver_assign(struct resolver *r, struct file_row *f,
+			    const char *path)
+{
+	f->path = strdup(path);
+	if (f->path)
+		r->unresolved--;
+}
+
+/* A file named on a command line (run's arguments): only if it exists. */
+static void resolve_named_file(struct resolver *r, const char *path)
+{
+	struct wpstat_file_key key;
+	struct file_row *f;
+	struct stat st;
+	char *abs;
+
+	if (stat(path, &st) || !S_ISREG(st.st_mode) ||
+	    !resolver_wants_ino(r, st.st_ino) || wpstat_path_key(path, &key))
+		return;
+	f = resolver_match(r, &key);
+	if (!f)
+		return;
+	abs = realpath(path, NULL);
+	resolver_assign(r, f, abs ? abs : path);
+	free(abs);
+}
+
+/*
+ * /proc/PID/maps names a mapped file by its superblock's s_dev and inode:
+ * the module's own key, less the generation.  Where the path opens to the
+ * same inode (here, or under the process's root), its generation is known.
+ */
+static void resolve_map_line(struct resolver *r, const char *pid, char *line)
+{
+	static const char deleted[] = " (deleted)";
+	struct wpstat_file_key key = { 0 }, seen;
+	unsigned long long ino;
+	unsigned int maj, min;
+	char alt[PATH_MAX + 32];
+	struct file_row *f;
+	char *path, *s, *d;
+	size_t len;
+	int pos = 0;
+
+	if (sscanf(line, "%*x-%*x %*s %*x %x:%x %llu %n", &maj, &min, &ino,
+		   &pos) != 3 || !pos || !ino)
+		return;
+	path = line + pos;
+	path[strcspn(path, "\n")] = '\0';
+	len = strlen(path);
+	if (path[0] != '/' || (len > sizeof(deleted) - 1 &&
+	    !strcmp(path + len - (sizeof(deleted) - 1), deleted)))
+		return;
+	if (!resolver_wants_ino(r, ino))
+		return;
+	for (s = d = path; *s; d++) {	/* seq_file_path() escapes '\n' */
+		if (!strncmp(s, "\\012", 4)) {
+			*d = '\n';
+			s += 4;
+		} else {
+			*d = *s++;
+		}
+	}
+	*d = '\0';
+
+	key.major = maj;
+	key.minor = min;
+	key.ino = ino;
+	if (!resolver_match(r, &key))
+		return;
+	snprintf(alt, sizeof(alt), "/proc/%s/root%s", pid, path);
+	if ((!wpstat_path_key(path, &seen) || !wpstat_path_key(alt, &seen)) &&
+	    seen.major == maj && seen.minor == min && seen.ino == ino)
+		key = seen;
+	f = resolver_match(r, &key);
+	if (f)
+		resolver_assign(r, f, path);
+}
+
+static void resolve_from_maps(struct resolver *r)
+{
+	char path[64], *line = NULL;
+	struct dirent *de;
+	size_t cap = 0;
+	DIR *proc;
+
+	proc = opendir("/proc");
+	if (!proc)
+		return;
+	while (r->unresolved && (de = readdir(proc))) {
+		FILE *maps;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		if (snprintf(path, sizeof(path), "/proc/%s/maps",
+			     de->d_name) >= (int)sizeof(path))
+			continue;
+		maps = fopen(path, "re");
+		if (!maps)
+			continue;	/* gone, or not ours to read */
+		while (r->unresolved && getline(&line, &cap, maps) > 0)
+			resolve_map_line(r, de->d_name, line);
+		fclose(maps);
+	}
+	free(line);
+	closedir(proc);
+}
+
+/* nftw() passes its callback no context: one walk at a time uses this. */
+static struct resolver *nftw_resolver;
+
+static int resolve_visit(const char *fpath, const struct stat *st, int type,
+			 struct FTW *ftw)
+{
+	struct resolver *r = nftw_resolver;
+	struct wpstat_file_key key;
+	struct file_row *f;
+
+	(void)ftw;
+	if (type != FTW_F || !S_ISREG(st->st_mode) ||
+	    !resolver_wants_ino(r, st->st_ino))
+		return 0;
+	if (wpstat_path_key(fpath, &key))
+		return 0;
+	f = resolver_match(r, &key);
+	if (f)
+		resolver_assign(r, f, fpath);
+	return r->unresolved ? 0 : 1;	/* non-zero stops the walk */
+}
+
+/*
+ * Give paths to the rows of @rows that have none, from: the files named
+ * in @named (NULL-terminated, may be NULL), the files mapped by running
+ * processes, and the trees under @dirs (each walked on its own filesystem).
+ */
+static void resolve_paths(struct file_row *rows, size_t n, char *const *named,
+			  char *const *dirs, size_t ndirs)
+{
+	struct resolver r;
+	size_t i;
+
+	if (resolver_init(&r, rows, n))
+		return;		/* out of memory: stay with dev:ino */
+	for (i = 0; named && named[i] && r.unresolved; i++) {
+		const char *eq = strchr(named[i], '=');
+
+		resolve_named_file(&r, named[i]);
+		if (named[i][0] == '-' && eq)	/* --file=PATH */
+			resolve_named_file(&r, eq + 1);
+	}
+	if (r.unresolved)
+		resolve_from_maps(&r);
+	for (i = 0; i < ndirs && r.unresolved; i++) {
+		nftw_resolver = &r;
+		nftw(dirs[i], resolve_visit, RESOLVE_NFTW_FDS,
+		     FTW_PHYS | FTW_MOUNT);
+		nftw_resolver = NULL;
+	}
+	resolver_free(&r);
+}
+
+static int check_resolve_dirs(char *const *dirs, size_t ndirs)
+{
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < ndirs; i++)
+		if (stat(dirs[i], &st))
+			return runtime_error("--resolve %s: %s", dirs[i],
+					     strerror(errno));
+	return 0;
+}
+
+/* ---- output: table, JSON, Prometheus ------------------------------------ */
+
+static void print_file_name(FILE *out, const struct file_row *f)
+{
+	if (f->path)
+		print_path_plain(out, f->path);
+	else
+		fprintf(out, "%u:%u:%" PRIu64, f->row->major, f->row->minor,
+			f->row->ino);
+}
+
+/* Counters right-aligned under their names, the file last. */
+static void print_table(FILE *out, const struct file_list *l, size_t limit)
+{
+	const struct wpstat_snapshot *s = l->snap;
+	size_t width[WPSTAT_MAX_COUNTERS];
+	size_t i, n = l->n < limit ? l->n : limit;
+	char buf[32];
+	int c;
+
+	for (c = 0; c < s->ncounters; c++) {
+		width[c] = strlen(s->names[c]);
+		for (i = 0; i < n; i++) {
+			const struct file_row *f = &l->rows[i];
+			size_t w = strlen(fmt_counter(buf, sizeof(buf),
+						      s->names[c], f->val[c],
+						      f->avail[c]));
+
+			if (w > width[c])
+				width[c] = w;
+		}
+	}
+	for (c = 0; c < s->ncounters; c++)
+		fprintf(out, "%*s ", (int)width[c], s->names[c]);
+	fputs("file\n", out);
+	for (i = 0; i < n; i++) {
+		const struct file_row *f = &l->rows[i];
+
+		for (c = 0; c < s->ncounters; c++)
+			fprintf(out, "%*s ", (int)width[c],
+				fmt_counter(buf, sizeof(buf), s->names[c],
+					    f->val[c], f->avail[c]));
+		print_file_name(out, f);
+		fputc('\n', out);
+	}
+}
+
+static void json_counters(FILE *out, const struct wpstat_snapshot *s,
+			  const uint64_t *val, const bool *avail)
+{
+	int c;
+
+	fputc('{', out);
+	for (c = 0; c < s->ncounters; c++) {
+		if (c)
+			fputs(", ", out);
+		json_string(out, s->names[c]);
+		if (avail[c])
+			fprintf(out, ": %" PRIu64, val[c]);
+		else
+			fputs(": null", out);
+	}
+	fputc('}', out);
+}
+
+/* One file; with @deltas, "counters" are the totals and "deltas" the change. */
+static void json_file(FILE *out, const struct wpstat_snapshot *s,
+		      const struct file_row *f, bool deltas)
+{
+	fprintf(out, "{\"dev\": \"%u:%u\", \"ino\": %" PRIu64 ", \"gen\": %" PRIu32
+		", \"path\": ", f->row->major, f->row->minor, f->row->ino,
+		f->row->gen);
+	json_string_or_null(out, f->path);
+	fputs(", \"counters\": ", out);
+	if (deltas) {
+		json_counters(out, s, f->row->val, f->row->avail);
+		fputs(", \"deltas\": ", out);
+	}
+	json_counters(out, s, f->val, f->avail);
+	fputc('}', out);
+}
+
+static void json_files(FILE *out, const struct file_list *l, size_t limit,
+		       bool deltas)
+{
+	size_t i, n = l->n < limit ? l->n : limit;
+
+	fputc('[', out);
+	for (i = 0; i < n; i++) {
+		fputs(i ? ",\n  " : "\n  ", out);
+		json_file(out, l->snap, &l->rows[i], deltas);
+	}
+	fputs(n ? "\n ]" : "]", out);
+}
+
+/* What each counter means, for # HELP; later counters get a generic line. */
+static const struct {
+	const char *name;
+	const char *help;
+} counter_help[] = {
+	{ "mkwrite_first", "page_mkwrite calls for write faults on pages not yet mapped" },
+	{ "mkwrite_wp", "page_mkwrite calls for write faults on write-protected PTEs (after writeback cleaned them)" },
+	{ "mkwrite_ns", "Time spent in page_mkwrite" },
+	{ "mkclean_calls", "folio_mkclean calls (writeback write-protecting mapped folios)" },
+	{ "mkclean_ptes", "PTEs write-protected by folio_mkclean" },
+	{ "stable_calls", "folio_wait_stable calls" },
+	{ "stable_waits", "folio_wait_stable calls that waited for writeback" },
+	{ "stable_wait_ns", "Time spent waiting in folio_wait_stable" },
+	{ "wb_waits", "Waits for a folio under writeback" },
+	{ "dirtied", "Folios dirtied" },
+	{ "bdp_calls", "balance_dirty_pages_ratelimited calls" },
+	{ "bdp_fault_calls", "balance_dirty_pages_ratelimited calls made by write faults" },
+	{ "bdp_throttled", "Ratelimited calls that entered balance_dirty_pages" },
+	{ "bdp_pauses", "Dirty-throttling pauses" },
+	{ "bdp_pause_ns", "Time paused by dirty throttling" },
+};
+
+static const char *help_of(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(counter_help); i++)
+		if (!strcmp(counter_help[i].name, name))
+			return counter_help[i].help;
+	return NULL;
+}
+
+/* wpstat_<name>_total, or wpstat_<name less _ns>_seconds_total. */
+static void prom_metric_name(char *buf, size_t len, const char *counter)
+{
+	size_t n = strlen(counter), i, p;
+
+	if (is_ns_counter(counter))
+		n -= 3;
+	p = snprintf(buf, len, "wpstat_");
+	for (i = 0; i < n && p + 1 < len; i++, p++)
+		buf[p] = isalnum((unsigned char)counter[i]) ? counter[i] : '_';
+	buf[p] = '\0';
+	strncat(buf, is_ns_counter(counter) ? "_seconds_total" : "_total",
+		len - p - 1);
+}
+
+static void prom_labels(FILE *out, const struct file_row *f)
+{
+	char num[32];
+
+	snprintf(num, sizeof(num), "%u:%u", f->row->major, f->row->minor);
+	fputs("{dev=", out);
+	prom_label_value(out, num);
+	fprintf(out, ",ino=\"%" PRIu64 "\",gen=\"%" PRIu32 "\"", f->row->ino,
+		f->row->gen);
+	if (f->path) {
+		fputs(",path=", out);
+		prom_label_value(out, f->path);
+	}
+	fputc('}', out);
+}
+
+static void prom_gauge(FILE *out, const struct wpstat_kvlist *summary,
+		       const char *key, const char *metric, const char *type,
+		       const char *help)
+{
+	const char *v = wpstat_kv_get(summary, key);
+
+	if (!v || !isdigit((unsigned char)v[0]))
+		return;
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n%s %s\n", metric, help,
+		metric, type, metric, v);
+}
+
+/*
+ * node_exporter textfile-collector format.  Unavailable counters have no
+ * samples, and a counter unavailable everywhere no family.  The inode's
+ * generation is a label too: without it a reused inode number would give
+ * two series the same labels.
+ */
+static void print_prometheus(FILE *out, const struct file_list *l,
+			     size_t limit, const struct wpstat_kvlist *summary)
+{
+	const struct wpstat_snapshot *s = l->snap;
+	size_t i, n = l->n < limit ? l->n : limit;
+	char metric[128];
+	int c;
+
+	for (c = 0; c < s->ncounters; c++) {
+		const char *help = help_of(s->names[c]);
+		bool any = false;
+
+		for (i = 0; i < n && !any; i++)
+			any = l->rows[i].avail[c];
+		if (!any)
+			continue;
+		prom_metric_name(metric, sizeof(metric), s->names[c]);
+		fprintf(out, "# HELP %s %s", metric, help ? help : "wpstat counter ");
+		if (!help)
+			fputs(s->names[c], out);
+		fprintf(out, " (per file).\n# TYPE %s counter\n", metric);
+		for (i = 0; i < n; i++) {
+			const struct file_row *f = &l->rows[i];
+
+			if (!f->avail[c])
+				continue;
+			fputs(metric, out);
+			prom_labels(out, f);
+			if (is_ns_counter(s->names[c]))
+				fprintf(out, " %" PRIu64 ".%09" PRIu64 "\n",
+					f->val[c] / NSEC_PER_SEC,
+					f->val[c] % NSEC_PER_SEC);
+			else
+				fprintf(out, " %" PRIu64 "\n", f->val[c]);
+		}
+	}
+	prom_gauge(out, summary, "tracked_inodes", "wpstat_tracked_inodes",
+		   "gauge", "Inodes with a row in the module's table.");
+	prom_gauge(out, summary, "max_inodes", "wpstat_max_inodes", "gauge",
+		   "Size of the module's inode table.");
+	prom_gauge(out, summary, "untracked_events",
+		   "wpstat_untracked_events_total", "counter",
+		   "Events not counted per file because the table was full.");
+	prom_gauge(out, summary, "enabled", "wpstat_enabled", "gauge",
+		   "1 while the module counts.");
+}
+
+/* ---- load / unload ------------------------------------------------------ */
+
+static void kmod_log_quiet(void *data, int priority, const char *file,
+			   int line, const char *fn, const char *format,
+			   va_list args)
+{
+	/* Errors are reported once, in our own words. */
+	(void)data;
+	(void)priority;
+	(void)file;
+	(void)line;
+	(void)fn;
+	(void)format;
+	(void)args;
+}
+
+static struct kmod_ctx *kmod_open(void)
+{
+	struct kmod_ctx *ctx = kmod_new(NULL, NULL);
+
+	if (ctx)
+		kmod_set_log_fn(ctx, kmod_log_quiet, NULL);
+	return ctx;
+}
+
+/* -1 not loaded, else enum kmod_module_initstate. */
+static int module_initstate(struct kmod_ctx *ctx)
+{
+	struct kmod_module *mod;
+	int state;
+
+	if (kmod_module_new_from_name(ctx, MODULE_NAME, &mod))
+		return -1;
+	state = kmod_module_get_initstate(mod);
+	kmod_module_unref(mod);
+	return state < 0 ? -1 : state;
+}
+
+/* The installed module (modules.dep), or NULL. */
+static struct kmod_module *lookup_installed(struct kmod_ctx *ctx)
+{
+	struct kmod_module *found = NULL;
+	struct kmod_list *list = NULL, *it;
+
+	if (kmod_module_new_from_lookup(ctx, MODULE_NAME, &list) < 0)
+		return NULL;
+	for (it = list; it && !found; it = kmod_list_next(list, it)) {
+		struct kmod_module *m = kmod_module_get_module(it);
+
+		if (!strcmp(kmod_module_get_name(m), MODULE_NAME) &&
+		    kmod_module_get_path(m))
+			found = kmod_module_ref(m);
+		kmod_module_unref(m);
+	}
+	kmod_module_unref_list(list);
+	return found;
+}
+
+/* <bindir>/../kmod/<uname -r>/wpstat.ko, if it exists; malloc'd. */
+static char *build_tree_module(void)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 64];
+	ssize_t n;
+	char *slash;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	if (snprintf(path, sizeof(path), "%s/../kmod/%s/" MODULE_NAME ".ko",
+		     exe, kernel_release()) >= (int)sizeof(path))
+		return NULL;
+	return realpath(path, NULL);
+}
+
+/* Module parameter names declared in the .ko's modinfo, comma-separated. */
+static bool module_param_names(struct kmod_module *mod, char *buf, size_t len)
+{
+	struct kmod_list *info = NULL, *it;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	if (kmod_module_get_info(mod, &info) < 0)
+		return false;
+	for (it = info; it; it = kmod_list_next(info, it)) {
+		const char *key = kmod_module_info_get_key(it);
+		const char *val = kmod_module_info_get_value(it);
+		size_t nlen;
+		char name[128];
+
+		if (strcmp(key, "parm") && strcmp(key, "parmtype"))
+			continue;
+		nlen = strcspn(val, ":");
+		if (!nlen || nlen >= sizeof(name))
+			continue;
+		memcpy(name, val, nlen);
+		name[nlen] = ',';
+		name[nlen + 1] = '\0';
+		/* ",a,b," lookup: no name is a substring of another */
+		if (used && strstr(buf, name) &&
+		    (strstr(buf, name) == buf || strstr(buf, name)[-1] == ','))
+			continue;
+		if (used + nlen + 2 < len) {
+			memcpy(buf + used, name, nlen + 1);
+			used += nlen + 1;
+			buf[used] = '\0';
+		}
+	}
+	kmod_module_info_free_list(info);
+	if (used)
+		buf[used - 1] = '\0';	/* drop the last comma */
+	return used > 0;
+}
+
+static bool param_declared(const char *names, const char *param, size_t len)
+{
+	const char *p = names;
+
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		if (n == len && !strncmp(p, param, len))
+			return true;
+		p += n;
+		if (*p)
+			p++;
+	}
+	return false;
+}
+
+/* In the words of kmod's insmod, plus where to look. */
+static const char *insert_strerror(int err)
+{
+	switch (err) {
+	case ENOEXEC:
+		return "invalid module format (built for another kernel?)";
+	case ENOENT:
+		return "unknown symbol in module or module file missing (see dmesg)";
+	case ESRCH:
+		return "module has a wrong symbol version (built for another kernel?; see dmesg)";
+	case EPERM:
+		return "operation not permitted (not root, or lockdown/secure boot forbids unsigned modules)";
+	case EKEYREJECTED:
+	case EBADMSG:
+	case ENOKEY:
+		return "module signature rejected (secure boot; see dmesg)";
+	case EINVAL:
+		return "invalid module parameter (see dmesg)";
+	case ENOMEM:
+		return "out of memory (max_inodes too large?)";
+	case EBUSY:
+		return "module is being loaded or unloaded by someone else";
+	default:
+		return NULL;
+	}
+}
+
+static int cmd_load(int argc, char **argv)
+{
+	static const char shortopts[] = "+:hm:";
+	static const struct option longopts[] = {
+		{ "module",	required_argument,	NULL, 'm' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ NULL,		0,			NULL, 0 },
+	};
+	const char *given = NULL, *env, *how;
+	struct kmod_module *mod = NULL;
+	struct kmod_ctx *ctx = NULL;
+	char *options = NULL, *built = NULL, names[512];
+	size_t optlen = 1;
+	int c, i, state, err, ret = EXIT_RUNTIME;
+	bool probe = false, have_names;
+
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			given = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			return option_error("load", c, argv, shortopts);
+		}
+	}
+	for (i = optind; i < argc; i++) {
+		const char *eq = strchr(argv[i], '=');
+
+		if (!eq || eq == argv[i] || strpbrk(argv[i], " \t\n"))
+			return usage_error("load: '%s' is not PARAM=VALUE (e.g. max_inodes=1024)",
+					   argv[i]);
+		optlen += strlen(argv[i]) + 1;
+	}
+	if (given && access(given, R_OK))
+		return runtime_error("--module %s: %s", given, strerror(errno));
+
+	ctx = kmod_open();
+	if (!ctx)
+		return runtime_error("libkmod: cannot initialise");
+	state = module_initstate(ctx);
+	if (state >= 0) {
+		if (state == KMOD_MODULE_GOING)
+			ret = runtime_error("module is being unloaded; try again");
+		else if (optind < argc)
+			ret = printf("wpstat module already loaded; parameters not applied (unload it first)\n") < 0;
+		else
+			ret = printf("wpstat module already loaded\n") < 0;
+		goto out;
+	}
+
+	/* Which file: --module, installed, $WPSTAT_MODULE, the build tree. */
+	env = getenv("WPSTAT_MODULE");
+	if (!given)
+		mod = lookup_installed(ctx);
+	if (!given && !mod && !(env && *env && !access(env, R_OK)))
+		built = build_tree_module();
+	if (given) {
+		how = given;
+		err = kmod_module_new_from_path(ctx, given, &mod);
+	} else if (mod) {
+		how = kmod_module_get_path(mod);
+		probe = true;
+		err = 0;
+	} else if (!built && env && *env) {
+		how = env;
+		err = kmod_module_new_from_path(ctx, env, &mod);
+	} else if (built) {
+		how = built;
+		err = kmod_module_new_from_path(ctx, built, &mod);
+	} else {
+		ret = runtime_error("no wpstat.ko found: not installed for %s, $WPSTAT_MODULE unset, none in the build tree (use --module PATH)",
+				    kernel_release());
+		goto out;
+	}
+	if (err < 0) {
+		ret = runtime_error("cannot use %s: %s", how, strerror(-err));
+		goto out;
+	}
+
+	/* The kernel ignores unknown parameters; a typo should not be. */
+	options = malloc(optlen);
+	if (!options) {
+		ret = runtime_error("out of memory");
+		goto out;
+	}
+	options[0] = '\0';
+	have_names = module_param_names(mod, names, sizeof(names));
+	for (i = optind; i < argc; i++) {
+		size_t nlen = strcspn(argv[i], "=");
+
+		if (have_names && !param_declared(names, argv[i], nlen)) {
+			char *comma;
+
+			while ((comma = strchr(names, ',')))	/* for reading */
+				*comma = '/';
+			ret = usage_error("load: unknown module parameter '%.*s' (valid: %s)",
+					  (int)nlen, argv[i], names);
+			goto out;
+		}
+		if (options[0])
+			strcat(options, " ");
+		strcat(options, argv[i]);
+	}
+
+	if (probe)	/* installed: modprobe.d options apply too */
+		err = kmod_module_probe_insert_module(mod,
+						      KMOD_PROBE_FAIL_ON_LOADED,
+						      options, NULL, NULL, NULL);
+	else
+		err = kmod_module_insert_module(mod, 0, options);
+	if (err == -EEXIST) {
+		ret = printf("wpstat module already loaded\n") < 0;
+	} else if (err < 0) {
+		const char *why = insert_strerror(-err);
+
+		ret = runtime_error("cannot load %s: %s", how,
+				    why ? why : strerror(-err));
+	} else if (err > 0) {
+		ret = runtime_error("cannot load %s: blacklisted or refused by modprobe configuration",
+				    how);
+	} else {
+		printf("loaded %s%s%s\n", how, options[0] ? " " : "", options);
+		ret = 0;
+	}
+out:
+	free(options);
+	free(built);
+	if (mod)
+		kmod_module_unref(mod);
+	kmod_unref(ctx);
+	return ret;
+}
+
+static int cmd_unload(int argc, char **argv)
+{
+	static const char shortopts[] = "+:h";
+	static const struct option longopts[] = {
+		{ "help",	no_argument,		NULL, 'h' },
+		{ NULL,		0,			NULL, 0 },
+	};
+	struct kmod_module *mod = NULL;
+	struct kmod_ctx *ctx;
+	int c, state, err, ret;
+
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			return 0;
+		}
+		return option_error("unload", c, argv, shortopts);
+	}
+	if (optind < argc)
+		return usage_error("unload: unexpected argument '%s'", argv[optind]);
+
+	ctx = kmod_open();
+	if (!ctx)
+		return runtime_error("libkmod: cannot initialise");
+	state = module_initstate(ctx);
+	if (state < 0) {
+		ret = module_not_loaded();
+		goto out;
+	}
+	if (state == KMOD_MODULE_BUILTIN) {
+		ret = runtime_error("wpstat is built into the kernel and cannot be unloaded");
+		goto out;
+	}
+	if (kmod_module_new_from_name(ctx, MODULE_NAME, &mod)) {
+		ret = runtime_error("libkmod: cannot look up the module");
+		goto out;
+	}
+	err = kmod_module_remove_module(mod, 0);
+	switch (-err) {
+	case 0:
+		ret = printf("unloaded wpstat\n") < 0;
+		break;
+	case EBUSY:
+	case EAGAIN:
+		ret = runtime_error("module is in use (refcount %d): close what holds %s files open and retry",
+				    kmod_module_get_refcnt(mod), DEBUGFS_DIR);
+		break;
+	case ENOENT:
+		ret = module_not_loaded();
+		break;
+	case EPERM:
+		ret = runtime_error("cannot unload: operation not permitted (not root)");
+		break;
+	default:
+		ret = runtime_error("cannot unload: %s", strerror(-err));
+	}
+out:
+	if (mod)
+		kmod_module_unref(mod);
+	kmod_unref(ctx);
+	return ret;
+}
+
+/* ---- status ------------------------------------------------------------- */
+
+struct probe_info {
+	char *name, *target, *kind, *status;
+	uint64_t hits, missed;
+};
+
+struct probe_list {
+	size_t n;
+	struct probe_info *p;
+};
+
+static void probe_list_free(struct probe_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		free(l->p[i].name);
+		free(l->p[i].target);
+		free(l->p[i].kind);
+		free(l->p[i].status);
+	}
+	free(l->p);
+	memset(l, 0, sizeof(*l));
+}
+
+/* debugfs wpstat/probes, columns found by header name.  0 or -errno. */
+static int probes_read(struct probe_list *l)
+{
+	enum { P_NAME, P_TARGET, P_KIND, P_STATUS, P_HITS, P_MISSED, P_NR };
+	static const char *const cols[P_NR] = {
+		"probe", "target", "kind", "status", "hits", "missed",
+	};
+	int idx[P_NR], i, ncol = 0, ret = 0;
+	char *line = NULL, *tok, *save;
+	size_t n = 0, cap = 0;
+	FILE *f;
+
+	memset(l, 0, sizeof(*l));
+	f = fopen(DEBUGFS_PROBES, "re");
+	if (!f)
+		return -errno;
+	for (i = 0; i < P_NR; i++)
+		idx[i] = -1;
+	if (getline(&line, &n, f) > 0) {
+		for (tok = strtok_r(line, " \n", &save); tok;
+		     tok = strtok_r(NULL, " \n", &save), ncol++)
+			for (i = 0; i < P_NR; i++)
+				if (!strcmp(tok, cols[i]))
+					idx[i] = ncol;
+	}
+	if (idx[P_NAME] < 0 || idx[P_STATUS] < 0)
+		ret = -EPROTO;
+	while (!ret && getline(&line, &n, f) > 0) {
+		char *word[16] = { NULL };
+		struct probe_info *p;
+		int w = 0;
+
+		if (line[0] == '#')
+			continue;
+		for (tok = strtok_r(line, " \n", &save); tok && w < 16;
+		     tok = strtok_r(NULL, " \n", &save))
+			word[w++] = tok;
+		if (w <= idx[P_NAME] || w <= idx[P_STATUS])
+			continue;
+		if (l->n == cap) {
+			cap = cap ? 2 * cap : 16;
+			p = realloc(l->p, cap * sizeof(*p));
+			if (!p) {
+				ret = -ENOMEM;
+				break;
+			}
+			l->p = p;
+		}
+		p = &l->p[l->n++];
+		memset(p, 0, sizeof(*p));
+#define WORD(i)	(idx[i] >= 0 && idx[i] < w ? word[idx[i]] : "")
+		p->name = strdup(WORD(P_NAME));
+		p->target = strdup(WORD(P_TARGET));
+		p->kind = strdup(WORD(P_KIND));
+		p->status = strdup(WORD(P_STATUS));
+		p->hits = strtoull(WORD(P_HITS), NULL, 10);
+		p->missed = strtoull(WORD(P_MISSED), NULL, 10);
+#undef WORD
+		if (!p->name || !p->target || !p->kind || !p->status)
+			ret = -ENOMEM;
+	}
+	free(line);
+	fclose(f);
+	if (ret)
+		probe_list_free(l);
+	return ret;
+}
+
+struct module_param {
+	char name[NAME_MAX + 1];
+	char *value;
+};
+
+/* The files of /sys/module/wpstat/parameters, sorted by name. */
+static size_t params_read(struct module_param *p, size_t max)
+{
+	struct dirent **ents;
+	size_t n = 0;
+	int i, nents;
+
+	nents = scandir(SYSFS_PARAMS_DIR, &ents, NULL, alphasort);
+	if (nents < 0)
+		return 0;
+	for (i = 0; i < nents; i++) {
+		char path[sizeof(SYSFS_PARAMS_DIR) + NAME_MAX + 2];
+
+		if (ents[i]->d_name[0] != '.' && n < max) {
+			snprintf(path, sizeof(path), SYSFS_PARAMS_DIR "/%s",
+				 ents[i]->d_name);
+			snprintf(p[n].name, sizeof(p[n].name), "%s",
+				 ents[i]->d_name);
+			p[n].value = read_first_line(path);
+			if (p[n].value)
+				n++;
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	return n;
+}
+
+/* Why debugfs could not be read, as a JSON word and as a hint. */
+static const char *debugfs_problem(int err, const char **hint)
+{
+	if (err == EACCES || err == EPERM) {
+		*hint = geteuid() ? "debugfs needs root" :
+			"debugfs refused (kernel lockdown?)";
+		return "permission-denied";
+	}
+	if (err == ENOENT && !debugfs_mounted()) {
+		*hint = "debugfs not mounted: mount -t debugfs none " DEBUGFS_MOUNT;
+		return "not-mounted";
+	}
+	if (err == ENOENT) {
+		*hint = "module built without CONFIG_WPSTAT_DEBUGFS";
+		return "absent";
+	}
+	*hint = strerror(err);
+	return "error";
+}
+
+static bool probe_attached(const struct probe_info *p)
+{
+	return !strcmp(p->status, "attached");
+}
+
+static void status_json(bool loaded, int refcnt,
+			const struct module_param *params, size_t nparams,
+			const struct wpstat_kvlist *summary,
+			const struct wpstat_kvlist *config,
+			const struct probe_list *probes, int debugfs_err)
+{
+	const char *hint, *v;
+	size_t i;
+	int c, first;
+
+	printf("{\"loaded\": %s, \"kernel\": ", loaded ? "true" : "false");
+	json_string(stdout, kernel_release());
+	if (!loaded) {
+		puts("}");
+		return;
+	}
+	printf(", \"refcnt\": %d, \"parameters\": {", refcnt);
+	for (i = 0; i < nparams; i++) {
+		fputs(i ? ", " : "", stdout);
+		json_string(stdout, params[i].name);
+		fputs(": ", stdout);
+		json_string(stdout, params[i].value);
+	}
+	fputs("}", stdout);
+	v = wpstat_kv_get(summary, "enabled");
+	printf(", \"enabled\": %s", !v ? "null" : strcmp(v, "0") ? "true" : "false");
+#define SUMMARY_NUM(key) do {						\
+		v = wpstat_kv_get(summary, key);			\
+		printf(", \"" key "\": %s",				\
+		       v && isdigit((unsigned char)v[0]) ? v : "null");	\
+	} while (0)
+	SUMMARY_NUM("tracked_inodes");
+	SUMMARY_NUM("max_inodes");
+	SUMMARY_NUM("untracked_events");
+	SUMMARY_NUM("entry_bytes");
+#undef SUMMARY_NUM
+	fputs(", \"counters_unavailable\": [", stdout);
+	for (i = 0, first = 1; i < summary->n; i++) {
+		if (!strcmp(summary->kv[i].value, "-")) {
+			fputs(first ? "" : ", ", stdout);
+			json_string(stdout, summary->kv[i].name);
+			first = 0;
+		}
+	}
+	fputs("], \"debugfs\": ", stdout);
+	if (debugfs_err) {
+		json_string(stdout, debugfs_problem(debugfs_err, &hint));
+		fputs(", \"filter\": null, \"probes\": null, \"probes_attached\": null, \"probes_unavailable\": null}\n",
+		      stdout);
+		return;
+	}
+	fputs("\"ok\", \"filter\": {\"dev\": ", stdout);
+	v = wpstat_kv_get(config, "filter_dev");
+	json_string_or_null(stdout, v && strcmp(v, "none") ? v : NULL);
+	v = wpstat_kv_get(config, "filter_pid");
+	printf(", \"pid\": %s}, \"probes\": [",
+	       v && isdigit((unsigned char)v[0]) && strcmp(v, "0") ? v : "null");
+	for (i = 0; i < probes->n; i++) {
+		const struct probe_info *p = &probes->p[i];
+
+		fputs(i ? ", " : "", stdout);
+		fputs("{\"name\": ", stdout);
+		json_string(stdout, p->name);
+		fputs(", \"target\": ", stdout);
+		json_string(stdout, p->target);
+		fputs(", \"kind\": ", stdout);
+		json_string(stdout, p->kind);
+		fputs(", \"status\": ", stdout);
+		json_string(stdout, p->status);
+		printf(", \"hits\": %" PRIu64 ", \"missed\": %" PRIu64 "}",
+		       p->hits, p->missed);
+	}
+	for (c = 0; c < 2; c++) {
+		printf("], \"probes_%s\": [", c ? "unavailable" : "attached");
+		for (i = 0, first = 1; i < probes->n; i++) {
+			if (probe_attached(&probes->p[i]) == !!c)
+				continue;
+			fputs(first ? "" : ", ", stdout);
+			json_string(stdout, probes->p[i].name);
+			first = 0;
+		}
+	}
+	puts("]}");
+}
+
+static void status_text(bool loaded, int refcnt,
+			const struct module_param *params, size_t nparams,
+			const struct wpstat_kvlist *summary,
+			const struct wpstat_kvlist *config,
+			const struct probe_list *probes, int debugfs_err)
+{
+	const char *hint, *v, *w;
+	size_t i, nattached = 0;
+	bool first;
+
+	printf("module:      %s", loaded ? "loaded" : "not loaded");
+	if (loaded)
+		printf(" (refcount %d)", refcnt);
+	printf("\nkernel:      %s\n", kernel_release());
+	if (!loaded)
+		return;
+	fputs("parameters: ", stdout);
+	for (i = 0; i < nparams; i++)
+		printf(" %s=%s", params[i].name,
+		       params[i].value[0] ? params[i].value : "\"\"");
+	v = wpstat_kv_get(summary, "enabled");
+	printf("\ncounting:    %s\n", !v ? "unknown" : strcmp(v, "0") ?
+	       "enabled" : "disabled (wpstat enable)");
+	if (debugfs_err) {
+		debugfs_problem(debugfs_err, &hint);
+		printf("filters:     unknown (%s)\nprobes:      unknown (%s)\n",
+		       hint, hint);
+	} else {
+		v = wpstat_kv_get(config, "filter_dev");
+		w = wpstat_kv_get(config, "filter_pid");
+		printf("filters:     dev %s, pid %s\n", v ? v : "?",
+		       !w ? "?" : strcmp(w, "0") ? w : "none");
+		for (i = 0; i < probes->n; i++)
+			nattached += probe_attached(&probes->p[i]);
+		printf("probes:      %zu of %zu attached:", nattached, probes->n);
+		for (i = 0; i < probes->n; i++)
+			if (probe_attached(&probes->p[i]))
+				printf(" %s", probes->p[i].name);
+		fputs("\nunavailable:", stdout);
+		if (nattached == probes->n)
+			fputs(" none", stdout);
+		for (i = 0; i < probes->n; i++)
+			if (!probe_attached(&probes->p[i]))
+				printf(" %s (%s, %s)", probes->p[i].name,
+				       probes->p[i].target, probes->p[i].status);
+		putchar('\n');
+	}
+	/* Only a counter whose probes are missing reads "-". */
+	fputs("counters:    ", stdout);
+	for (i = 0, first = true; i < summary->n; i++) {
+		if (!strcmp(summary->kv[i].value, "-")) {
+			printf("%s%s", first ? "unavailable (read '-'): " : ", ",
+			       summary->kv[i].name);
+			first = false;
+		}
+	}
+	puts(first ? "all available" : "");
+	v = wpstat_kv_get(summary, "tracked_inodes");
+	w = wpstat_kv_get(summary, "max_inodes");
+	printf("inodes:      %s tracked of %s", v ? v : "?", w ? w : "?");
+	v = wpstat_kv_get(summary, "untracked_events");
+	if (v)
+		printf(", %s untracked events", v);
+	putchar('\n');
+}
+
+static int cmd_status(int argc, char **argv)
+{
+	static const char shortopts[] = "+:hj";
+	static const struct option longopts[] = {
+		{ "json",	no_argument,		NULL, 'j' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ NULL,		0,			NULL, 0 },
+	};
+	struct module_param params[32];
+	struct wpstat_kvlist summary = { 0 }, config = { 0 };
+	struct probe_list probes = { 0 };
+	size_t nparams = 0, i;
+	int c, err, debugfs_err = 0, refcnt = 0;
+	bool json = false, loaded;
+	char *refs;
+
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			return option_error("status", c, argv, shortopts);
+		}
+	}
+	if (optind < argc)
+		return usage_error("status: unexpected argument '%s'", argv[optind]);
+
+	loaded = access(SYSFS_MODULE_DIR, F_OK) == 0 && module_interface_present();
+	if (loaded) {
+		refs = read_first_line(SYSFS_MODULE_DIR "/refcnt");
+		refcnt = refs ? atoi(refs) : 0;
+		free(refs);
+		nparams = params_read(params, ARRAY_SIZE(params));
+		err = wpstat_kv_read(WPSTAT_SUMMARY_PATH, &summary);
+		if (err) {
+			for (i = 0; i < nparams; i++)
+				free(params[i].value);
+			return runtime_error("cannot read %s: %s",
+					     WPSTAT_SUMMARY_PATH, strerror(-err));
+		}
+		err = wpstat_kv_read(DEBUGFS_CONFIG, &config);
+		if (!err)
+			err = probes_read(&probes);
+		debugfs_err = -err;
+	}
+	if (json)
+		status_json(loaded, refcnt, params, nparams, &summary, &config,
+			    &probes, debugfs_err);
+	else
+		status_text(loaded, refcnt, params, nparams, &summary, &config,
+			    &probes, debugfs_err);
+	for (i = 0; i < nparams; i++)
+		free(params[i].value);
+	wpstat_kv_free(&summary);
+	wpstat_kv_free(&config);
+	probe_list_free(&probes);
+	return 0;
+}
+
+/* ---- show --------------------------------------------------------------- */
+
+enum show_format { FMT_TABLE, FMT_JSON, FMT_PROMETHEUS };
+
+/* Directories for --resolve: the option's value plus any operands after. */
+struct dir_list {
+	size_t n;
+	char **dirs;
+};
+
+static int dir_list_add(struct dir_list *d, char *dir)
+{
+	char **dirs = realloc(d->dirs, (d->n + 1) * sizeof(*dirs));
+
+	if (!dirs)
+		return runtime_error("out of memory");
+	d->dirs = dirs;
+	d->dirs[d->n++] = dir;
+	return 0;
+}
+
+static int cmd_show(int argc, char **argv)
+{
+	static const char shortopts[] = ":hjs:n:f:r:";
+	static const struct option longopts[] = {
+		{ "sort",	required_argument,	NULL, 's' },
+		{ "top",	required_argument,	NULL, 'n' },
+		{ "json",	no_argument,		NULL, 'j' },
+		{ "format",	required_argument,	NULL, 'f' },
+		{ "resolve",	required_argument,	NULL, 'r' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ NULL,		0,			NULL, 0 },
+	};
+	enum show_format format = FMT_TABLE;
+	const char *sort = "mkwrite_wp", *format_arg = NULL;
+	struct wpstat_kvlist summary = { 0 };
+	struct dir_list dirs = { 0 };
+	struct wpstat_snapshot snap;
+	struct file_list list;
+	uint64_t top = SIZE_MAX;
+	bool json = false;
+	int c, col, ret;
+
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			sort = optarg;
+			break;
+		case 'n':
+			ret = parse_uint("--top", optarg, 1, SIZE_MAX, &top);
+			if (ret)
+				goto out_dirs;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'f':
+			format_arg = optarg;
+			if (!strcmp(optarg, "table")) {
+				format = FMT_TABLE;
+			} else if (!strcmp(optarg, "json")) {
+				format = FMT_JSON;
+			} else if (!strcmp(optarg, "prometheus")) {
+				format = FMT_PROMETHEUS;
+			} else {
+				ret = usage_error("--format: unknown format '%s' (expected table, json or prometheus)",
+						  optarg);
+				goto out_dirs;
+			}
+			break;
+		case 'r':
+			ret = dir_list_add(&dirs, optarg);
+			if (ret)
+				goto out_dirs;
+			break;
+		case 'h':
+			usage(stdout);
+			ret = 0;
+			goto out_dirs;
+		default:
+			ret = option_error("show", c, argv, shortopts);
+			goto out_dirs;
+		}
+	}
+	if (json && format_arg && format != FMT_JSON) {
+		ret = usage_error("--json and --format %s contradict each other",
+				  format_arg);
+		goto out_dirs;
+	}
+	if (json)
+		format = FMT_JSON;
+	for (; optind < argc; optind++) {
+		if (!dirs.n) {
+			ret = usage_error("show: unexpected argument '%s' (directories to resolve go after --resolve)",
+					  argv[optind]);
+			goto out_dirs;
+		}
+		ret = dir_list_add(&dirs, argv[optind]);
+		if (ret)
+			goto out_dirs;
+	}
+	ret = check_resolve_dirs(dirs.dirs, dirs.n);
+	if (ret)
+		goto out_dirs;
+
+	ret = read_snapshot(&snap);
+	if (ret)
+		goto out_dirs;
+	ret = parse_sort_field(&snap, sort, &col);
+	if (ret)
+		goto out_snap;
+	if (file_list_build(NULL, &snap, &list)) {
+		ret = runtime_error("out of memory");
+		goto out_snap;
+	}
+	file_list_sort(&list, col);
+	/* Only the rows shown are worth a path. */
+	resolve_paths(list.rows, list.n < top ? list.n : top, NULL, dirs.dirs,
+		      dirs.n);
+
+	switch (format) {
+	case FMT_TABLE:
+		print_table(stdout, &list, top);
+		break;
+	case FMT_JSON:
+		fputs("{\"kernel\": ", stdout);
+		json_string(stdout, kernel_release());
+		fputs(", \"inodes\": ", stdout);
+		json_files(stdout, &list, top, false);
+		puts("}");
+		break;
+	case FMT_PROMETHEUS:
+		wpstat_kv_read(WPSTAT_SUMMARY_PATH, &summary);	/* optional */
+		print_prometheus(stdout, &list, top, &summary);
+		wpstat_kv_free(&summary);
+		break;
+	}
+	ret = 0;
+	file_list_free(&list);
+out_snap:
+	wpstat_snapshot_free(&snap);
+out_dirs:
+	free(dirs.dirs);
+	return ret;
+}
+
+/* ---- watch -------------------------------------------------------------- */
+
+/* Set by SIGINT/SIGTERM: watch ends cleanly at the next wake-up. */
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+/*
+ * Paths found for keys in earlier intervals, hits and misses alike, so a
+ * --resolve walk is done once per file and not once per interval.
+ */
+struct path_cache {
+	size_t n, cap;
+	struct path_cache_entry {
+		struct wpstat_row key;	/* dev, ino, gen only */
+		char *path;		/* NULL: not found */
+	} *e;
+};
+
+static struct path_cache_entry *path_cache_find(struct path_cache *pc,
+						const struct wpstat_row *key)
+{
+	size_t i;
+
+	for (i = 0; i < pc->n; i++)
+		if (!key_cmp(&pc->e[i].key, key))
+			return &pc->e[i];
+	return NULL;
+}
+
+static void path_cache_add(struct path_cache *pc, const struct wpstat_row *key,
+			   const char *path)
+{
+	struct path_cache_entry *e;
+
+	if (pc->n == pc->cap) {
+		size_t cap = pc->cap ? 2 * pc->cap : 64;
+
+		e = realloc(pc->e, cap * sizeof(*e));
+		if (!e)
+			return;
+		pc->e = e;
+		pc->cap = cap;
+	}
+	e = &pc->e[pc->n++];
+	memset(&e->key, 0, sizeof(e->key));
+	e->key.major = key->major;
+	e->key.minor = key->minor;
+	e->key.ino = key->ino;
+	e->key.gen = key->gen;
+	e->path = path ? strdup(path) : NULL;
+}
+
+static void path_cache_free(struct path_cache *pc)
+{
+	size_t i;
+
+	for (i = 0; i < pc->n; i++)
+		free(pc->e[i].path);
+	free(pc->e);
+	memset(pc, 0, sizeof(*pc));
+}
+
+static void resolve_cached(struct path_cache *pc, struct file_row *rows,
+			   size_t n, char *const *dirs, size_t ndirs)
+{
+	bool missing = false;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct path_cache_entry *e = path_cache_find(pc, rows[i].row);
+
+		if (!e)
+			missing = true;
+		else if (e->path)
+			rows[i].path = strdup(e->path);
+	}
+	if (!missing)
+		return;
+	resolve_paths(rows, n, NULL, dirs, ndirs);
+	for (i = 0; i < n; i++)
+		if (!path_cache_find(pc, rows[i].row))
+			path_cache_add(pc, rows[i].row, rows[i].path);
+}
+
+/* Sleep until @deadline (CLOCK_MONOTONIC ns); false if asked to stop. */
+static bool sleep_until(uint64_t deadline)
+{
+	struct timespec ts = {
+		.tv_sec = deadline / NSEC_PER_SEC,
+		.tv_nsec = deadline % NSEC_PER_SEC,
+	};
+
+	while (!stop_requested) {
+		int err = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+					  NULL);
+
+		if (!err)
+			return !stop_requested;
+		if (err != EINTR)
+			return false;
+	}
+	return false;
+}
+
+static int cmd_watch(int argc, char **argv)
+{
+	static const char shortopts[] = "+:hi:n:c:s:r:";
+	static const struct option longopts[] = {
+		{ "interval",	required_argument,	NULL, 'i' },
+		{ "top",	required_argument,	NULL, 'n' },
+		{ "count",	required_argument,	NULL, 'c' },
+		{ "sort",	required_argument,	NULL, 's' },
+		{ "resolve",	required_argument,	NULL, 'r' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ NULL,		0,			NULL, 0 },
+	};
+	struct wpstat_snapshot prev, cur;
+	struct path_cache cache = { 0 };
+	struct dir_list dirs = { 0 };
+	uint64_t interval = NSEC_PER_SEC, top = WATCH_DEFAULT_TOP, count = 0;
+	uint64_t iter, deadline;
+	const char *sort = "mkwrite_wp";
+	struct sigaction sa;
+	bool tty = isatty(STDOUT_FILENO);
+	int c, col, ret;
+
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		ret = 0;
+		switch (c) {
+		case 'i':
+			ret = parse_seconds("--interval", optarg,
+					    WATCH_MAX_INTERVAL_S, &interval);
+			break;
+		case 'n':
+			ret = parse_uint("--top", optarg, 1, SIZE_MAX, &top);
+			break;
+		case 'c':
+			ret = parse_uint("--count", optarg, 1, UINT64_MAX, &count);
+			break;
+		case 's':
+			sort = optarg;
+			break;
+		case 'r':
+			ret = dir_list_add(&dirs, optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			free(dirs.dirs);
+			return 0;
+		default:
+			ret = option_error("watch", c, argv, shortopts);
+		}
+		if (ret)
+			goto out_dirs;
+	}
+	if (optind < argc) {
+		ret = usage_error("watch: unexpected argument '%s'", argv[optind]);
+		goto out_dirs;
+	}
+	ret = check_resolve_dirs(dirs.dirs, dirs.n);
+	if (ret)
+		goto out_dirs;
+	ret = read_snapshot(&prev);
+	if (ret)
+		goto out_dirs;
+	ret = parse_sort_field(&prev, sort, &col);
+	if (ret)
+		goto out_prev;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;	/* no SA_RESTART: wake the sleep */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	deadline = now_ns();
+	for (iter = 0; !count || iter < count; iter++) {
+		struct file_list list;
+		char when[32];
+		time_t t;
+
+		deadline += interval;
+		if (!sleep_until(deadline))
+			break;
+		ret = read_snapshot(&cur);
+		if (ret)
+			goto out_prev;
+		if (file_list_build(&prev, &cur, &list)) {
+			wpstat_snapshot_free(&cur);
+			ret = runtime_error("out of memory");
+			goto out_prev;
+		}
+		/* The sort field may have gone if the module was reloaded. */
+		if (col >= 0 && col >= cur.ncounters)
+			col = SORT_DEV;
+		file_list_sort(&list, col);
+		resolve_cached(&cache, list.rows, list.n < top ? list.n : top,
+			       dirs.dirs, dirs.n);
+		t = time(NULL);
+		strftime(when, sizeof(when), "%H:%M:%S", localtime(&t));
+		if (tty)
+			fputs("\033[H\033[2J", stdout);
+		printf("wpstat watch  %s  interval %.3gs  %zu file%s changed",
+		       when, interval / 1e9, list.n, list.n == 1 ? "" : "s");
+		if (list.n > top)
+			printf(" (top %" PRIu64 " by %s)", top, sort);
+		putchar('\n');
+		if (list.n)
+			print_table(stdout, &list, top);
+		putchar('\n');
+		fflush(stdout);
+		file_list_free(&list);
+		wpstat_snapshot_free(&prev);
+		prev = cur;
+	}
+	ret = 0;
+out_prev:
+	wpstat_snapshot_free(&prev);
+	path_cache_free(&cache);
+out_dirs:
+	free(dirs.dirs);
+	return ret;
+}
+
+/* ---- run ---------------------------------------------------------------- */
+
+struct run_result {
+	char **argv;
+	int exit_status;
+	int signal;		/* 0 unless killed by one */
+	uint64_t wall_ns;
+	bool reset;
+};
+
+static void run_report_text(FILE *out, const struct run_result *r,
+			    const struct file_list *l)
+{
+	int i;
+
+	fputs("\n wpstat run:", out);
+	for (i = 0; r->argv[i]; i++) {
+		fputc(' ', out);
+		print_path_plain(out, r->argv[i]);
+	}
+	fputs("\n\n", out);
+	if (l->n)
+		print_table(out, l, SIZE_MAX);
+	else
+		fputs(" no counter changed\n", out);
+	fprintf(out, "\n %.6f s wall time, exit status %d", r->wall_ns / 1e9,
+		r->exit_status);
+	if (r->signal)
+		fprintf(out, " (killed by signal %d, %s)", r->signal,
+			strsignal(r->signal));
+	fputs("\n\n", out);
+}
+
+static void run_report_json(FILE *out, const struct run_result *r,
+			    const struct file_list *l)
+{
+	int i;
+
+	fputs("{\"command\": [", out);
+	for (i = 0; r->argv[i]; i++) {
+		fputs(i ? ", " : "", out);
+		json_string(out, r->argv[i]);
+	}
+	fprintf(out, "], \"exit_status\": %d, \"signal\": ", r->exit_status);
+	if (r->signal)
+		fprintf(out, "%d", r->signal);
+	else
+		fputs("null", out);
+	fprintf(out, ", \"wall_ns\": %" PRIu64 ", \"reset\": %s, \"kernel\": ",
+		r->wall_ns, r->reset ? "true" : "false");
+	json_string(out, kernel_release());
+	fputs(", \"files\": ", out);
+	json_files(out, l, SIZE_MAX, true);
+	fputs("}\n", out);
+}
+
+/*
+ * Fork and exec @argv; wait for it.  Returns its exit status, or -1 after
+ * an error message when it could not be started (*exec_failed: the exit
+ * code to use).
+ */
+static int run_child(char **argv, struct run_result *r, int *exec_failed)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
+	int errpipe[2], child_errno = 0, status;
+	uint64_t start;
+	ssize_t n;
+	pid_t pid;
+
+	*exec_failed = 0;
+	if (pipe2(errpipe, O_CLOEXEC)) {
+		*exec_failed = runtime_error("pipe: %s", strerror(errno));
+		return -1;
+	}
+	/* Like perf stat: ^C goes to the command, and we still report. */
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	fflush(NULL);
+	start = now_ns();
+	pid = fork();
+	if (pid == 0) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		close(errpipe[0]);
+		execvp(argv[0], argv);
+		child_errno = errno;
+		n = write(errpipe[1], &child_errno, sizeof(child_errno));
+		(void)n;
+		_exit(EXIT_NOT_FOUND);
+	}
+	close(errpipe[1]);
+	if (pid < 0) {
+		close(errpipe[0]);
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		*exec_failed = runtime_error("fork: %s", strerror(errno));
+		return -1;
+	}
+	do {
+		n = read(errpipe[0], &child_errno, sizeof(child_errno));
+	} while (n < 0 && errno == EINTR);
+	close(errpipe[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	r->wall_ns = now_ns() - start;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+
+	if (n == sizeof(child_errno)) {
+		if (child_errno == ENOENT)
+			*exec_failed = fail(EXIT_NOT_FOUND, "%s: command not found",
+					    argv[0]);
+		else
+			*exec_failed = fail(EXIT_CANNOT_EXEC, "%s: %s", argv[0],
+					    strerror(child_errno));
+		return -1;
+	}
+	if (WIFSIGNALED(status)) {
+		r->signal = WTERMSIG(status);
+		return 128 + r->signal;
+	}
+	return WEXITSTATUS(status);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	static const char shortopts[] = "+:hjo:r:";
+	static const struct option longopts[] = {
+		{ "json",	no_argument,		NULL, 'j' },
+		{ "reset",	no_argument,		NULL, 'R' },
+		{ "output",	required_argument,	NULL, 'o' },
+		{ "resolve",	required_argument,	NULL, 'r' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ NULL,		0,			NULL, 0 },
+	};
+	struct wpstat_snapshot before, after;
+	struct run_result result = { 0 };
+	struct dir_list dirs = { 0 };
+	const char *output = NULL;
+	struct file_list list;
+	FILE *out = stderr;
+	bool json = false;
+	int c, ret, exec_failed;
+
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		ret = 0;
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'R':
+			result.reset = true;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'r':
+			ret = dir_list_add(&dirs, optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			free(dirs.dirs);
+			return 0;
+		default:
+			ret = option_error("run", c, argv, shortopts);
+		}
+		if (ret)
+			goto out_dirs;
+	}
+	if (optind >= argc) {
+		ret = usage_error("run: no command given (wpstat run [--json] [--reset] -- CMD [ARGS...])");
+		goto out_dirs;
+	}
+	result.argv = argv + optind;
+	ret = check_resolve_dirs(dirs.dirs, dirs.n);
+	if (ret)
+		goto out_dirs;
+	/* Before anything runs, so that no failure wastes the run. */
+	ret = result.reset ? control_command("reset", NULL, NULL) : 0;
+	if (ret)
+		goto out_dirs;
+	ret = read_snapshot(&before);
+	if (ret)
+		goto out_dirs;
+	if (output) {
+		out = fopen(output, "we");
+		if (!out) {
+			ret = runtime_error("-o %s: %s", output, strerror(errno));
+			goto out_before;
+		}
+	}
+
+	result.exit_status = run_child(result.argv, &result, &exec_failed);
+	if (result.exit_status < 0) {
+		ret = exec_failed;
+		goto out_file;
+	}
+	ret = result.exit_status;
+	if (read_snapshot(&after)) {
+		ret = ret ? ret : EXIT_RUNTIME;
+		goto out_file;
+	}
+	if (file_list_build(&before, &after, &list)) {
+		ret = runtime_error("out of memory");
+		goto out_after;
+	}
+	file_list_sort(&list, wpstat_counter_index(&after, "mkwrite_wp") >= 0 ?
+		       wpstat_counter_index(&after, "mkwrite_wp") : SORT_DEV);
+	/* The command has exited: its own arguments name its files best. */
+	resolve_paths(list.rows, list.n, result.argv, dirs.dirs, dirs.n);
+	if (json)
+		run_report_json(out, &result, &list);
+	else
+		run_report_text(out, &result, &list);
+	file_list_free(&list);
+	if (fflush(out) || ferror(out))
+		ret = runtime_error("writing the report: %s", strerror(errno));
+out_after:
+	wpstat_snapshot_free(&after);
+out_file:
+	if (out != stderr && fclose(out) && !ret)
+		ret = runtime_error("-o %s: %s", output, strerror(errno));
+out_before:
+	wpstat_snapshot_free(&before);
+out_dirs:
+	free(dirs.dirs);
+	return ret;
+}
+
+/* ---- control commands --------------------------------------------------- */
+
+static int no_options(const char *cmd, int argc, char **argv, int nargs_max)
+{
+	static const char shortopts[] = "+:h";
+	static const struct option longopts[] = {
+		{ "help",	no_argument,		NULL, 'h' },
+		{ NULL,		0,			NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			return -1;
+		}
+		return option_error(cmd, c, argv, shortopts);
+	}
+	if (argc - optind > nargs_max)
+		return usage_error("%s: unexpected argument '%s'", cmd,
+				   argv[optind + nargs_max]);
+	return 0;
+}
+
+/* reset, enable and disable take no argument and mean what they say. */
+static int cmd_simple_control(int argc, char **argv)
+{
+	int ret = no_options(argv[0], argc, argv, 0);
+
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	return control_command(argv[0], NULL, NULL);
+}
+
+static int cmd_filter(int argc, char **argv)
+{
+	char cmd[96], einval[160], esrch[64];
+	struct wpstat_file_key key;
+	unsigned int maj, min;
+	const char *what, *arg;
+	uint64_t pid;
+	int ret, nargs, err;
+
+	ret = no_options("filter", argc, argv, 2);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	nargs = argc - optind;
+	what = nargs ? argv[optind] : NULL;
+	arg = nargs > 1 ? argv[optind + 1] : NULL;
+	if (!what)
+		return usage_error("filter: expected dev MAJ:MIN, pid TGID, path FILE or none");
+	if (!strcmp(what, "none")) {
+		if (arg)
+			return usage_error("filter none: unexpected argument '%s'", arg);
+		return control_command("filter none", NULL, NULL);
+	}
+	if (strcmp(what, "dev") && strcmp(what, "pid") && strcmp(what, "path"))
+		return usage_error("filter: unknown filter '%s' (expected dev, pid, path or none)",
+				   what);
+	if (!arg)
+		return usage_error("filter %s: missing %s", what,
+				   !strcmp(what, "dev") ? "MAJ:MIN" :
+				   !strcmp(what, "pid") ? "TGID" : "FILE");
+	if (!strcmp(what, "dev")) {
+		if (!parse_dev(arg, &maj, &min))
+			return usage_error("filter dev: invalid device '%s' (expected MAJ:MIN, e.g. 8:1)",
+					   arg);
+		snprintf(cmd, sizeof(cmd), "filter dev %u:%u", maj, min);
+		snprintf(einval, sizeof(einval),
+			 "the module rejected device %u:%u (it needs major < 4096, minor < 1048576, not 0:0)",
+			 maj, min);
+		return control_command(cmd, einval, NULL);
+	}
+	if (!strcmp(what, "pid")) {
+		ret = parse_uint("filter pid", arg, 1, INT_MAX, &pid);
+		if (ret)
+			return ret;
+		snprintf(cmd, sizeof(cmd), "filter pid %" PRIu64, pid);
+		snprintf(esrch, sizeof(esrch), "no process with pid %" PRIu64, pid);
+		return control_command(cmd, NULL, esrch);
+	}
+	err = wpstat_path_key(arg, &key);
+	if (err)
+		return runtime_error("filter path: %s: %s", arg, strerror(-err));
+	snprintf(cmd, sizeof(cmd), "filter dev %u:%u", key.major, key.minor);
+	snprintf(einval, sizeof(einval),
+		 "the module cannot filter on device %u:%u, the filesystem holding %s",
+		 key.major, key.minor, arg);
+	ret = control_command(cmd, einval, NULL);
+	if (!ret)
+		printf("filtering on dev %u:%u (the filesystem holding %s)\n",
+		       key.major, key.minor, arg);
+	return ret;
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} commands[] = {
+	{ "load",	cmd_load },
+	{ "unload",	cmd_unload },
+	{ "status",	cmd_status },
+	{ "show",	cmd_show },
+	{ "watch",	cmd_watch },
+	{ "run",	cmd_run },
+	{ "reset",	cmd_simple_control },
+	{ "enable",	cmd_simple_control },
+	{ "disable",	cmd_simple_control },
+	{ "filter",	cmd_filter },
+};
+
+int main(int argc, char **argv)
+{
+	static const char shortopts[] = "+:h";
+	static const struct option longopts[] = {
+		{ "help",	no_argument,		NULL, 'h' },
+		{ "version",	no_argument,		NULL, 'V' },
+		{ NULL,		0,			NULL, 0 },
+	};
+	const char *name;
+	size_t i;
+	int c, ret;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("wpstat %s\n", WPSTAT_VERSION);
+			return 0;
+		default:
+			return option_error("", c, argv, shortopts);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("no command given (see wpstat --help)");
+	name = argv[optind];
+	if (!strcmp(name, "help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (i = 0; i < ARRAY_SIZE(commands); i++) {
+		if (strcmp(name, commands[i].name))
+			continue;
+		argc -= optind;
+		argv += optind;
+		optind = 0;	/* glibc: start afresh for the subcommand */
+		ret = commands[i].fn(argc, argv);
+		if (fflush(stdout) && errno != EPIPE && !ret)
+			ret = runtime_error("write error: %s", strerror(errno));
+		return ret;
+	}
+	return usage_error("unknown command '%s' (commands: load, unload, status, show, watch, run, reset, enable, disable, filter; see wpstat --help)",
+			   name);
+}
