@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Render docs/predictions.md from the TAP results of a `make check` run.
+
+    scripts/predictions-report.py [RESULTS_DIR] > docs/predictions.md
+
+RESULTS_DIR (default results/check) holds one directory per kernel with the
+suites' TAP files.  Every prediction is listed with the kernel source that
+predicts it and, per kernel, the result of each test that checks it, with
+the measurements the tests logged.
+"""
+import os
+import re
+import sys
+import datetime
+
+PREDICTIONS = [
+    ("1", "ext4: pass 1 takes N first-write mkwrites and N ratelimited calls "
+          "from faults; msync(MS_SYNC) write-protects N PTEs; pass 2 takes N "
+          "write-protect mkwrites; pass 3 without writeback takes nothing.",
+     "do_shared_fault -> do_page_mkwrite (vmf->pte NULL) -> finish_fault -> "
+     "fault_dirty_shared_page; folio_clear_dirty_for_io -> folio_mkclean; "
+     "do_wp_page -> wp_page_shared -> do_page_mkwrite (vmf->pte set)",
+     [r"pred\.ext4\.store_msync_store_store", r"ext4 mmap: first pass"]),
+    ("2", "The same per page on btrfs and xfs; xfs may clean several pages "
+          "per folio_mkclean (large folios), btrfs calls folio_mkclean twice "
+          "per folio, but mkclean_ptes is N on both.",
+     "mapping_set_large_folios (xfs); extent_write_cache_pages + "
+     "extent_writepage_io -> btrfs_folio_clear_dirty (btrfs)",
+     [r"pred\.(xfs|btrfs)\.store_msync_store_store", r"^(xfs|btrfs):"]),
+    ("3", "mlock, MAP_POPULATE and RocketMQ-style warm-up do not prevent "
+          "write-protect faults; populated shared mappings start read-only.",
+     "populate_vma_page_range: FOLL_WRITE only for private writable VMAs; "
+     "folio_mkclean ignores VM_LOCKED",
+     [r"populate_starts_read_only", r"mlock_does_not_prevent", r"MAP_POPULATE",
+      r"mlock does not", r"warm-up", r"read-then-write"]),
+    ("4", "MAP_PRIVATE: no mkwrite, no mkclean, nothing dirtied in the file.",
+     "vma_wants_writenotify requires VM_SHARED; COW pages are anonymous",
+     [r"private_mapping_never_notifies", r"MAP_PRIVATE"]),
+    ("5", "tmpfs: no mkwrite and no mkclean, even after msync.",
+     "shmem has no ->page_mkwrite and no writeback (noop_dirty_folio)",
+     [r"pred\.tmpfs\.store_msync_store_store", r"^tmpfs"]),
+    ("6", "write(2): no mkwrite; one balance_dirty_pages_ratelimited call per "
+          "write; stable-page checks per write; fsync still write-protects "
+          "an existing mapping.",
+     "generic_perform_write / iomap_write_iter / btrfs_buffered_write; "
+     "write_begin with FGP_STABLE (ext4 on 6.1 twice; btrfs on 6.1 never)",
+     [r"write_syscall_path", r"write\(2\)"]),
+    ("7", "msync(MS_ASYNC) starts no writeback: no mkclean, no later fault.",
+     "mm/msync.c: only MS_SYNC calls vfs_fsync_range",
+     [r"msync_async", r"MS_ASYNC", r"without writeback"]),
+    ("8", "A store to a page under writeback: no wait without stable writes; "
+          "a wait of about the device delay (200 ms) with them; always on "
+          "btrfs.",
+     "block_page_mkwrite / iomap_page_mkwrite -> folio_wait_stable "
+     "(mapping_stable_writes, set at mount); btrfs_page_mkwrite -> "
+     "folio_wait_writeback",
+     [r"stable\."]),
+    ("9", "Dirty throttling on a slow device pauses the writer, attributed to "
+          "its file and not to an idle neighbour.",
+     "balance_dirty_pages -> io_schedule_timeout(pause)",
+     [r"throttle\."]),
+    ("10", "Two processes (or threads) writing at once: exact per-file counts.",
+     "per-inode keys (dev, ino, generation)",
+     [r"two_processes", r"two processes", r"threads"]),
+]
+
+TAP_LINE = re.compile(r"^(not ok|ok) \d+ (.*?)(?: # (SKIP|skip).*)?$")
+
+
+def read_results(resdir):
+    """{kernel: [(suite, name, status, [log lines])]}"""
+    out = {}
+    for kver in sorted(os.listdir(resdir)):
+        kdir = os.path.join(resdir, kver)
+        if not os.path.isdir(kdir) or kver == "host":
+            continue
+        rows = []
+        for suite in ("wpstat_predict", "wpstat_slowdev", "predictions"):
+            path = os.path.join(kdir, suite + ".tap")
+            if not os.path.exists(path):
+                continue
+            logs = []
+            for line in open(path, errors="replace"):
+                line = line.rstrip("\n")
+                m = TAP_LINE.match(line)
+                if m:
+                    status = "skip" if m.group(3) else (
+                        "pass" if m.group(1) == "ok" else "FAIL")
+                    rows.append((suite, m.group(2), status, logs))
+                    logs = []
+                elif re.match(r"# \S+\.c:\d+:\w+:[a-z]", line) and \
+                        "Expected" not in line:
+                    logs.append(line.split(":", 3)[3])
+            out[kver] = rows
+    return out
+
+
+def main():
+    resdir = sys.argv[1] if len(sys.argv) > 1 else "results/check"
+    results = read_results(resdir)
+    if not results:
+        sys.exit(f"no results under {resdir}: run make check first")
+    kernels = list(results)
+    print("# Predictions and what the kernels did\n")
+    print("Generated by `scripts/predictions-report.py` from the TAP results of "
+          f"`make check` on {datetime.date.today()} (kernels: "
+          f"{', '.join(kernels)}; QEMU TCG guest, RAM-disk and null_blk "
+          "devices). N = 64 pages. The tests state the exact numbers; "
+          "see `selftests/kselftest/wpstat_predict.c`, "
+          "`wpstat_slowdev.c` and `selftests/bats/predictions.bats`.\n")
+    for num, claim, source, patterns in PREDICTIONS:
+        print(f"## {num}. {claim}\n")
+        print(f"Source: {source}.\n")
+        print("| test | " + " | ".join(kernels) + " |")
+        print("|---|" + "---|" * len(kernels))
+        names = []
+        for k in kernels:
+            for suite, name, _, _ in results[k]:
+                if any(re.search(p, name) for p in patterns) and \
+                        (suite, name) not in names:
+                    names.append((suite, name))
+        measured = []
+        for suite, name in names:
+            cells = []
+            for k in kernels:
+                hit = [r for r in results[k] if r[0] == suite and r[1] == name]
+                cells.append(hit[0][2] if hit else "not run")
+                for log in (hit[0][3] if hit else []):
+                    measured.append(f"{k}: {log.strip()}")
+            print(f"| `{suite}` {name} | " + " | ".join(cells) + " |")
+        if measured:
+            print("\nMeasured:\n")
+            for m in measured:
+                print(f"- {m}")
+        print()
+
+
+if __name__ == "__main__":
+    main()
