@@ -7,7 +7,9 @@
 #                in a guest of each, end with "N passed, N failed, N skipped"
 #
 # Other targets: setup, build, module, userspace, selftests, checkpatch,
-# vm (shell-less guest command: make vm CMD='...' [KVER=...]), clean.
+# vm (a command in a guest: make vm CMD='...' [KVER=...]), install,
+# uninstall ([DESTDIR=...] [PREFIX=/usr/local]), clean.  dkms.conf builds
+# the module for every kernel through DKMS instead.
 
 SHELL := /bin/bash
 KVERS ?= $(shell scripts/kernels.sh installed 2>/dev/null)
@@ -42,10 +44,43 @@ demo: setup
 	@$(MAKE) --no-print-directory build
 	@scripts/demo.sh
 
+PREFIX ?= /usr/local
+DESTDIR ?=
+MODDIR = $(DESTDIR)/lib/modules/$(1)/extra
+
+# The module into /lib/modules/<kernel>/extra through kbuild, for every
+# built kernel, then depmod (a DESTDIR staging tree is left for the
+# packager's depmod); the tools and man pages under $(PREFIX).
+# Debian's headers carry no signing key: the module is installed unsigned
+# (CONFIG_MODULE_SIG_ALL= skips sign-file); use DKMS to sign with a MOK.
+install: build
+	@for k in $(KVERS); do \
+		$(MAKE) -s -C /lib/modules/$$k/build M=$(CURDIR)/build/kmod/$$k \
+			INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=extra \
+			CONFIG_MODULE_SIG_ALL= modules_install 2>&1 | \
+			grep -v "missing 'System.map'"; \
+		test -e $(call MODDIR,$$k)/wpstat.ko* || exit 1; \
+		if [ -z "$(DESTDIR)" ]; then depmod -a $$k || exit 1; fi; \
+	done
+	install -D -m 0755 build/bin/wpstat $(DESTDIR)$(PREFIX)/sbin/wpstat
+	install -D -m 0755 build/bin/wpload $(DESTDIR)$(PREFIX)/bin/wpload
+	install -D -m 0644 docs/man/wpstat.8 $(DESTDIR)$(PREFIX)/share/man/man8/wpstat.8
+	install -D -m 0644 docs/man/wpload.1 $(DESTDIR)$(PREFIX)/share/man/man1/wpload.1
+
+uninstall:
+	@for k in $(KVERS); do \
+		rm -f $(call MODDIR,$$k)/wpstat.ko*; \
+		if [ -z "$(DESTDIR)" ]; then depmod -a $$k; fi; \
+	done
+	rm -f $(DESTDIR)$(PREFIX)/sbin/wpstat $(DESTDIR)$(PREFIX)/bin/wpload \
+		$(DESTDIR)$(PREFIX)/share/man/man8/wpstat.8 \
+		$(DESTDIR)$(PREFIX)/share/man/man1/wpload.1
+
 vm: build
 	scripts/vm-run.sh $(if $(KVER),--kver $(KVER)) -- bash -c '$(CMD)'
 
 clean:
 	rm -rf build/kmod build/bin build/selftests results
 
-.PHONY: all setup build module userspace selftests checkpatch check demo vm clean
+.PHONY: all setup build module userspace selftests checkpatch check demo vm \
+	install uninstall clean

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The body of `make check`: host checks (checkpatch), then every selftest
+# The body of `make check`: host checks (checkpatch, packaging), then every selftest
 # suite in a guest of each supported kernel, one summary, and the closing
 # line "N passed, N failed, N skipped".  Exit status 1 on any failure.
 #
@@ -51,6 +51,8 @@ checkpatch=$top/build/linux-src/scripts/checkpatch.pl
 		fi
 	done
 } >"$out/host/checkpatch.tap"
+# make install/uninstall, DKMS and man pages, in private trees.
+KVERS="$kvers" "$top/scripts/test-packaging.sh" >"$out/host/packaging.tap" 2>"$out/host/packaging.log"
 summarise host "$out/host"
 
 [ -n "$kvers" ] || { echo "FAIL: no supported kernel installed (make setup)" >>"$report"; fail=$((fail + 1)); }

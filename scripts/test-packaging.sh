@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Host-side packaging tests (TAP), run by check.sh: make install/uninstall
+# into a staging tree, a DKMS build in private trees for every kernel, and
+# man pages that render without warnings.  Nothing outside /tmp changes.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+kvers=${KVERS:-$("$top/scripts/kernels.sh" installed)}
+tmp=$(mktemp -d /tmp/wpstat-pkg.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+declare -a lines
+ok() { n=$((n + 1)); lines+=("ok $n $1"); }
+not_ok() { n=$((n + 1)); lines+=("not ok $n $1"); [ -z "${2:-}" ] || lines+=("# $2"); }
+check() { local name=$1; shift; if "$@" >>"$tmp/log" 2>&1; then ok "$name"; else not_ok "$name" "$(tail -n 3 "$tmp/log" | tr '\n' ' ')"; fi; }
+
+# vermagic of a (possibly compressed) module must name kernel $2.
+vermagic_is() { modinfo -F vermagic "$1" | grep -q "^$2 "; }
+
+stage=$tmp/stage
+check "make install DESTDIR" make -s -C "$top" install DESTDIR="$stage" PREFIX=/usr
+for k in $kvers; do
+	ko=$(ls "$stage/lib/modules/$k/extra/"wpstat.ko* 2>/dev/null | head -n 1)
+	check "installed module for $k has vermagic $k" vermagic_is "${ko:-/nonexistent}" "$k"
+done
+check "wpstat installed to sbin" test -x "$stage/usr/sbin/wpstat"
+check "wpload installed to bin" test -x "$stage/usr/bin/wpload"
+check "man pages installed" test -f "$stage/usr/share/man/man8/wpstat.8" -a -f "$stage/usr/share/man/man1/wpload.1"
+check "make uninstall DESTDIR removes every file" \
+	bash -c "make -s -C '$top' uninstall DESTDIR='$stage' PREFIX=/usr && \
+		[ -z \"\$(find '$stage' -type f -name 'wp*')\" ]"
+
+# DKMS in private trees: the system's /var/lib/dkms is not touched.
+src=$tmp/src dkmstree=$tmp/dkms
+mkdir -p "$src/wpstat-0.1" "$dkmstree"
+(cd "$top" && git ls-files -z | xargs -0 cp --parents -t "$src/wpstat-0.1")
+check "dkms add" dkms add -m wpstat -v 0.1 --sourcetree "$src" --dkmstree "$dkmstree"
+for k in $kvers; do
+	check "dkms build for $k" dkms build -m wpstat -v 0.1 -k "$k" \
+		--sourcetree "$src" --dkmstree "$dkmstree"
+	ko=$(ls "$dkmstree/wpstat/0.1/$k/x86_64/module/"wpstat.ko* 2>/dev/null | head -n 1)
+	check "dkms module for $k has vermagic $k" vermagic_is "${ko:-/nonexistent}" "$k"
+done
+
+for page in "$top/docs/man/wpstat.8" "$top/docs/man/wpload.1"; do
+	check "man page $(basename "$page") renders without warnings" \
+		bash -c "out=\$(groff -man -Tutf8 -ww -z '$page' 2>&1) && [ -z \"\$out\" ]"
+done
+
+echo "1..$n"
+printf '%s\n' "${lines[@]}"
