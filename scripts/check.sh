@@ -10,7 +10,8 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/results/check
 rm -rf "$out" && mkdir -p "$out/host"
-kvers=${KVERS:-$("$top/scripts/kernels.sh" installed)}
+# Space-separated: a newline in KVERS breaks make recipes that inherit it.
+kvers=$(echo ${KVERS:-$("$top/scripts/kernels.sh" installed)})
 pass=0 fail=0 skip=0
 report=$out/report.txt
 : >"$report"

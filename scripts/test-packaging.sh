@@ -4,7 +4,8 @@
 # man pages that render without warnings.  Nothing outside /tmp changes.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-kvers=${KVERS:-$("$top/scripts/kernels.sh" installed)}
+kvers=$(echo ${KVERS:-$("$top/scripts/kernels.sh" installed)})
+export KVERS=$kvers	# for make: space-separated, no newline
 tmp=$(mktemp -d /tmp/wpstat-pkg.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 n=0
