@@ -133,21 +133,6 @@ int wpstat_counter_index(const struct wpstat_snapshot *s, const char *name)
 	return -1;
 }
 
-const struct wpstat_row *wpstat_snapshot_find(const struct wpstat_snapshot *s,
-					      unsigned int major,
-					      unsigned int minor, uint64_t ino)
-{
-	size_t i;
-
-	for (i = 0; i < s->nrows; i++) {
-		const struct wpstat_row *r = &s->rows[i];
-
-		if (r->major == major && r->minor == minor && r->ino == ino)
-			return r;
-	}
-	return NULL;
-}
-
 /*
  * The module names a file by its superblock's s_dev, which is what
  * /proc/self/mountinfo shows; stat()'s st_dev can differ (btrfs reports a

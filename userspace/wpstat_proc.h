@@ -39,10 +39,6 @@ int wpstat_snapshot_read(const char *path, struct wpstat_snapshot *s);
 void wpstat_snapshot_free(struct wpstat_snapshot *s);
 /* Index of a counter column by name, or -1. */
 int wpstat_counter_index(const struct wpstat_snapshot *s, const char *name);
-/* The row for dev (major:minor) and inode number, or NULL. */
-const struct wpstat_row *wpstat_snapshot_find(const struct wpstat_snapshot *s,
-					      unsigned int major,
-					      unsigned int minor, uint64_t ino);
 /* How the module names a file: superblock dev, inode, generation. */
 struct wpstat_file_key {
 	unsigned int major, minor;
