@@ -307,14 +307,17 @@ static int bdp_rl_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct address_space *mapping =
 		(struct address_space *)regs_get_kernel_argument(regs, 0);
 	unsigned int flags = regs_get_kernel_argument(regs, 1);
-	struct wpstat_tctx *c = tctx_find();
-	bool from_fault = c && (c->active & WPT_FAULT);
 	struct wpstat_entry *e;
+	struct wpstat_tctx *c;
 	struct wpstat_key key;
+	bool from_fault;
 
 	wpstat_hit(WPP_BDP_RL);
+	/* Filtered-out writes pay for no task-context scan. */
 	if (!wpstat_want_task() || !wpstat_key_of_mapping(mapping, &key))
 		return 1;
+	c = tctx_find();
+	from_fault = c && (c->active & WPT_FAULT);
 
 	rcu_read_lock();
 	e = wpstat_lookup(&key);
