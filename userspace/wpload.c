@@ -87,6 +87,13 @@ static const char *const sync_names[SYNC_NR] = {
 	[SYNC_SFR]		= "sfr",
 };
 
+/* --warmup: how the pages are touched before mlock and MADV_WILLNEED. */
+enum wpload_warmup {
+	WARMUP_NONE,
+	WARMUP_READ,	/* load a byte per page: PTEs present but read-only */
+	WARMUP_WRITE,	/* store a zero per page, as RocketMQ's warmMappedFile() */
+};
+
 enum wpload_advice {
 	ADVICE_NONE,
 	ADVICE_RANDOM,
@@ -94,6 +101,13 @@ enum wpload_advice {
 	ADVICE_WILLNEED,
 	ADVICE_NOHUGEPAGE,
 	ADVICE_NR
+};
+
+/* JSON value of "warmup": false, or how the pages were touched. */
+static const char *const warmup_json[] = {
+	[WARMUP_NONE]	= "false",
+	[WARMUP_READ]	= "\"read\"",
+	[WARMUP_WRITE]	= "\"write\"",
 };
 
 static const char *const advice_names[ADVICE_NR] = {
@@ -129,7 +143,8 @@ struct wpload_opts {
 	bool populate;
 	bool private_map;
 	bool cold;
-	bool warmup;
+	enum wpload_warmup warmup;
+	bool no_latency;
 	bool no_create;
 	bool json;
 	bool quiet;
@@ -279,8 +294,12 @@ static void usage(FILE *out)
 "  --mlock                mlock(2) the mapping after mmap\n"
 "  --madvise ADVICE       madvise(2) the mapping: random, sequential,\n"
 "                         willneed or nohugepage\n"
-"  --warmup               RocketMQ-style warm-up: read-touch every page, mlock\n"
-"                         the mapping, then MADV_WILLNEED\n"
+"  --warmup[=HOW]         RocketMQ-style warm-up: touch every page, mlock the\n"
+"                         mapping, then MADV_WILLNEED.  HOW is read (default:\n"
+"                         load a byte per page, as MappedByteBuffer.load())\n"
+"                         or write (store a zero per page, as RocketMQ's\n"
+"                         warmMappedFile(); the pages start the pass dirty;\n"
+"                         a store mode is needed)\n"
 "\n"
 "Write mode only:\n"
 "  --write-buffer SIZE    RocketMQ-style transient store: copy chunks into an\n"
@@ -291,6 +310,9 @@ static void usage(FILE *out)
 "Output:\n"
 "  --json                 one JSON object on stdout instead of the text table\n"
 "  --quiet                print only the totals line (not with --json)\n"
+"  --no-latency           do not time single ops (two clock reads per op\n"
+"                         dwarf a 64-byte memcpy); latencies are reported\n"
+"                         as 0 (text) or null (JSON)\n"
 "  --counters PATH        counters file (default " WPSTAT_INODES_PATH ")\n"
 "  -h, --help             show this help and exit\n"
 "\n"
@@ -419,6 +441,7 @@ enum {
 	OPT_COLD,
 	OPT_THREADS,
 	OPT_WARMUP,
+	OPT_NO_LATENCY,
 	OPT_WRITE_BUFFER,
 	OPT_NO_CREATE,
 	OPT_JSON,
@@ -441,7 +464,8 @@ static const struct option long_options[] = {
 	{ "private",		no_argument,		NULL, OPT_PRIVATE },
 	{ "cold",		no_argument,		NULL, OPT_COLD },
 	{ "threads",		required_argument,	NULL, OPT_THREADS },
-	{ "warmup",		no_argument,		NULL, OPT_WARMUP },
+	{ "warmup",		optional_argument,	NULL, OPT_WARMUP },
+	{ "no-latency",		no_argument,		NULL, OPT_NO_LATENCY },
 	{ "write-buffer",	required_argument,	NULL, OPT_WRITE_BUFFER },
 	{ "no-create",		no_argument,		NULL, OPT_NO_CREATE },
 	{ "json",		no_argument,		NULL, OPT_JSON },
@@ -606,6 +630,9 @@ static int check_args(struct wpload_opts *opt, int mapping_opts_seen)
 				   mode_names[opt->mode]);
 	if (opt->write_buffer && opt->mode != MODE_WRITE)
 		return usage_error("--write-buffer works only with --mode write");
+	if (opt->warmup == WARMUP_WRITE && !mode_stores(opt->mode))
+		return usage_error("--warmup=write stores into the file; --mode %s only reads it",
+				   mode_names[opt->mode]);
 	if (opt->json && opt->quiet)
 		return usage_error("--quiet and --json cannot be combined");
 	nchunks = (opt->size + opt->chunk - 1) / opt->chunk;
@@ -709,8 +736,17 @@ static int parse_args(int argc, char **argv, struct wpload_opts *opt)
 			mapping_opt = c;
 			break;
 		case OPT_WARMUP:
-			opt->warmup = true;
+			if (!optarg || !strcmp(optarg, "read"))
+				opt->warmup = WARMUP_READ;
+			else if (!strcmp(optarg, "write"))
+				opt->warmup = WARMUP_WRITE;
+			else
+				return usage_error("--warmup: '%s' is not read or write",
+						   optarg);
 			mapping_opt = c;
+			break;
+		case OPT_NO_LATENCY:
+			opt->no_latency = true;
 			break;
 		case OPT_COLD:
 			opt->cold = true;
@@ -833,8 +869,14 @@ static void touch_pages(const char *map, uint64_t start, uint64_t end,
 static int warmup_touch(void *arg)
 {
 	struct wpload_run *run = arg;
+	uint64_t off;
 
-	touch_pages(run->map, 0, run->opt->size, run->page_size);
+	if (run->opt->warmup == WARMUP_READ) {
+		touch_pages(run->map, 0, run->opt->size, run->page_size);
+		return 0;
+	}
+	for (off = 0; off < run->opt->size; off += run->page_size)
+		*(volatile char *)(run->map + off) = 0;
 	return 0;
 }
 
@@ -1198,7 +1240,7 @@ static int worker_pass_ops(void *arg)
 	struct wpload_worker *w = arg;
 	struct wpload_run *run = w->run;
 	const struct wpload_opts *opt = run->opt;
-	uint64_t i, off = w->start, t0, t1;
+	uint64_t i, off = w->start, t0 = 0, t1;
 	bool sync_now;
 	size_t len;
 
@@ -1212,16 +1254,18 @@ static int worker_pass_ops(void *arg)
 		len = min_u64(opt->chunk, opt->size - off);
 		sync_now = opt->sync_every && (i + 1) % opt->sync_every == 0;
 
-		t0 = now_ns();
+		if (!opt->no_latency)
+			t0 = now_ns();
 		if (worker_op(w, off, len))
 			return -1;
 		/* Staged data must reach the file before a sync or pass end. */
 		if (w->wbuf && (sync_now || i + 1 == w->nr_chunks) &&
 		    wbuf_commit(w))
 			return -1;
-		t1 = now_ns();
-
-		w->lat[i] = t1 - t0;
+		if (!opt->no_latency) {
+			t1 = now_ns();
+			w->lat[i] = t1 - t0;
+		}
 		w->ops++;
 		w->bytes += len;
 		if (sync_now && sync_file(run, &w->sync_ns))
@@ -1338,7 +1382,9 @@ static void print_header(struct wpload_run *run)
 			opt->mlock ? "true" : "false",
 			opt->populate ? "true" : "false",
 			opt->cold ? "true" : "false",
-			opt->warmup ? "true" : "false");
+			warmup_json[opt->warmup]);
+		fprintf(out, ", \"latency\": %s",
+			opt->no_latency ? "false" : "true");
 		fputs(", \"passes\": [", out);
 		run->json_open = true;
 		return;
@@ -1367,7 +1413,9 @@ static void print_header(struct wpload_run *run)
 	if (opt->cold)
 		fputs("  cold", stdout);
 	if (opt->warmup)
-		fputs("  warmup", stdout);
+		printf("  warmup=%s", opt->warmup == WARMUP_READ ? "read" : "write");
+	if (opt->no_latency)
+		fputs("  no-latency", stdout);
 	if (opt->write_buffer)
 		printf("  write-buffer %s",
 		       fmt_bytes(wbuf, sizeof(wbuf), opt->write_buffer));
@@ -1415,10 +1463,15 @@ static void print_pass(struct wpload_run *run, const struct wpload_pass_result *
 	if (opt->json) {
 		printf("%s\n  {\"pass\": %" PRIu64 ", \"wall_ns\": %" PRIu64
 		       ", \"sync_ns\": %" PRIu64 ", \"ops\": %" PRIu64
-		       ", \"bytes\": %" PRIu64 ", \"lat_ns\": {\"p50\": %" PRIu64
-		       ", \"p99\": %" PRIu64 ", \"max\": %" PRIu64 "}, \"counters\": ",
+		       ", \"bytes\": %" PRIu64 ", \"lat_ns\": ",
 		       run->json_first_pass ? "" : ",", r->pass, r->wall_ns,
-		       r->sync_ns, r->ops, r->bytes, r->p50, r->p99, r->max);
+		       r->sync_ns, r->ops, r->bytes);
+		if (opt->no_latency)
+			fputs("null", stdout);
+		else
+			printf("{\"p50\": %" PRIu64 ", \"p99\": %" PRIu64
+			       ", \"max\": %" PRIu64 "}", r->p50, r->p99, r->max);
+		fputs(", \"counters\": ", stdout);
 		run->json_first_pass = false;
 		if (r->have_counters)
 			json_counters(r->counters.names, r->counters.val,
@@ -1557,7 +1610,8 @@ static void pass_end(struct wpload_run *run)
 			}
 		}
 		/* Every worker stored its samples into its slice of run->lat. */
-		qsort(run->lat, r.ops, sizeof(*run->lat), cmp_u64);
+		if (!opt->no_latency)
+			qsort(run->lat, r.ops, sizeof(*run->lat), cmp_u64);
 		r.p50 = percentile(run->lat, r.ops, 50);
 		r.p99 = percentile(run->lat, r.ops, 99);
 		r.max = run->lat[r.ops - 1];
