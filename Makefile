@@ -7,7 +7,8 @@
 #                in a guest of each, end with "N passed, N failed, N skipped"
 #
 # Other targets: setup, build, module, userspace, selftests, checkpatch,
-# vm (a command in a guest: make vm CMD='...' [KVER=...]), install,
+# experiment (docs/experiment.md), vm (a command in a guest:
+# make vm CMD='...' [KVER=...]), install,
 # uninstall ([DESTDIR=...] [PREFIX=/usr/local]), clean.  dkms.conf builds
 # the module for every kernel through DKMS instead.
 
@@ -76,11 +77,20 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/share/man/man8/wpstat.8 \
 		$(DESTDIR)$(PREFIX)/share/man/man1/wpload.1
 
+# The MappedByteBuffer-versus-FileChannel experiment: regenerates
+# docs/experiment.md and its charts.  KVER= picks the kernel (default: the
+# 6.12 one); EXPERIMENT_ARGS= adds options (--all-kernels, --size 512M,
+# --units "...", --parts "ram slow strategies java": see
+# scripts/guest-experiment.sh).
+experiment: setup
+	@$(MAKE) --no-print-directory build
+	@scripts/experiment.sh $(if $(KVER),--kver $(KVER)) $(EXPERIMENT_ARGS)
+
 vm: build
 	scripts/vm-run.sh $(if $(KVER),--kver $(KVER)) -- bash -c '$(CMD)'
 
 clean:
 	rm -rf build/kmod build/bin build/selftests results
 
-.PHONY: all setup build module userspace selftests checkpatch check demo vm \
+.PHONY: all setup build module userspace selftests checkpatch check demo experiment vm \
 	install uninstall clean

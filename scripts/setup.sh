@@ -34,7 +34,7 @@ refresh_lists() {
 tools="qemu-system-x86 libkmod-dev kmod pkg-config bats bats-assert bats-support
 	e2fsprogs xfsprogs btrfs-progs python3-venv jq busybox-static
 	bc flex bison libelf-dev libssl-dev xz-utils linux-source-6.12
-	dmsetup util-linux dkms groff-base"
+	dmsetup util-linux dkms groff-base openjdk-17-jdk-headless"
 
 missing=()
 for p in $tools; do pkg_installed "$p" || missing+=("$p")
@@ -76,6 +76,11 @@ fi
 # The bats suites validate `wpstat show --format prometheus` with a real parser.
 if ! "$venv/bin/python3" -c 'import prometheus_client' 2>/dev/null; then
 	"$venv/bin/pip" install -q --disable-pip-version-check prometheus_client
+fi
+
+# make experiment draws its charts with matplotlib.
+if ! "$venv/bin/python3" -c 'import matplotlib' 2>/dev/null; then
+	"$venv/bin/pip" install -q --disable-pip-version-check matplotlib
 fi
 
 # kselftest headers and checkpatch come from Debian's linux-source, never
