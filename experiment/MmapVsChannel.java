@@ -4,6 +4,7 @@
 //
 //   java MmapVsChannel.java --file PATH --size BYTES --api mmap|channel
 //        --op write|read [--cache warm|cold] [--units 64,4096,...]
+//        [--repeat N]
 //
 // Run it under `wpstat run` for the process's kernel counters.  It also reads
 // the file's row of /proc/wpstat/inodes around every unit size (Java cannot
@@ -33,6 +34,7 @@ public class MmapVsChannel {
     public static void main(String[] args) throws Exception {
         String file = null, api = null, op = null, cache = "warm";
         long size = 0;
+        int repeat = 1;
         List<Long> units = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
@@ -43,6 +45,7 @@ public class MmapVsChannel {
                 case "--api": api = v; i++; break;
                 case "--op": op = v; i++; break;
                 case "--cache": cache = v; i++; break;
+                case "--repeat": repeat = (int) parseBytes(v); i++; break;
                 case "--units":
                     for (String u : v.split(","))
                         units.add(parseBytes(u));
@@ -61,8 +64,10 @@ public class MmapVsChannel {
             usage("--cache must be warm or cold");
         if (units.isEmpty())
             units.add(4096L);
-        if ("cold".equals(cache) && units.size() != 1)
-            usage("--cache cold takes exactly one unit size");
+        if ("cold".equals(cache) && (units.size() != 1 || repeat != 1))
+            usage("--cache cold takes exactly one unit size, once");
+        if (repeat < 1)
+            usage("--repeat must be at least 1");
         if (size > Integer.MAX_VALUE)
             usage("--size: one MappedByteBuffer maps at most 2 GiB - 1");
 
@@ -88,11 +93,12 @@ public class MmapVsChannel {
                     }
                 }
             }
+            for (int round = 1; round <= repeat; round++)
             for (long unit : units) {
                 if (unit > size) {
                     System.out.printf("{\"api\": \"%s\", \"op\": \"%s\", \"unit\": %d, "
-                                      + "\"skipped\": \"unit larger than the file\"}%n",
-                                      api, op, unit);
+                                      + "\"round\": %d, \"skipped\": \"unit larger than the file\"}%n",
+                                      api, op, unit, round);
                     continue;
                 }
                 boolean warm = "warm".equals(cache);
@@ -104,9 +110,9 @@ public class MmapVsChannel {
                 Map<String, Long> after = counters(dev, ino);
                 StringBuilder sb = new StringBuilder();
                 sb.append(String.format("{\"api\": \"%s\", \"op\": \"%s\", \"cache\": \"%s\", "
-                                        + "\"unit\": %d, \"size\": %d, \"ns\": %d, \"force_ns\": %d, "
-                                        + "\"counters\": ",
-                                        api, op, cache, unit, size, t[0], t[1]));
+                                        + "\"unit\": %d, \"size\": %d, \"round\": %d, \"ns\": %d, "
+                                        + "\"force_ns\": %d, \"counters\": ",
+                                        api, op, cache, unit, size, round, t[0], t[1]));
                 if (before == null || after == null) {
                     sb.append("null");
                 } else {

@@ -32,7 +32,8 @@ COUNTERS = ["mkwrite_first", "mkwrite_wp", "mkwrite_ns", "mkclean_calls",
             "bdp_throttled", "bdp_pauses", "bdp_pause_ns"]
 VMSTAT = ["pgfault", "pgmajfault", "nr_dirtied", "nr_written", "pgpgin",
           "pgpgout"]
-COLUMNS = (["kernel", "part", "api", "op", "cache", "unit", "size", "passes",
+COLUMNS = (["kernel", "part", "api", "op", "cache", "unit", "size", "round",
+             "passes",
             "wall_ns", "sync_ns", "ops", "bytes", "mib_s", "skipped"]
            + COUNTERS + ["vm_" + k for k in VMSTAT])
 PAGE = 4096
@@ -53,6 +54,7 @@ def flatten(kernel, cell):
         j = cell["java"]
         row.update(part="java", api=j["api"], op=j["op"],
                    cache=j.get("cache", ""), unit=j["unit"], passes=1,
+                   round=j.get("round", 1),
                    size=j.get("size", ""), skipped=j.get("skipped", ""))
         if "ns" in j:
             row.update(wall_ns=j["ns"], sync_ns=j["force_ns"],
@@ -64,6 +66,7 @@ def flatten(kernel, cell):
         return row
     for k in ("part", "api", "op", "cache", "unit", "size", "skipped"):
         row[k] = cell.get(k, "")
+    row["round"] = cell.get("round", 1)
     w = cell.get("wpload")
     if w and w.get("totals"):
         t = w["totals"]
@@ -80,6 +83,26 @@ def flatten(kernel, cell):
         if "vm_" + k in row:
             row["vm_" + k] = v
     return row
+
+
+def aggregate(rows):
+    """One row per cell: the round with the median throughput, with the
+    spread of all rounds in mib_s_min/mib_s_max and their number in runs."""
+    groups = {}
+    for r in rows:
+        key = (r["part"], r["api"], r["op"], r["cache"], r["unit"])
+        groups.setdefault(key, []).append(r)
+    out = []
+    for runs in groups.values():
+        ok = sorted((r for r in runs if r["mib_s"] != ""),
+                    key=lambda r: r["mib_s"])
+        if not ok:
+            out.append(dict(runs[0], runs=0, mib_s_min="", mib_s_max=""))
+            continue
+        med = ok[(len(ok) - 1) // 2]
+        out.append(dict(med, runs=len(ok), mib_s_min=ok[0]["mib_s"],
+                        mib_s_max=ok[-1]["mib_s"]))
+    return out
 
 
 def load(results):
@@ -143,6 +166,13 @@ def chart(path, title, series, faults, fault_label):
     plt.close(fig)
 
 
+def tput(r):
+    """Median MiB/s, with the range of the rounds when there were several."""
+    if r.get("runs", 1) > 1:
+        return "%.0f (%.0f-%.0f)" % (r["mib_s"], r["mib_s_min"], r["mib_s_max"])
+    return "%.0f" % r["mib_s"]
+
+
 def ratio_table(rows, op):
     """Markdown table: per unit, MiB/s of each api and cache, and the ratio."""
     apis = ("mmap", "write")
@@ -161,7 +191,7 @@ def ratio_table(rows, op):
         for c in ("warm", "cold"):
             for a in apis:
                 r = cells[(a, c)].get(u)
-                vals.append("%.0f" % r["mib_s"] if r else "-")
+                vals.append(tput(r) if r else "-")
         ratios = []
         for c in ("warm", "cold"):
             m, s = cells[("mmap", c)].get(u), cells[("write", c)].get(u)
@@ -208,7 +238,9 @@ def counter_table(rows, part, columns, key_cols):
         vals = []
         for c in columns:
             v = r[c]
-            if c.endswith("_ns") and v != "":
+            if c == "mib_s" and v != "":
+                v = tput(r)
+            elif c.endswith("_ns") and v != "":
                 v = "%.1f ms" % (v / 1e6)
             vals.append(str(v))
         out.append("| " + " | ".join(keys + vals) + " |")
@@ -224,19 +256,36 @@ def findings(rows, meta):
         units, wins, cross, m, s = crossover(rows, op, "warm")
         if not units:
             continue
+        call = "read(2)" if op == "read" else "write(2)"
         small_units = [u for u in units if u < small]
         small_win = small_units and all(u in wins for u in small_units)
-        ratio64 = (m[units[0]]["mib_s"] / s[units[0]]["mib_s"]) if units else 0
+        ratios = ", ".join("%s %.2f" % (unit_name(u), m[u]["mib_s"] / s[u]["mib_s"])
+                           for u in units if u <= 64 << 10)
+        expl = ("mmap/%s throughput: %s. Below a page, %s pays one system "
+                "call per unit (%s calls at %s) while mmap pays per page "
+                "at most, whatever the unit" % (
+                    call, ratios, call, s[units[0]]["ops"], unit_name(units[0])))
+        if op == "write":
+            mw = m[units[0]]
+            expl += (": %s write faults (mkwrite_first + mkwrite_wp) for %d "
+                     "pages. From one page up, both pay one kernel entry per "
+                     "page (write(2): bdp_calls = %s at 4 KiB; mmap: a "
+                     "write fault with its own dirty-balancing call, "
+                     "bdp_fault_calls = %s)%s." % (
+                         mw["mkwrite_first"] + mw["mkwrite_wp"]
+                         if mw["mkwrite_first"] != "" else "-",
+                         meta["size"] // PAGE,
+                         s.get(4096, {}).get("bdp_calls", "-"),
+                         m.get(4096, {}).get("bdp_fault_calls", "-"),
+                         ", and the fault is the dearer entry" if 4096 in m and 4096 in s
+                         and m[4096]["mib_s"] < s[4096]["mib_s"] else ""))
+        else:
+            expl += ("; the warm mapping is mlocked, so a read is a plain "
+                     "memcpy (%s page faults in the whole process)." %
+                     m[units[0]]["vm_pgfault"])
         res.append((
             "mmap wins clearly below ~%s (%s, warm cache)" % (unit_name(small), what),
-            "agrees" if small_win else "disagrees",
-            "mmap/%s throughput at %s: %.1fx; mmap is faster at %s. "
-            "A %s of a small unit costs one system call (%s ops for the "
-            "smallest unit), mmap none." % (
-                "read(2)" if op == "read" else "write(2)", unit_name(units[0]),
-                ratio64, ", ".join(unit_name(u) for u in wins) or "no unit size",
-                "read(2)" if op == "read" else "write(2)",
-                s[units[0]]["ops"])))
+            "agrees" if small_win else "disagrees", expl))
 
     # Large units: does read()/write() overtake mmap at 64 MiB and beyond?
     for op in ("write", "read"):
@@ -261,8 +310,14 @@ def findings(rows, meta):
                          if mw["mkwrite_first"] != "" else "-",
                          mw["vm_pgfault"], pages))
         else:
-            expl += ("a warm, mlocked mapping reads with %s page faults; "
-                     "the copy is the same memcpy as read(2)'s." % mw["vm_pgfault"])
+            expl += ("The measured pass has no faults left to pay: the "
+                     "per-page costs the original blames (faults, page-table "
+                     "population) went into the warm-up (%s faults in the "
+                     "whole process, start-up included). What remains is "
+                     "the copy, and read(2) adds a page-cache lookup per "
+                     "folio to it. TLB misses cost differently under TCG's "
+                     "software TLB than on hardware, so this cell cannot "
+                     "confirm or refute that part." % mw["vm_pgfault"])
         res.append(("read()/write() overtakes mmap at 64 MiB and beyond "
                     "(%ss)" % op, "agrees" if overtakes else "disagrees", expl))
 
@@ -271,7 +326,7 @@ def findings(rows, meta):
     if mw:
         r = next(iter(mw.values()))
         res.append((
-            "pre-faulting (load + mlock) makes mmap writes fault-free",
+            "a warm mapping (pre-faulted, mlocked) writes without page faults",
             "disagrees" if r["mkwrite_wp"] else "agrees",
             "pre-faulting by reading maps the pages read-only: with the "
             "file warm and mlocked, a pass still took mkwrite_wp = %s for "
@@ -293,11 +348,17 @@ def findings(rows, meta):
         if common:
             mm = sorted(lossm)[len(lossm) // 2]
             ms = sorted(losss)[len(losss) // 2]
+            if mm < 0.9 * ms:
+                verdict = "agrees"
+            elif mm > ms / 0.9:
+                verdict = "disagrees"
+            else:
+                verdict = "inconclusive (within 10%)"
             r = slow_m[units[0]]
             q = slow_s[units[0]]
             res.append((
                 "writes suffer while writeback runs, mmap more than write()",
-                "agrees" if mm < ms else "disagrees",
+                verdict,
                 "median throughput on the slow device relative to the RAM "
                 "disk: mmap %.2f, write(2) %.2f. At %s, mmap took "
                 "mkwrite_wp = %s (pages cleaned by writeback between passes "
@@ -404,6 +465,7 @@ def render(kernels, docs):
         with open(os.path.join(kdir, "meta.json"), "w") as f:
             json.dump(meta, f, indent=1)
             f.write("\n")
+        rows = aggregate(rows)
 
         md += ["## Kernel %s" % kernel, "",
                "Run %s on %s, %d vCPU, %d MiB guest memory, %s. File %s "
@@ -413,6 +475,19 @@ def render(kernels, docs):
                    meta["mem_kib"] // 1024, meta.get("java", ""),
                    unit_name(meta["size"]), unit_name(meta["slow_size"]),
                    meta["slow_delay_ms"], unit_name(meta["strategy_size"])),
+               "",
+               "Reproduce: `make experiment%s%s`." % (
+                   "" if kernel.startswith("6.12.") else " KVER=" + kernel,
+                   " EXPERIMENT_ARGS='%s'" % meta["args"]
+                   if meta.get("args") else ""),
+               "",
+               "Throughput is bytes over the pass's wall time, the closing "
+               "`msync`/`fsync` included; each cell is the median of %d "
+               "rounds (their range in brackets), and its counters are "
+               "those of the median round. wpstat counters cover the "
+               "measured pass(es) only; the `vm_*` (/proc/vmstat) deltas "
+               "cover the whole wpload process, its warm-up and start-up "
+               "(about 450 faults) included." % meta.get("repeat", 1),
                ""]
 
         charts = []

@@ -10,8 +10,12 @@
 #                       [--slow-size BYTES] [--slow-delay MS]
 #                       [--strategy-size BYTES] [--java-units "64 4096 ..."]
 #                       [--java-cold-unit BYTES|none] [--ram-dir DIR]
+#                       [--repeat N]
 #                       [--parts "ram slow strategies java"]
 #
+# --repeat: run every part N times over (rounds, so that a burst of host
+# noise hits one round, not every repeat of one cell; the report takes
+# medians); the JVM repeats each unit size N times in one process.
 # --ram-dir: an ext4 filesystem already mounted on a RAM disk, instead of
 # making one (brd can be loaded only once, with one geometry).
 #
@@ -19,11 +23,13 @@
 #   ram         ext4 on a RAM disk; every unit size x mmap/write x write/read
 #               x warm/cold; one pass, then msync(MS_SYNC)/fsync for writes
 #               (MappedByteBuffer.put + force, FileChannel.write + force).
-#   slow        ext4 on a memory-backed null_blk behind dm-delay (every write
-#               bio completes --slow-delay ms late; stable_writes=1, as on a
-#               device that checksums data in flight), small dirty limits and
-#               a 1 s flusher interval, so writeback runs while the workload
-#               writes; two write passes per cell.
+#   slow        ext4 on a memory-backed null_blk that completes one 4 KiB
+#               request at a time after 0.25 ms (~16 MB/s), behind dm-delay
+#               (every write bio completes --slow-delay ms late;
+#               stable_writes=1, as on a device that checksums data in
+#               flight), small dirty limits and a 1 s flusher interval, so
+#               writeback runs while the workload writes; two write passes
+#               per cell.
 #   strategies  RocketMQ's strategies on the slow device: an append of
 #               1000-byte messages with an asynchronous flush every 16
 #               messages (sync_file_range(WRITE), like RocketMQ's flush
@@ -38,14 +44,17 @@ top=${WPSTAT_TOP:?run through scripts/vm-run.sh}
 out=${WPSTAT_RESULTS:-}
 size=256M
 units="64 128 512 1K 2K 4K 8K 32K 64K 1M 32M 64M 512M"
-slow_size=32M
+slow_size=16M
 slow_delay=10
 strategy_size=16M
 java_units=	# default: --units
 java_cold_unit=4K
 ram_dir=
+repeat=3
+round=1
 parts="ram slow strategies java"
 
+guest_args="$*"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--out) out=$2; shift 2 ;;
@@ -58,6 +67,7 @@ while [ $# -gt 0 ]; do
 	--parts) parts=$2; shift 2 ;;
 	--java-cold-unit) java_cold_unit=$2; shift 2 ;;
 	--ram-dir) ram_dir=$2; shift 2 ;;
+	--repeat) repeat=$2; shift 2 ;;
 	*) echo "guest-experiment: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -113,8 +123,8 @@ cell() {
 	local part=$1 api=$2 op=$3 cache=$4 unit=$5 file=$6 fsize=$7 mode json vm rc
 	shift 7
 	if [ "$(bytes "$unit")" -gt "$(bytes "$fsize")" ]; then
-		printf '{"part": "%s", "api": "%s", "op": "%s", "cache": "%s", "unit": %s, "size": %s, "skipped": "unit larger than the file"}\n' \
-			"$part" "$api" "$op" "$cache" "$(bytes "$unit")" "$(bytes "$fsize")" >>"$cells"
+		printf '{"part": "%s", "api": "%s", "op": "%s", "cache": "%s", "unit": %s, "size": %s, "round": %d, "skipped": "unit larger than the file"}\n' \
+			"$part" "$api" "$op" "$cache" "$(bytes "$unit")" "$(bytes "$fsize")" $round >>"$cells"
 		return
 	fi
 	case $api/$op in
@@ -133,10 +143,10 @@ cell() {
 	vm=$(vmstat_delta)
 	json=$(jq -c . <<<"$json" 2>/dev/null) || json=
 	[ -n "$json" ] || json=null
-	printf '{"part": "%s", "api": "%s", "op": "%s", "cache": "%s", "unit": %s, "size": %s, "args": "%s", "rc": %d, "vmstat": %s, "wpload": %s}\n' \
+	printf '{"part": "%s", "api": "%s", "op": "%s", "cache": "%s", "unit": %s, "size": %s, "round": %d, "args": "%s", "rc": %d, "vmstat": %s, "wpload": %s}\n' \
 		"$part" "$api" "$op" "$cache" "$(bytes "$unit")" "$(bytes "$fsize")" \
-		"$*" "$rc" "$vm" "$json" >>"$cells"
-	echo "${SECONDS}s cell $part $api $op $cache $unit: rc $rc" >&2
+		$round "$*" "$rc" "$vm" "$json" >>"$cells"
+	echo "${SECONDS}s round $round cell $part $api $op $cache $unit: rc $rc" >&2
 }
 
 make_file() {	# PATH SIZE: written and on disk, so reads find data
@@ -185,7 +195,11 @@ slow_up() {
 		return 1
 	fi
 	local gb=$(( ($(bytes "$slow_size") > $(bytes "$strategy_size") ? $(bytes "$slow_size") : $(bytes "$strategy_size")) * 3 / 1073741824 + 1 ))
-	modprobe null_blk nr_devices=1 memory_backed=1 gb=$gb bs=4096 &&
+	# One 4 KiB request at a time, each completing after a timer:
+	# about 16 MB/s, well below what the guest dirties, so writeback
+	# lags and dirty balancing throttles.
+	modprobe null_blk nr_devices=1 memory_backed=1 gb=$gb bs=4096 \
+		irqmode=2 completion_nsec=250000 hw_queue_depth=1 max_sectors=8 &&
 		mkfs.ext4 -q -F /dev/nullb0 &&
 		modprobe dm-delay &&
 		dmsetup create --noudevsync wpexp --table \
@@ -213,104 +227,108 @@ cat >"$out/meta.json" <<EOF
  "size": $(bytes "$size"), "slow_size": $(bytes "$slow_size"),
  "slow_delay_ms": $slow_delay, "strategy_size": $(bytes "$strategy_size"),
  "units": "$units", "java_units": "$java_units", "parts": "$parts",
+ "repeat": $repeat, "args": "$(sed 's/"/\\"/g' <<<"$guest_args")",
  "java": "$(java -version 2>&1 | head -n 1 | sed 's/"/\\"/g')"}
 EOF
 
 rc=0
-for part in $parts; do
-	case $part in
-	ram)
-		sysctl_quiet
-		ram_up || { echo "guest-experiment: RAM disk set-up failed" >&2; rc=1; continue; }
-		f=$ram/sweep.dat
-		make_file "$f" "$size" || { rc=1; continue; }
-		for unit in $units; do
-			for op in write read; do
-				for api in mmap write; do
-					sync_opt=
-					[ $op = write ] && { [ $api = mmap ] && sync_opt="--sync msync" || sync_opt="--sync fsync"; }
-					# shellcheck disable=SC2086
-					cell ram $api $op warm "$unit" "$f" "$size" $sync_opt \
-						$([ $api = mmap ] && echo --warmup)
-					# shellcheck disable=SC2086
-					cell ram $api $op cold "$unit" "$f" "$size" $sync_opt --cold
-				done
-			done
-		done
-		rm -f "$f"
-		;;
-	slow | strategies)
-		slow_up || { echo "guest-experiment: slow device set-up failed" >&2; rc=1; continue; }
-		sysctl_busy
-		if [ $part = slow ]; then
-			f=$mnt/slow/sweep.dat
-			make_file "$f" "$slow_size" || { rc=1; continue; }
+for round in $(seq "$repeat"); do
+	for part in $parts; do
+		case $part in
+		ram)
+			sysctl_quiet
+			ram_up || { echo "guest-experiment: RAM disk set-up failed" >&2; rc=1; continue; }
+			f=$ram/sweep.dat
+			make_file "$f" "$size" || { rc=1; continue; }
 			for unit in $units; do
-				cell slow mmap write warm "$unit" "$f" "$slow_size" \
-					--passes 2 --sync msync --warmup
-				cell slow write write warm "$unit" "$f" "$slow_size" \
-					--passes 2 --sync fsync
-			done
-		else
-			f=$mnt/slow/commitlog.dat
-			make_file "$f" "$strategy_size" || { rc=1; continue; }
-			common="--sync sfr --sync-every 16"
-			# shellcheck disable=SC2086
-			{
-				cell strategies mmap write plain 1000 "$f" "$strategy_size" $common
-				cell strategies mmap write warmup-read 1000 "$f" "$strategy_size" $common --warmup=read
-				cell strategies mmap write warmup-write 1000 "$f" "$strategy_size" $common --warmup=write
-				cell strategies write write plain 1000 "$f" "$strategy_size" $common
-				cell strategies write write write-buffer 1000 "$f" "$strategy_size" $common --write-buffer 16K
-			}
-		fi
-		sysctl_quiet
-		rm -f "$f"
-		;;
-	java)
-		sysctl_quiet
-		ram_up || { rc=1; continue; }
-		f=$ram/java.dat
-		make_file "$f" "$size" || { rc=1; continue; }
-		ju=$(for u in $java_units; do bytes "$u"; done | paste -sd,)
-		for op in write; do
-			for api in mmap channel; do
-				for cache in warm cold; do
-					list=$ju
-					if [ $cache = cold ]; then
-						[ "$java_cold_unit" = none ] && continue
-						list=$(bytes $java_cold_unit)
-					fi
-					for u in $list; do
-						drop_file "$f"
-						vmstat_snap
-						run=$out/java-run.json
-						"$top/build/bin/wpstat" run --json -o "$run" -- \
-							java -XX:-UsePerfData -Xmx1g "$top/experiment/MmapVsChannel.java" \
-							--file "$f" --size "$size" --api $api --op $op \
-							--cache $cache --units "$u" >"$out/java-cells.txt"
-						jrc=$?
-						vm=$(vmstat_delta)
-						while read -r line; do
-							printf '{"part": "java", "rc": %d, "vmstat_process": %s, "wpstat_run": %s, "java": %s}\n' \
-								"$jrc" "$vm" "$(jq -c . "$run" 2>/dev/null || echo null)" "$line" >>"$cells"
-						done <"$out/java-cells.txt"
-						[ -s "$out/java-cells.txt" ] || {
-							printf '{"part": "java", "rc": %d, "api": "%s", "op": "%s", "cache": "%s", "units": "%s", "error": "no output"}\n' \
-								"$jrc" $api $op $cache "$u" >>"$cells"
-							rc=1
-						}
-						echo "${SECONDS}s java $api $op $cache $u: rc $jrc" >&2
+				for op in write read; do
+					for api in mmap write; do
+						sync_opt=
+						[ $op = write ] && { [ $api = mmap ] && sync_opt="--sync msync" || sync_opt="--sync fsync"; }
+						# shellcheck disable=SC2086
+						cell ram $api $op warm "$unit" "$f" "$size" $sync_opt \
+							$([ $api = mmap ] && echo --warmup)
+						# shellcheck disable=SC2086
+						cell ram $api $op cold "$unit" "$f" "$size" $sync_opt --cold
 					done
 				done
 			done
-		done
-		rm -f "$f" "$out/java-cells.txt" "$out/java-run.json"
-		;;
-	*)
-		echo "guest-experiment: unknown part '$part'" >&2
-		rc=2
-		;;
-	esac
+			rm -f "$f"
+			;;
+		slow | strategies)
+			slow_up || { echo "guest-experiment: slow device set-up failed" >&2; rc=1; continue; }
+			sysctl_busy
+			if [ $part = slow ]; then
+				f=$mnt/slow/sweep.dat
+				make_file "$f" "$slow_size" || { rc=1; continue; }
+				for unit in $units; do
+					cell slow mmap write warm "$unit" "$f" "$slow_size" \
+						--passes 2 --sync msync --warmup
+					cell slow write write warm "$unit" "$f" "$slow_size" \
+						--passes 2 --sync fsync
+				done
+			else
+				f=$mnt/slow/commitlog.dat
+				make_file "$f" "$strategy_size" || { rc=1; continue; }
+				common="--sync sfr --sync-every 16"
+				# shellcheck disable=SC2086
+				{
+					cell strategies mmap write plain 1000 "$f" "$strategy_size" $common
+					cell strategies mmap write warmup-read 1000 "$f" "$strategy_size" $common --warmup=read
+					cell strategies mmap write warmup-write 1000 "$f" "$strategy_size" $common --warmup=write
+					cell strategies write write plain 1000 "$f" "$strategy_size" $common
+					cell strategies write write write-buffer 1000 "$f" "$strategy_size" $common --write-buffer 16K
+				}
+			fi
+			sysctl_quiet
+			rm -f "$f"
+			;;
+		java)
+			[ "$round" = 1 ] || continue	# the JVM repeats by itself
+			sysctl_quiet
+			ram_up || { rc=1; continue; }
+			f=$ram/java.dat
+			make_file "$f" "$size" || { rc=1; continue; }
+			ju=$(for u in $java_units; do bytes "$u"; done | paste -sd,)
+			for op in write; do
+				for api in mmap channel; do
+					for cache in warm cold; do
+						list=$ju
+						if [ $cache = cold ]; then
+							[ "$java_cold_unit" = none ] && continue
+							list=$(bytes $java_cold_unit)
+						fi
+						for u in $list; do
+							drop_file "$f"
+							vmstat_snap
+							run=$out/java-run.json
+							"$top/build/bin/wpstat" run --json -o "$run" -- \
+								java -XX:-UsePerfData -Xmx1g "$top/experiment/MmapVsChannel.java" \
+								--file "$f" --size "$size" --api $api --op $op \
+								--cache $cache --units "$u" --repeat "$repeat" >"$out/java-cells.txt"
+							jrc=$?
+							vm=$(vmstat_delta)
+							while read -r line; do
+								printf '{"part": "java", "rc": %d, "vmstat_process": %s, "wpstat_run": %s, "java": %s}\n' \
+									"$jrc" "$vm" "$(jq -c . "$run" 2>/dev/null || echo null)" "$line" >>"$cells"
+							done <"$out/java-cells.txt"
+							[ -s "$out/java-cells.txt" ] || {
+								printf '{"part": "java", "rc": %d, "api": "%s", "op": "%s", "cache": "%s", "units": "%s", "error": "no output"}\n' \
+									"$jrc" $api $op $cache "$u" >>"$cells"
+								rc=1
+							}
+							echo "${SECONDS}s java $api $op $cache $u: rc $jrc" >&2
+						done
+					done
+				done
+			done
+			rm -f "$f" "$out/java-cells.txt" "$out/java-run.json"
+			;;
+		*)
+			echo "guest-experiment: unknown part '$part'" >&2
+			rc=2
+			;;
+		esac
+	done
 done
 exit $rc

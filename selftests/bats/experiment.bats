@@ -19,7 +19,7 @@ setup_file() {
 	bash "$WPSTAT_TOP/scripts/guest-experiment.sh" --out "$OUT/k" \
 		--ram-dir "$WPSTAT_FS_DIR/ext4" --size 8M --units "$UNITS" \
 		--slow-size 2M --strategy-size 1M --java-units "64 1M" \
-		--java-cold-unit none >"$BATS_FILE_TMPDIR/guest.log" 2>&1
+		--java-cold-unit none --repeat 1 >"$BATS_FILE_TMPDIR/guest.log" 2>&1
 	echo $? >"$BATS_FILE_TMPDIR/guest.rc"
 	# Kept with the TAP files, for a failure's post-mortem.
 	cp "$BATS_FILE_TMPDIR/guest.log" "${WPSTAT_RESULTS:-/tmp}/experiment-guest.log"
