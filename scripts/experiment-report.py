@@ -50,6 +50,12 @@ def flatten(kernel, cell):
     """One CSV row from a cell of any part."""
     row = dict.fromkeys(COLUMNS, "")
     row["kernel"] = kernel
+    if cell.get("part") == "java" and "java" not in cell:
+        row.update(part="java", api=cell.get("api", ""), op=cell.get("op", ""),
+                   cache=cell.get("cache", ""), unit=int(cell.get("units", 0)),
+                   skipped="failed (rc %s): %s" % (cell.get("rc"),
+                                                   cell.get("error", "")))
+        return row
     if cell.get("part") == "java":
         j = cell["java"]
         row.update(part="java", api=j["api"], op=j["op"],
@@ -168,9 +174,11 @@ def chart(path, title, series, faults, fault_label):
 
 def tput(r):
     """Median MiB/s, with the range of the rounds when there were several."""
+    f = "%.2f" if r["mib_s"] < 10 else "%.0f"
     if r.get("runs", 1) > 1:
-        return "%.0f (%.0f-%.0f)" % (r["mib_s"], r["mib_s_min"], r["mib_s_max"])
-    return "%.0f" % r["mib_s"]
+        return (f + " (" + f + "-" + f + ")") % (r["mib_s"], r["mib_s_min"],
+                                                 r["mib_s_max"])
+    return f % r["mib_s"]
 
 
 def ratio_table(rows, op):
@@ -328,11 +336,15 @@ def findings(rows, meta):
         res.append((
             "a warm mapping (pre-faulted, mlocked) writes without page faults",
             "disagrees" if r["mkwrite_wp"] else "agrees",
-            "pre-faulting by reading maps the pages read-only: with the "
+            "The original's warm case pre-faults the mapping to take "
+            "faults out of the measurement; for writes it cannot. "
+            "Pre-faulting by reading maps the pages read-only: with the "
             "file warm and mlocked, a pass still took mkwrite_wp = %s for "
             "%d pages (each first store is a write-protect fault through "
-            "->page_mkwrite) and %s pgfault. The original's claim is about "
-            "page-cache misses; write permission is a separate fault." % (
+            "->page_mkwrite, then a dirty-balancing call) and %s pgfault "
+            "in the process. RocketMQ's writing warm-up avoids this only "
+            "until writeback cleans the pages (see the strategies "
+            "below)." % (
                 r["mkwrite_wp"], pages, r["vm_pgfault"])))
 
     # Writeback hurts writes, mmap more.  On a device-bound run both go at
@@ -429,13 +441,16 @@ def strategy_section(rows):
     if p and ww:
         notes.append(
             "- **RocketMQ's warm-up (a store per page)** leaves the pages "
-            "dirty and writable, but the first flush cleans and "
-            "write-protects all of them (mkclean_calls %s against %s "
-            "without warm-up), so the pass still takes mkwrite_wp = %s. "
-            "Warm-up cannot prevent write-protect faults after writeback, "
-            "nor the stable-page waits (%s, as without it: %s)." % (
-                ww["mkclean_calls"], p["mkclean_calls"], ww["mkwrite_wp"],
-                ww["stable_waits"], p["stable_waits"]))
+            "dirty and writable, yet the pass took mkwrite_wp = %s for %d "
+            "pages (without warm-up: %s first-write + %s write-protect "
+            "faults): the first flush, a sync_file_range over the file, "
+            "cleaned and write-protected every warmed page, so each took "
+            "a write-protect fault at its first store, and again after "
+            "any flush that caught it part-filled. Warm-up cannot prevent "
+            "write-protect faults after writeback, nor the stable-page "
+            "waits (%s, without it %s)." % (
+                ww["mkwrite_wp"], ww["size"] // PAGE, p["mkwrite_first"],
+                p["mkwrite_wp"], ww["stable_waits"], p["stable_waits"]))
     wp, wb = get.get(("write", "plain")), get.get(("write", "write-buffer"))
     if wp and wb:
         notes.append(
@@ -524,6 +539,15 @@ def render(kernels, docs):
                "cover the whole wpload process, its warm-up and start-up "
                "(about 450 faults) included." % meta.get("repeat", 1),
                ""]
+        short = sorted({r["part"] for r in rows
+                        if r["runs"] and r["runs"] < meta.get("repeat", 1)})
+        if short:
+            md += ["**This run is incomplete:** it ended before its last "
+                   "round (the guest's time limit), so some cells of %s "
+                   "have fewer rounds than %d; a value without a range "
+                   "comes from a single round. Column `round` of the CSV "
+                   "has every sample." % (", ".join(short),
+                                          meta.get("repeat", 1)), ""]
 
         charts = []
         for op in ("write", "read"):

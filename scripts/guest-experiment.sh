@@ -305,7 +305,9 @@ for round in $(seq "$repeat"); do
 							"$top/build/bin/wpstat" run --json -o "$run" -- \
 								java -XX:-UsePerfData -Xmx1g "$top/experiment/MmapVsChannel.java" \
 								--file "$f" --size "$size" --api $api --op $op \
-								--cache $cache --units "$u" --repeat "$repeat" >"$out/java-cells.txt"
+								--cache $cache --units "$u" \
+							--repeat "$([ $cache = warm ] && echo "$repeat" || echo 1)" \
+							>"$out/java-cells.txt"
 							jrc=$?
 							vm=$(vmstat_delta)
 							while read -r line; do
