@@ -7,6 +7,7 @@
 #                in a guest of each, end with "N passed, N failed, N skipped"
 #
 # Other targets: setup, build, module, userspace, selftests, checkpatch,
+# bench (cost per event on every kernel, writes docs/benchmarks.md),
 # experiment (docs/experiment.md), vm (a command in a guest:
 # make vm CMD='...' [KVER=...]), install,
 # uninstall ([DESTDIR=...] [PREFIX=/usr/local]), clean.  dkms.conf builds
@@ -41,9 +42,11 @@ check: setup
 	@$(MAKE) --no-print-directory build
 	@scripts/check.sh
 
-demo: setup
+# The cost per event against a floor and bpftrace, both kernels, about
+# 20 minutes; writes results/bench/ and docs/benchmarks.md.
+bench: setup
 	@$(MAKE) --no-print-directory build
-	@scripts/demo.sh
+	@scripts/bench.sh
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -92,5 +95,5 @@ vm: build
 clean:
 	rm -rf build/kmod build/bin build/selftests results
 
-.PHONY: all setup build module userspace selftests checkpatch check demo experiment vm \
+.PHONY: all setup build module userspace selftests checkpatch check demo bench experiment vm \
 	install uninstall clean

@@ -102,6 +102,7 @@ extern unsigned int wpstat_max_inodes;
 extern bool wpstat_enabled;
 extern u32 wpstat_filter_dev;		/* 0: any device */
 extern pid_t wpstat_filter_tgid;	/* 0: any process */
+extern bool wpstat_floor;		/* benchmark floor: empty handlers */
 extern struct wpstat_table __rcu *wpstat_table;
 extern struct mutex wpstat_table_mutex;	/* serialises table swaps */
 DECLARE_PER_CPU(struct wpstat_stats, wpstat_stats);

@@ -191,23 +191,55 @@ void wpstat_add(struct wpstat_entry *e, enum wpstat_counter c, u64 delta)
 	this_cpu_add(wpstat_stats.total[c], delta);
 }
 
-/* Caller holds rcu_read_lock(); a NULL result is counted as untracked. */
+/*
+ * The entry each CPU found last: a writer streams events for one inode, so
+ * most lookups skip the hash.  Only probe handlers use it, with preemption
+ * disabled; one nested in another (an interrupt) may overwrite the pair
+ * half-way, so a hit is trusted only after checking it against the
+ * current table: index in range, published, same key.  Never dereferenced
+ * for another table, so a stale pair is harmless after a reset.
+ */
+struct wpstat_last {
+	struct wpstat_table *table;
+	u32 idx;			/* into table->entries */
+};
+static DEFINE_PER_CPU(struct wpstat_last, wpstat_last);
+
+/*
+ * Called from probe handlers, which run with preemption disabled: an RCU
+ * read-side section that the synchronize_rcu() of a reset waits for.
+ * A NULL result is counted as untracked.
+ */
 struct wpstat_entry *wpstat_lookup(const struct wpstat_key *key)
 {
-	struct wpstat_table *t = rcu_dereference(wpstat_table);
-	struct wpstat_entry *e = t ? wpstat_table_find(t, key) : NULL;
+	struct wpstat_table *t = rcu_dereference_sched(wpstat_table);
+	struct wpstat_entry *e;
+	u32 idx;
 
-	if (!e)
-		this_cpu_inc(wpstat_stats.untracked);
+	if (unlikely(!t))
+		goto untracked;
+	idx = this_cpu_read(wpstat_last.idx);
+	if (this_cpu_read(wpstat_last.table) == t && idx < t->max_entries) {
+		e = &t->entries[idx];
+		/* Pairs with the release in wpstat_table_find(). */
+		if (smp_load_acquire(&e->valid) && wpstat_key_equal(&e->key, key))
+			return e;
+	}
+	e = wpstat_table_find(t, key);
+	if (unlikely(!e))
+		goto untracked;
+	this_cpu_write(wpstat_last.table, t);
+	this_cpu_write(wpstat_last.idx, (u32)(e - t->entries));
 	return e;
+untracked:
+	this_cpu_inc(wpstat_stats.untracked);
+	return NULL;
 }
 
 void wpstat_count(const struct wpstat_key *key, enum wpstat_counter c,
 		  u64 delta)
 {
-	rcu_read_lock();
 	wpstat_add(wpstat_lookup(key), c, delta);
-	rcu_read_unlock();
 }
 
 void wpstat_hist_add(enum wpstat_hist_id h, u64 ns)
@@ -274,6 +306,7 @@ static int __init wpstat_init(void)
 
 	pr_info("loaded: max_inodes=%u (%zu bytes each), counting %s\n",
 		wpstat_max_inodes, wpstat_entry_bytes(),
+		wpstat_floor ? "nothing (floor mode: empty handlers)" :
 		wpstat_enabled ? "on" : "off");
 	return 0;
 

@@ -29,8 +29,9 @@ static DEFINE_MUTEX(wpstat_control_mutex);
 static void wpstat_seq_counter(struct seq_file *m, enum wpstat_counter c,
 			       u64 v)
 {
+	/* Not seq_printf(): a full table is 65536 rows of 15 numbers. */
 	if (wpstat_counter_available(c))
-		seq_printf(m, " %llu", v);
+		seq_put_decimal_ull(m, " ", v);
 	else
 		seq_puts(m, " -");
 }
@@ -88,8 +89,10 @@ static int inodes_show(struct seq_file *m, void *v)
 		seq_putc(m, '\n');
 		return 0;
 	}
-	seq_printf(m, "%u:%u %llu %u", MAJOR(e->key.dev), MINOR(e->key.dev),
-		   e->key.ino, e->key.gen);
+	seq_put_decimal_ull(m, "", MAJOR(e->key.dev));
+	seq_put_decimal_ull(m, ":", MINOR(e->key.dev));
+	seq_put_decimal_ull(m, " ", e->key.ino);
+	seq_put_decimal_ull(m, " ", e->key.gen);
 	for (c = 0; c < WPC_NR; c++)
 		wpstat_seq_counter(m, c, atomic64_read(&e->count[c]));
 	seq_putc(m, '\n');
@@ -140,6 +143,7 @@ static int summary_show(struct seq_file *m, void *v)
 	seq_printf(m, "untracked_events %llu\n", WPSTAT_SUM(untracked));
 	seq_printf(m, "entry_bytes %zu\n", wpstat_entry_bytes());
 	seq_printf(m, "enabled %d\n", READ_ONCE(wpstat_enabled));
+	seq_printf(m, "floor %d\n", wpstat_floor);
 	seq_printf(m, "task_contexts_exhausted %llu\n", wpstat_tctx_exhausted());
 	for (p = 0; p < WPP_NR; p++)
 		seq_printf(m, "missed_%s %llu\n", wpstat_probe_name(p),
@@ -241,11 +245,15 @@ static ssize_t control_write(struct file *file, const char __user *ubuf,
 	if (copy_from_user(buf, ubuf, len))
 		return -EFAULT;
 	buf[len] = '\0';
-	/* One command per write; binary, or a second line, is malformed. */
+	/*
+	 * One command per write; binary, or a second line, is malformed.  So
+	 * is any byte over 0x7f: the kernel's ctype is Latin-1, where 0xa0
+	 * is printable and a space that strim() would cut off.
+	 */
 	for (i = 0; i < len; i++) {
 		if (buf[i] == '\n' && i == len - 1)
 			break;
-		if (!isprint(buf[i]) && buf[i] != '\t')
+		if (!isascii(buf[i]) || (!isprint(buf[i]) && buf[i] != '\t'))
 			return -EINVAL;
 	}
 	mutex_lock(&wpstat_control_mutex);
@@ -305,6 +313,7 @@ static int config_show(struct seq_file *m, void *v)
 	seq_printf(m, "max_inodes %u\n", wpstat_max_inodes);
 	seq_printf(m, "entry_bytes %zu\n", wpstat_entry_bytes());
 	seq_printf(m, "enabled %d\n", READ_ONCE(wpstat_enabled));
+	seq_printf(m, "floor %d\n", wpstat_floor);
 	if (dev)
 		seq_printf(m, "filter_dev %u:%u\n", MAJOR(dev), MINOR(dev));
 	else

@@ -32,6 +32,16 @@ static char *skip_probes = "";
 module_param(skip_probes, charp, 0444);
 MODULE_PARM_DESC(skip_probes, "Comma-separated probes not to attach (see debugfs wpstat/probes); their columns read '-'");
 
+/*
+ * Benchmark floor: attach the very same probes (same maxactive, same
+ * data_size) with handlers that return at once, so that the cost of the
+ * probe machinery alone can be measured.  Nothing is counted: every
+ * counter reads '-' and the summary says "floor 1".
+ */
+bool wpstat_floor;
+module_param_named(floor, wpstat_floor, bool, 0444);
+MODULE_PARM_DESC(floor, "Benchmark floor: same probes, empty handlers, nothing counted (default 0)");
+
 /* ---- per-task call contexts ------------------------------------------- */
 
 #define WPSTAT_TCTX_BITS	11
@@ -47,7 +57,7 @@ enum {
 struct wpstat_tctx {
 	unsigned long owner;	/* the task, as an identity: never dereferenced */
 	unsigned int active;	/* WPT_* calls in progress */
-	bool stable_blocked;	/* folio_wait_stable() really waited */
+	u64 stable_wait_start;	/* ns; 0 until folio_wait_stable() waits */
 	bool bdp_async;		/* BDP_ASYNC: a traced pause is not slept */
 	struct wpstat_key bdp_key;
 	u64 pause_start;	/* ns; 0 when not in a throttle pause */
@@ -71,21 +81,32 @@ static struct wpstat_tctx *tctx_find(void)
 	return NULL;
 }
 
-/* Find the current task's context, or claim one; NULL if none is free. */
+/*
+ * Find the current task's context, or claim one; NULL if none is free.
+ * One pass finds both the task's own context and the first free one.
+ */
 static struct wpstat_tctx *tctx_get(void)
 {
 	unsigned long me = (unsigned long)current;
 	u32 h = hash_long(me, WPSTAT_TCTX_BITS);
-	struct wpstat_tctx *c = tctx_find();
-	u32 i;
+	struct wpstat_tctx *c;
+	u32 i, free = WPSTAT_TCTX_PROBE;
 
-	if (c)
-		return c;
 	for (i = 0; i < WPSTAT_TCTX_PROBE; i++) {
+		unsigned long owner;
+
+		c = &wpstat_tctx[(h + i) % WPSTAT_TCTX_SLOTS];
+		owner = READ_ONCE(c->owner);
+		if (owner == me)
+			return c;
+		if (!owner && free == WPSTAT_TCTX_PROBE)
+			free = i;
+	}
+	for (i = free; i < WPSTAT_TCTX_PROBE; i++) {
 		c = &wpstat_tctx[(h + i) % WPSTAT_TCTX_SLOTS];
 		if (!READ_ONCE(c->owner) && !cmpxchg(&c->owner, 0, me)) {
 			c->active = 0;
-			c->stable_blocked = false;
+			c->stable_wait_start = 0;
 			c->pause_start = 0;
 			return c;
 		}
@@ -166,11 +187,9 @@ static int mkwrite_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	u64 ns = ktime_get_ns() - d->start;
 	struct wpstat_entry *e;
 
-	rcu_read_lock();
 	e = wpstat_lookup(&d->key);
 	wpstat_add(e, d->first ? WPC_MKWRITE_FIRST : WPC_MKWRITE_WP, 1);
 	wpstat_add(e, WPC_MKWRITE_NS, ns);
-	rcu_read_unlock();
 	wpstat_hist_add(WPH_MKWRITE, ns);
 	return 0;
 }
@@ -223,12 +242,10 @@ static int mkclean_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	int ptes = (int)regs_return_value(regs);
 	struct wpstat_entry *e;
 
-	rcu_read_lock();
 	e = wpstat_lookup(key);
 	wpstat_add(e, WPC_MKCLEAN_CALLS, 1);
 	if (ptes > 0)
 		wpstat_add(e, WPC_MKCLEAN_PTES, ptes);
-	rcu_read_unlock();
 	return 0;
 }
 
@@ -236,7 +253,6 @@ static int mkclean_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 
 struct stable_data {
 	struct wpstat_key key;
-	u64 start;
 	bool have_ctx;
 };
 
@@ -254,35 +270,38 @@ static int stable_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	d->have_ctx = c && !(c->active & WPT_STABLE);
 	if (d->have_ctx) {
 		c->active |= WPT_STABLE;
-		c->stable_blocked = false;
+		c->stable_wait_start = 0;
 	}
-	d->start = ktime_get_ns();
 	return 0;
 }
 
 static int stable_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct stable_data *d = (void *)ri->data;
-	u64 ns = ktime_get_ns() - d->start;
 	struct wpstat_entry *e;
 	bool blocked = false;
+	u64 ns = 0;
 
+	/*
+	 * Timed from the first writeback wait (tp_wait_writeback), not from
+	 * entry: most calls do not wait, and then read no clock at all.
+	 */
 	if (d->have_ctx) {
 		struct wpstat_tctx *c = tctx_find();
 
 		if (c) {
-			blocked = c->stable_blocked;
+			blocked = c->stable_wait_start != 0;
+			if (blocked)
+				ns = ktime_get_ns() - c->stable_wait_start;
 			tctx_put(c, WPT_STABLE);
 		}
 	}
-	rcu_read_lock();
 	e = wpstat_lookup(&d->key);
 	wpstat_add(e, WPC_STABLE_CALLS, 1);
 	if (blocked) {
 		wpstat_add(e, WPC_STABLE_WAITS, 1);
 		wpstat_add(e, WPC_STABLE_WAIT_NS, ns);
 	}
-	rcu_read_unlock();
 	if (blocked)
 		wpstat_hist_add(WPH_STABLE_WAIT, ns);
 	return 0;
@@ -319,12 +338,10 @@ static int bdp_rl_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	c = tctx_find();
 	from_fault = c && (c->active & WPT_FAULT);
 
-	rcu_read_lock();
 	e = wpstat_lookup(&key);
 	wpstat_add(e, WPC_BDP_CALLS, 1);
 	if (from_fault)
 		wpstat_add(e, WPC_BDP_FAULT_CALLS, 1);
-	rcu_read_unlock();
 
 	/* Remember whom balance_dirty_pages() throttles on this call's behalf. */
 	c = c ?: tctx_get();
@@ -379,8 +396,8 @@ static void tp_wait_writeback(WPSTAT_TP_FOLIO_PROTO)
 	struct wpstat_key key;
 
 	wpstat_hit(WPP_TP_WAIT);
-	if (c && (c->active & WPT_STABLE))
-		c->stable_blocked = true;
+	if (c && (c->active & WPT_STABLE) && !c->stable_wait_start)
+		c->stable_wait_start = ktime_get_ns();
 	if (wpstat_want_task() && wpstat_key_of_mapping(mapping, &key))
 		wpstat_count(&key, WPC_WB_WAITS, 1);
 }
@@ -404,6 +421,32 @@ static void tp_balance_dirty_pages(WPSTAT_TP_BDP_PROTO)
 		wpstat_count(&c->bdp_key, WPC_BDP_PAUSES, 1);
 		c->pause_start = now;
 	}
+}
+
+/* ---- floor mode: the same attachments, empty handlers ------------------ */
+
+static int floor_krp_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	return 0;	/* arm the return probe, as the real handlers do */
+}
+
+static int floor_krp_return(struct kretprobe_instance *ri,
+			    struct pt_regs *regs)
+{
+	return 0;
+}
+
+static int floor_kp_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	return 0;
+}
+
+static void floor_tp_folio(WPSTAT_TP_FOLIO_PROTO)
+{
+}
+
+static void floor_tp_bdp(WPSTAT_TP_BDP_PROTO)
+{
 }
 
 /* ---- registration ------------------------------------------------------- */
@@ -481,7 +524,9 @@ bool wpstat_counter_available(enum wpstat_counter c)
 {
 	u32 need = wpstat_counter_needs[c];
 
-	return (READ_ONCE(wpstat_attached_mask) & need) == need;
+	/* Floor mode counts nothing: no column may look like a real zero. */
+	return !wpstat_floor &&
+	       (READ_ONCE(wpstat_attached_mask) & need) == need;
 }
 
 const char *wpstat_probe_name(enum wpstat_probe_id p)
@@ -537,6 +582,13 @@ static int wpstat_probe_attach(struct wpstat_probe *wp)
 
 	if (wpstat_probe_skipped(wp->name))
 		return -ECANCELED;
+	if (wpstat_floor) {
+		wp->krp.entry_handler = floor_krp_entry;
+		wp->krp.handler = floor_krp_return;
+		wp->kp.pre_handler = floor_kp_pre;
+		wp->tp_func = wp->tp_func == tp_balance_dirty_pages ?
+			      (void *)floor_tp_bdp : (void *)floor_tp_folio;
+	}
 
 	switch (wp->kind) {
 	case WPK_KRETPROBE:

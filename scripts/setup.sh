@@ -34,7 +34,7 @@ refresh_lists() {
 tools="qemu-system-x86 libkmod-dev kmod pkg-config bats bats-assert bats-support
 	e2fsprogs xfsprogs btrfs-progs python3-venv jq busybox-static
 	bc flex bison libelf-dev libssl-dev xz-utils linux-source-6.12
-	dmsetup util-linux dkms groff-base openjdk-17-jdk-headless"
+	dmsetup util-linux dkms groff-base openjdk-17-jdk-headless bpftrace"
 
 missing=()
 for p in $tools; do pkg_installed "$p" || missing+=("$p")
@@ -78,9 +78,14 @@ if ! "$venv/bin/python3" -c 'import prometheus_client' 2>/dev/null; then
 	"$venv/bin/pip" install -q --disable-pip-version-check prometheus_client
 fi
 
-# make experiment draws its charts with matplotlib.
+# make experiment draws its charts with matplotlib.  Its font cache is
+# built here, once: building it in a TCG guest takes minutes.
 if ! "$venv/bin/python3" -c 'import matplotlib' 2>/dev/null; then
 	"$venv/bin/pip" install -q --disable-pip-version-check matplotlib
+fi
+if ! ls "$top"/build/mplconfig/fontlist-*.json >/dev/null 2>&1; then
+	mkdir -p "$top/build/mplconfig"
+	MPLCONFIGDIR=$top/build/mplconfig "$venv/bin/python3" -c 'import matplotlib.pyplot' 2>/dev/null
 fi
 
 # kselftest headers and checkpatch come from Debian's linux-source, never

@@ -10,7 +10,9 @@
 # kernel BUG/WARNING/Oops/lockdep/KASAN report in the guest's log makes the
 # run fail regardless.  WPSTAT_VM_VERBOSE=1 also shows the guest console
 # (kernel messages as they happen: for hangs); WPSTAT_VM_TIMEOUT bounds a
-# run in seconds (default 1800).
+# run in seconds (default 1800); WPSTAT_VM_QEMU_OPTS adds QEMU options
+# (make bench: -icount).  WPSTAT_STRESS, WPSTAT_FUZZ_SEED and
+# WPSTAT_RELIAB_CYCLES are passed on to the command in the guest.
 
 set -euo pipefail
 
@@ -58,7 +60,12 @@ results=$(cd "$results" && pwd)
 rm -f "$results/rc" "$results/dmesg.txt"
 
 # The command is handed over in a file so no quoting survives two shells.
-printf '%q ' "$@" >"$results/cmd"
+{
+	for v in WPSTAT_STRESS WPSTAT_FUZZ_SEED WPSTAT_RELIAB_CYCLES; do
+		[ -z "${!v:-}" ] || printf '%s=%q ' "$v" "${!v}"
+	done
+	printf '%q ' "$@"
+} >"$results/cmd"
 
 export PATH=$top/.venv/bin:$PATH
 # Single-threaded TCG: with one host thread per vCPU (QEMU 7.2's default),
@@ -70,7 +77,7 @@ set +e
 timeout --kill-after=30 "${WPSTAT_VM_TIMEOUT:-1800}" \
 	"$vng" --run "/boot/vmlinuz-$kver" --disable-kvm \
 	--memory "$memory" --cpus "$cpus" --rwdir "$results" \
-	${WPSTAT_VM_VERBOSE:+--verbose} --qemu-opts="-accel tcg,thread=single" \
+	${WPSTAT_VM_VERBOSE:+--verbose} --qemu-opts="-accel tcg,thread=single${WPSTAT_VM_QEMU_OPTS:+ $WPSTAT_VM_QEMU_OPTS}" \
 	--exec "bash $top/scripts/guest-run.sh $results $load $module"
 vng_rc=$?
 set -e
