@@ -76,6 +76,18 @@ for k in $kvers; do
 	summarise "$k" "$out/$k"
 done
 
+# The experiment report is rendered here, on the host, from the reduced
+# sweep bats:experiment ran in each guest.
+case " ${SUITES:-bats:experiment} " in
+*" bats:experiment "*)
+	if [ -n "$kvers" ]; then
+		mkdir -p "$out/host-report"
+		# shellcheck disable=SC2086
+		"$top/scripts/test-experiment-report.sh" "$out" $kvers >"$out/host-report/experiment-report.tap"
+		summarise host-report "$out/host-report"
+	fi ;;
+esac
+
 echo
 echo "== wpstat check: kernels: $(echo $kvers)"
 cat "$report"

@@ -64,5 +64,5 @@ for k in $kvers; do
 	}
 	echo "experiment: $k took $(($(date +%s) - start)) s" >&2
 done
-"$top/.venv/bin/python" "$top/scripts/experiment-report.py" --results "$results" --docs "$docs" || rc=1
+MPLCONFIGDIR=$top/build/mplconfig "$top/.venv/bin/python" "$top/scripts/experiment-report.py" --results "$results" --docs "$docs" || rc=1
 exit $rc

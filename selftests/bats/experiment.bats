@@ -1,7 +1,9 @@
 #!/usr/bin/env bats
-# make experiment, reduced: a small sweep through scripts/guest-experiment.sh
-# and scripts/experiment-report.py, checking that every output is complete
-# and that the counters are what the source analysis says they must be.
+# make experiment, reduced: a small sweep through scripts/guest-experiment.sh,
+# checking that every cell is there and that the counters are what the
+# source analysis says they must be.  The cells go to the results
+# directory, where make check renders the report from them on the host
+# (scripts/test-experiment-report.sh).
 #
 # File 8 MiB = 2048 pages of 4 KiB on ext4 (the RAM-disk scratch fs); units
 # 64 B, 4 KiB, 1 MiB, and 16 MiB, which does not fit and must be recorded as
@@ -15,7 +17,7 @@ UNITS="64 4K 1M 16M"
 
 setup_file() {
 	[ -r /proc/wpstat/inodes ] || return 0	# each test fails in setup
-	export OUT=$BATS_FILE_TMPDIR/exp DOCS=$BATS_FILE_TMPDIR/docs
+	export OUT=$BATS_FILE_TMPDIR/exp
 	bash "$WPSTAT_TOP/scripts/guest-experiment.sh" --out "$OUT/k" \
 		--ram-dir "$WPSTAT_FS_DIR/ext4" --size 8M --units "$UNITS" \
 		--slow-size 2M --strategy-size 1M --java-units "64 1M" \
@@ -23,10 +25,10 @@ setup_file() {
 	echo $? >"$BATS_FILE_TMPDIR/guest.rc"
 	# Kept with the TAP files, for a failure's post-mortem.
 	cp "$BATS_FILE_TMPDIR/guest.log" "${WPSTAT_RESULTS:-/tmp}/experiment-guest.log"
-	cp "$OUT/k/meta.json" "$BATS_FILE_TMPDIR/" 2>/dev/null
-	"$WPSTAT_TOP/.venv/bin/python" "$WPSTAT_TOP/scripts/experiment-report.py" \
-		--results "$OUT" --docs "$DOCS" >"$BATS_FILE_TMPDIR/report.log" 2>&1
-	echo $? >"$BATS_FILE_TMPDIR/report.rc"
+	# The report is rendered on the host (scripts/test-experiment-report.sh,
+	# from make check): matplotlib takes minutes under TCG.
+	mkdir -p "${WPSTAT_RESULTS:-/tmp}/experiment/k"
+	cp "$OUT/k/cells.jsonl" "$OUT/k/meta.json" "${WPSTAT_RESULTS:-/tmp}/experiment/k/"
 }
 
 setup() {
@@ -147,19 +149,4 @@ ram() {
 	done
 	# wpstat run reported the same file, with at least these counts
 	[ "$(cells java '.java.api == "mmap"' | jq -s "map(.wpstat_run.files[] | select((.path // \"\") | endswith(\"java.dat\")) | .counters.mkwrite_wp) | min")" -ge $PAGES ]
-}
-
-@test "the report, CSV, JSON and charts are complete" {
-	[ "$(cat "$BATS_FILE_TMPDIR/report.rc")" = 0 ] ||
-		fail "$(cat "$BATS_FILE_TMPDIR/report.log")"
-	[ -s "$DOCS/experiment.md" ]
-	grep -q '^## Kernel k$' "$DOCS/experiment.md"
-	grep -q 'agrees and disagrees' "$DOCS/experiment.md"
-	# one CSV row per cell, plus the header
-	[ "$(($(wc -l <"$DOCS/experiment/k/cells.csv") - 1))" = "$(wc -l <"$CELLS")" ]
-	[ "$(jq length "$DOCS/experiment/k/cells.json")" = "$(wc -l <"$CELLS")" ]
-	for c in ram-write ram-read slow-write java-write; do
-		grep -q '<svg' "$DOCS/experiment/k/$c.svg"
-		grep -q "experiment/k/$c.svg" "$DOCS/experiment.md"
-	done
 }
