@@ -5,6 +5,8 @@
 #                print the counters
 #   make check   install, build for every supported kernel, run all tests
 #                in a guest of each, end with "N passed, N failed, N skipped"
+#   make stress  the same for the long forms of the reliability suites
+#                (WPSTAT_STRESS=1; SUITES=... to choose others)
 #
 # Other targets: setup, build, module, userspace, selftests, checkpatch,
 # bench (cost per event on every kernel, writes docs/benchmarks.md),
@@ -41,6 +43,17 @@ checkpatch:
 check: setup
 	@$(MAKE) --no-print-directory build
 	@scripts/check.sh
+
+# Like check, with WPSTAT_STRESS=1: 50 load/unload cycles under load,
+# 100,000 control writes, longer thread and truncate races.
+stress: setup
+	@$(MAKE) --no-print-directory build
+	@WPSTAT_STRESS=1 SUITES="$${SUITES:-ksft:wpstat_reliab bats:reliability}" \
+		scripts/check.sh
+
+demo: setup
+	@$(MAKE) --no-print-directory build
+	@scripts/demo.sh
 
 # The cost per event against a floor and bpftrace, both kernels, about
 # 20 minutes; writes results/bench/ and docs/benchmarks.md.
@@ -95,5 +108,5 @@ vm: build
 clean:
 	rm -rf build/kmod build/bin build/selftests results
 
-.PHONY: all setup build module userspace selftests checkpatch check demo bench experiment vm \
+.PHONY: all setup build module userspace selftests checkpatch check stress demo bench experiment vm \
 	install uninstall clean

@@ -5,6 +5,7 @@
 #
 # Environment: KVERS (kernels to test, default: all installed supported),
 #              SUITES (guest suites, default: all; see selftests/run-guest.sh)
+#              WPSTAT_STRESS=1 (long forms of the reliability suites: make stress)
 
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)

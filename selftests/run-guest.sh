@@ -45,9 +45,13 @@ if [ ${#suites[@]} = 0 ]; then
 	done
 fi
 
+# What fails a suite when it shows up in the kernel log while it runs.
+problems='BUG:|WARNING:|Oops|general protection fault|possible (circular|recursive) locking|lockdep|KASAN|Call Trace:'
+
 for s in "${suites[@]}"; do
 	name=${s#*:}
 	echo "run-guest: $s" >&2
+	echo "run-guest: begin $s" >/dev/kmsg
 	case $s in
 	ksft:*)
 		(cd /tmp && "$top/build/selftests/$name") >"$results/$name.tap" 2>&1 ;;
@@ -56,6 +60,15 @@ for s in "${suites[@]}"; do
 	*)
 		echo "run-guest: unknown suite '$s'" >&2 ;;
 	esac
+	# The kernel log since the suite began: a report is one more failed
+	# test of that suite (vm-run.sh also fails the whole run).
+	if dmesg | awk -v m="run-guest: begin $s" 'index($0, m) { n = NR } { l[NR] = $0 }
+		END { for (i = n + 1; n && i <= NR; i++) print l[i] }' |
+		grep -E "$problems" >"$results/$name.kernel.txt"; then
+		echo "not ok - kernel log during $s: $(head -n 1 "$results/$name.kernel.txt")" >>"$results/$name.tap"
+	else
+		rm -f "$results/$name.kernel.txt"
+	fi
 	# A suite that unloaded the module and failed to reload it must not
 	# take the rest down with it.
 	grep -q '^wpstat ' /proc/modules || insmod "$WPSTAT_MODULE"

@@ -56,35 +56,56 @@ static inline int wps_loaded(void)
 	return access(WPSTAT_INODES_PATH, F_OK) == 0;
 }
 
-/*
- * Counters of @path (0 where the file has no row yet).  Returns 0, or
- * -errno if the module's file cannot be read or parsed.
- */
-static inline int wps_read(const char *path, struct wps *w)
+/* @r's counters into @w (0 where @r is NULL): 0 or -EPROTO. */
+static inline int wps_from_row(const struct wpstat_snapshot *s,
+			       const struct wpstat_row *r, struct wps *w)
 {
 	int64_t *v = (int64_t *)w;
-	struct wpstat_snapshot s;
-	const struct wpstat_row *r;
 	size_t i;
+
+	memset(w, 0, sizeof(*w));
+	for (i = 0; i < WPS_N; i++) {
+		int c = wpstat_counter_index(s, wps_names[i]);
+
+		if (c < 0)
+			return -EPROTO;
+		if (r)
+			v[i] = r->avail[c] ? (int64_t)r->val[c] : -1;
+	}
+	return 0;
+}
+
+/*
+ * Counters of the file named by @path, or (when @path is NULL) of the
+ * one with @key, which may be gone: take the key with wpstat_fd_key()
+ * while it is open.  0 where the file has no row yet.  Returns 0, or
+ * -errno if the module's file cannot be read or parsed.
+ */
+static inline int wps_read_row(const char *path,
+			       const struct wpstat_file_key *key, struct wps *w)
+{
+	struct wpstat_snapshot s;
 	int ret;
 
 	memset(w, 0, sizeof(*w));
 	ret = wpstat_snapshot_read(NULL, &s);
 	if (ret)
 		return ret;
-	r = wpstat_snapshot_find_path(&s, path);
-	for (i = 0; i < WPS_N; i++) {
-		int c = wpstat_counter_index(&s, wps_names[i]);
-
-		if (c < 0) {
-			ret = -EPROTO;
-			break;
-		}
-		if (r)
-			v[i] = r->avail[c] ? (int64_t)r->val[c] : -1;
-	}
+	ret = wps_from_row(&s, path ? wpstat_snapshot_find_path(&s, path) :
+				      wpstat_snapshot_find_key(&s, key), w);
 	wpstat_snapshot_free(&s);
 	return ret;
+}
+
+static inline int wps_read(const char *path, struct wps *w)
+{
+	return wps_read_row(path, NULL, w);
+}
+
+static inline int wps_read_key(const struct wpstat_file_key *key,
+			       struct wps *w)
+{
+	return wps_read_row(NULL, key, w);
 }
 
 static inline struct wps wps_delta(const struct wps *after,
@@ -131,6 +152,14 @@ static inline int wps_control_len(const char *cmd, size_t len)
 static inline int wps_control(const char *cmd)
 {
 	return wps_control_len(cmd, strlen(cmd));
+}
+
+/* WPSTAT_STRESS=1 (make stress): the long forms of the reliability tests. */
+static inline int wps_stress(void)
+{
+	const char *s = getenv("WPSTAT_STRESS");
+
+	return s && *s && strcmp(s, "0");
 }
 
 /* Unload (if loaded) and load the module with @params: the exit status. */
