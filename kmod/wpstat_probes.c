@@ -609,22 +609,6 @@ static int wpstat_probe_attach(struct wpstat_probe *wp)
 	return -EINVAL;
 }
 
-static void wpstat_probe_detach(struct wpstat_probe *wp)
-{
-	switch (wp->kind) {
-	case WPK_KRETPROBE:
-		unregister_kretprobe(&wp->krp);
-		break;
-	case WPK_KPROBE:
-		unregister_kprobe(&wp->kp);
-		break;
-	case WPK_TRACEPOINT:
-		tracepoint_probe_unregister(wp->tp, wp->tp_func, NULL);
-		break;
-	}
-	wp->attached = false;
-}
-
 static void wpstat_report_unavailable(struct wpstat_probe *wp, u32 bit)
 {
 	char cols[256] = "";
@@ -673,12 +657,32 @@ int wpstat_probes_register(void)
 
 void wpstat_probes_unregister(void)
 {
-	int p;
+	struct kretprobe *krps[WPP_NR];
+	struct kprobe *kps[WPP_NR];
+	int p, nkrp = 0, nkp = 0;
 
 	WRITE_ONCE(wpstat_attached_mask, 0);
-	for (p = 0; p < WPP_NR; p++)
-		if (wpstat_probes[p].attached)
-			wpstat_probe_detach(&wpstat_probes[p]);
+	/*
+	 * Each unregister_k*probe() waits for a grace period: in one batch
+	 * per kind, unload waits for two, not one per probe.
+	 */
+	for (p = 0; p < WPP_NR; p++) {
+		struct wpstat_probe *wp = &wpstat_probes[p];
+
+		if (!wp->attached)
+			continue;
+		if (wp->kind == WPK_KRETPROBE)
+			krps[nkrp++] = &wp->krp;
+		else if (wp->kind == WPK_KPROBE)
+			kps[nkp++] = &wp->kp;
+		else
+			tracepoint_probe_unregister(wp->tp, wp->tp_func, NULL);
+		wp->attached = false;
+	}
+	if (nkrp)
+		unregister_kretprobes(krps, nkrp);
+	if (nkp)
+		unregister_kprobes(kps, nkp);
 	/* Tracepoint handlers may still run until this returns. */
 	tracepoint_synchronize_unregister();
 	kfree(wpstat_tctx);
