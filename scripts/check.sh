@@ -6,10 +6,15 @@
 # Environment: KVERS (kernels to test, default: all installed supported),
 #              SUITES (guest suites, default: all; see selftests/run-guest.sh)
 #              WPSTAT_STRESS=1 (long forms of the reliability suites: make stress)
+# For scripts/check-debug.sh, which runs the guest suites on another kernel
+# next to a concurrent make check: WPSTAT_CHECK_OUT (results directory,
+# default results/check), WPSTAT_CHECK_HOST=0 (no host checks),
+# WPSTAT_CHECK_VM_ARGS (more vm-run.sh options), WPSTAT_CHECK_GUEST (the
+# guest script, default selftests/run-guest.sh).
 
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-out=$top/results/check
+out=${WPSTAT_CHECK_OUT:-$top/results/check}
 rm -rf "$out" && mkdir -p "$out/host"
 # Space-separated: a newline in KVERS breaks make recipes that inherit it.
 kvers=$(echo ${KVERS:-$("$top/scripts/kernels.sh" installed)})
@@ -37,33 +42,35 @@ summarise() {	# LABEL DIR: count the TAP files of one run
 	add_counts "$(printf '%s\n' "$lines" | tail -n 1)"
 }
 
-# checkpatch from Debian's linux-source: one TAP test per kmod/ file.
-checkpatch=$top/build/linux-src/scripts/checkpatch.pl
-{
-	files=("$top"/kmod/*.c "$top"/kmod/*.h)
-	echo "1..${#files[@]}"
-	n=0
-	for f in "${files[@]}"; do
-		n=$((n + 1))
-		if perl "$checkpatch" --no-tree -f --quiet --terse "$f" >"$out/host/cp.txt" 2>&1; then
-			echo "ok $n checkpatch ${f#"$top"/}"
-		else
-			echo "not ok $n checkpatch ${f#"$top"/}"
-			sed 's/^/# /' "$out/host/cp.txt"
-		fi
-	done
-} >"$out/host/checkpatch.tap"
-# make install/uninstall, DKMS and man pages, in private trees.
-KVERS="$kvers" "$top/scripts/test-packaging.sh" >"$out/host/packaging.tap" 2>"$out/host/packaging.log"
-summarise host "$out/host"
+if [ "${WPSTAT_CHECK_HOST:-1}" != 0 ]; then
+	# checkpatch from Debian's linux-source: one TAP test per kmod/ file.
+	checkpatch=$top/build/linux-src/scripts/checkpatch.pl
+	{
+		files=("$top"/kmod/*.c "$top"/kmod/*.h)
+		echo "1..${#files[@]}"
+		n=0
+		for f in "${files[@]}"; do
+			n=$((n + 1))
+			if perl "$checkpatch" --no-tree -f --quiet --terse "$f" >"$out/host/cp.txt" 2>&1; then
+				echo "ok $n checkpatch ${f#"$top"/}"
+			else
+				echo "not ok $n checkpatch ${f#"$top"/}"
+				sed 's/^/# /' "$out/host/cp.txt"
+			fi
+		done
+	} >"$out/host/checkpatch.tap"
+	# make install/uninstall, DKMS and man pages, in private trees.
+	KVERS="$kvers" "$top/scripts/test-packaging.sh" >"$out/host/packaging.tap" 2>"$out/host/packaging.log"
+	summarise host "$out/host"
+fi
 
 [ -n "$kvers" ] || { echo "FAIL: no supported kernel installed (make setup)" >>"$report"; fail=$((fail + 1)); }
 for k in $kvers; do
 	echo "check: booting $k" >&2
 	start=$(date +%s)
 	# shellcheck disable=SC2086
-	"$top/scripts/vm-run.sh" --kver "$k" --results "$out/$k" -- \
-		bash "$top/selftests/run-guest.sh" ${SUITES:-} >"$out/$k.log" 2>&1
+	"$top/scripts/vm-run.sh" --kver "$k" --results "$out/$k" ${WPSTAT_CHECK_VM_ARGS:-} -- \
+		bash "${WPSTAT_CHECK_GUEST:-$top/selftests/run-guest.sh}" ${SUITES:-} >"$out/$k.log" 2>&1
 	rc=$?
 	echo "check: $k took $(($(date +%s) - start)) s (guest exit $rc)" >&2
 	# The runner fails on kernel BUG/WARNING/Oops/lockdep/KASAN reports.

@@ -2,9 +2,11 @@
 # Boot a Debian kernel under QEMU (virtme-ng, TCG), load the wpstat module
 # built for it, run a command inside, and bring the results back.
 #
-#   scripts/vm-run.sh [--kver KVER] [--no-load] [--results DIR] [--memory SIZE]
-#                     [--cpus N] -- COMMAND [ARGS...]
+#   scripts/vm-run.sh [--kver KVER | --kernel-dir DIR] [--no-load] [--results DIR]
+#                     [--memory SIZE] [--cpus N] -- COMMAND [ARGS...]
 #
+# --kernel-dir boots a built kernel tree (the debug kernel of
+# scripts/debug-kernel.sh) instead of /boot/vmlinuz-KVER, with its modules.
 # The guest sees the host root read-only over 9p; it may write only below
 # the results directory.  The command's exit status is returned, and any
 # kernel BUG/WARNING/Oops/lockdep/KASAN report in the guest's log makes the
@@ -18,19 +20,21 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 kver=
+kdir=
 load=1
 results=
 memory=2G
 cpus=2
 
 usage() {
-	sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kver) kver=$2; shift 2 ;;
+	--kernel-dir) kdir=$2; shift 2 ;;
 	--no-load) load=0; shift ;;
 	--results) results=$2; shift 2 ;;
 	--memory) memory=$2; shift 2 ;;
@@ -42,10 +46,18 @@ while [ $# -gt 0 ]; do
 done
 [ $# -gt 0 ] || { echo "vm-run: no command given" >&2; usage; }
 
-if [ -z "$kver" ]; then
+if [ -n "$kdir" ]; then
+	# A built tree: vng boots its bzImage with the modules of its
+	# .virtme_mods (made by scripts/debug-kernel.sh).
+	[ -f "$kdir/arch/x86/boot/bzImage" ] && [ -f "$kdir/include/config/kernel.release" ] ||
+		{ echo "vm-run: $kdir is not a built kernel tree" >&2; exit 2; }
+	kdir=$(cd "$kdir" && pwd)
+	kver=$(cat "$kdir/include/config/kernel.release")
+elif [ -z "$kver" ]; then
 	kver=$("$top/scripts/kernels.sh" installed | grep '^6\.12\.' | tail -n 1)
 fi
-[ -e "/boot/vmlinuz-$kver" ] || { echo "vm-run: no /boot/vmlinuz-$kver; run make setup" >&2; exit 2; }
+kimg=${kdir:-/boot/vmlinuz-$kver}
+[ -e "$kimg" ] || { echo "vm-run: no /boot/vmlinuz-$kver; run make setup" >&2; exit 2; }
 module=$top/build/kmod/$kver/wpstat.ko
 if [ $load = 1 ] && [ ! -f "$module" ]; then
 	echo "vm-run: $module not built; run make build" >&2
@@ -75,7 +87,7 @@ export PATH=$top/.venv/bin:$PATH
 # Guest concurrency is unchanged; vCPUs interleave on one host thread.
 set +e
 timeout --kill-after=30 "${WPSTAT_VM_TIMEOUT:-1800}" \
-	"$vng" --run "/boot/vmlinuz-$kver" --disable-kvm \
+	"$vng" --run "$kimg" --disable-kvm \
 	--memory "$memory" --cpus "$cpus" --rwdir "$results" \
 	${WPSTAT_VM_VERBOSE:+--verbose} --qemu-opts="-accel tcg,thread=single${WPSTAT_VM_QEMU_OPTS:+ $WPSTAT_VM_QEMU_OPTS}" \
 	--exec "bash $top/scripts/guest-run.sh $results $load $module"
@@ -88,8 +100,10 @@ if [ -z "$rc" ]; then
 	rc=125
 fi
 if [ -f "$results/dmesg.txt" ]; then
+	# A lockdep kernel (scripts/debug-kernel.sh) announces itself at boot
+	# with "RCU lockdep checking is enabled": not a report.
 	if grep -E -n 'BUG:|WARNING:|Oops|general protection fault|possible (circular|recursive) locking|lockdep|KASAN|Call Trace:' \
-		"$results/dmesg.txt" >"$results/kernel-problems.txt"; then
+		"$results/dmesg.txt" | grep -v 'RCU lockdep checking is enabled\.$' >"$results/kernel-problems.txt"; then
 		echo "vm-run: kernel reported problems on $kver:" >&2
 		head -n 40 "$results/kernel-problems.txt" >&2
 		[ "$rc" != 0 ] || rc=124
