@@ -7,6 +7,7 @@
 #                in a guest of each, end with "N passed, N failed, N skipped"
 #   make stress  the same for the long forms of the reliability suites
 #                (WPSTAT_STRESS=1; SUITES=... to choose others)
+#   make check-debug  the module suites on a KASAN/lockdep/kmemleak 6.12
 #
 # Other targets: setup, build, module, userspace, selftests, checkpatch,
 # bench (cost per event on every kernel, writes docs/benchmarks.md),
@@ -50,6 +51,13 @@ stress: setup
 	@$(MAKE) --no-print-directory build
 	@WPSTAT_STRESS=1 SUITES="$${SUITES:-ksft:wpstat_reliab bats:reliability}" \
 		scripts/check.sh
+
+# The module suites on a debug 6.12 kernel (KASAN, lockdep, kmemleak),
+# built once from linux-source into build/debug-kernel (~25 min), then
+# ~40 min a run; not part of check.
+check-debug: setup
+	@$(MAKE) --no-print-directory build
+	@scripts/check-debug.sh
 
 demo: setup
 	@$(MAKE) --no-print-directory build
@@ -108,5 +116,5 @@ vm: build
 clean:
 	rm -rf build/kmod build/bin build/selftests results
 
-.PHONY: all setup build module userspace selftests checkpatch check stress demo bench experiment vm \
+.PHONY: all setup build module userspace selftests checkpatch check stress check-debug demo bench experiment vm \
 	install uninstall clean
