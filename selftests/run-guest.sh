@@ -46,7 +46,7 @@ if [ ${#suites[@]} = 0 ]; then
 fi
 
 # What fails a suite when it shows up in the kernel log while it runs.
-problems='BUG:|WARNING:|Oops|general protection fault|possible (circular|recursive) locking|lockdep|KASAN|Call Trace:'
+problems=$top/scripts/kernel-problems.ere
 
 for s in "${suites[@]}"; do
 	name=${s#*:}
@@ -64,7 +64,7 @@ for s in "${suites[@]}"; do
 	# test of that suite (vm-run.sh also fails the whole run).
 	if dmesg | awk -v m="run-guest: begin $s" 'index($0, m) { n = NR } { l[NR] = $0 }
 		END { for (i = n + 1; n && i <= NR; i++) print l[i] }' |
-		grep -E "$problems" >"$results/$name.kernel.txt"; then
+		grep -E -f "$problems" >"$results/$name.kernel.txt"; then
 		echo "not ok - kernel log during $s: $(head -n 1 "$results/$name.kernel.txt")" >>"$results/$name.tap"
 	else
 		rm -f "$results/$name.kernel.txt"

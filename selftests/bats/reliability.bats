@@ -27,7 +27,7 @@ else
 fi
 CYCLES=${WPSTAT_RELIAB_CYCLES:-$CYCLES}
 FILESYSTEMS="ext4 xfs btrfs"
-KERNEL_PROBLEMS='BUG:|WARNING:|Oops|general protection fault|possible (circular|recursive) locking|lockdep|KASAN|Call Trace:'
+KERNEL_PROBLEMS=$WPSTAT_TOP/scripts/kernel-problems.ere
 
 module_loaded() {
 	grep -q '^wpstat ' /proc/modules
@@ -243,7 +243,7 @@ mem_compare() {
 	log=$(dmesg | awk '/wpstat-reliability: start/ { n = NR } { line[NR] = $0 }
 		END { for (i = n; i <= NR; i++) print line[i] }')
 	[ -n "$log" ] || fail "the suite's start marker is not in the kernel log"
-	if grep -E "$KERNEL_PROBLEMS" <<<"$log" >&2; then
+	if grep -E -f "$KERNEL_PROBLEMS" <<<"$log" >&2; then
 		fail "kernel problems reported during the suite"
 	fi
 }
