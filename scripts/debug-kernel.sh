@@ -53,17 +53,14 @@ esac
 
 [ -f "$tarball" ] || die "no $tarball: apt-get install linux-source-6.12 (scripts/setup.sh installs it)"
 [ -f "$fragment" ] || die "no $fragment"
-# What a kernel build needs beyond make check's packages: installed here,
-# since only this target needs them.
-deps=(build-essential bc bison flex libelf-dev libssl-dev)
-if ! command -v bc >/dev/null || ! command -v bison >/dev/null ||
-	! command -v flex >/dev/null || ! command -v gcc >/dev/null ||
-	[ ! -f /usr/include/libelf.h ] || [ ! -f /usr/include/openssl/ssl.h ]; then
-	[ "$(id -u)" = 0 ] || die "kernel build tools missing: apt-get install ${deps[*]}"
-	say "installing ${deps[*]}"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${deps[@]}" >&2 ||
-		die "apt-get install ${deps[*]} failed"
-fi
+# scripts/setup.sh (make check-debug runs it first) installs what a kernel
+# build needs; say so when this script is run on its own without it.
+for t in gcc make bc bison flex; do
+	command -v $t >/dev/null || die "'$t' missing: run scripts/setup.sh"
+done
+for h in /usr/include/libelf.h /usr/include/openssl/ssl.h; do
+	[ -f $h ] || die "$h missing: run scripts/setup.sh"
+done
 configkernel=$top/.venv/bin/virtme-configkernel
 [ -x "$configkernel" ] || die "virtme-ng missing in .venv: run scripts/setup.sh"
 
