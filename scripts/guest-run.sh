@@ -8,6 +8,21 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 
 export PATH=$top/build/bin:$top/.venv/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export WPSTAT_TOP=$top WPSTAT_RESULTS=$results WPSTAT_MODULE=$module
+
+# Tests that run the tools as an unprivileged user (nobody) use copies in a
+# 0755 directory on the guest's tmpfs: the checkout may sit where other
+# users cannot enter (root's home is 0700 on Debian), and the guest sees the
+# host's permissions over 9p.  Without the copies such a test would prove
+# only that nobody cannot reach the checkout (exit 127), not the refusal it
+# is meant to show.
+nobody_dir=/run/wpstat-nobody
+rm -rf "$nobody_dir"
+mkdir -p -m 0755 "$nobody_dir/bin"
+for f in "$top"/build/bin/*; do
+	[ -f "$f" ] && install -m 0755 "$f" "$nobody_dir/bin/"
+done
+[ ! -f "$module" ] || install -m 0644 "$module" "$nobody_dir/wpstat.ko"
+export WPSTAT_NOBODY_DIR=$nobody_dir
 mount -t debugfs none /sys/kernel/debug 2>/dev/null
 # A live copy of the kernel log, for when the guest hangs and never gets
 # to the final dmesg below.

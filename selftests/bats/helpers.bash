@@ -54,3 +54,26 @@ wpstat_control() {
 jqv() {
 	jq -r "$2" <<<"$1"
 }
+
+# ---- running as an unprivileged user -------------------------------------
+# guest-run.sh copies the tools and the module to $WPSTAT_NOBODY_DIR (0755,
+# on tmpfs): the checkout may be private (/root is 0700), and a test of a
+# refusal must fail on the refusal, not on "cannot execute".
+
+# Fail the test, saying why, unless nobody can run the copy of tool $1 (and
+# read the module copy).  Call it before `run ... as_nobody`.
+require_nobody_tools() {
+	local tool=${1:-wpstat}
+	[ -n "${WPSTAT_NOBODY_DIR:-}" ] ||
+		fail "set-up: WPSTAT_NOBODY_DIR is unset (run the suites through scripts/vm-run.sh)"
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		test -x "$WPSTAT_NOBODY_DIR/bin/$tool" -a -r "$WPSTAT_NOBODY_DIR/wpstat.ko" ||
+		fail "set-up: nobody cannot execute $WPSTAT_NOBODY_DIR/bin/$tool or read $WPSTAT_NOBODY_DIR/wpstat.ko"
+}
+
+# Run "$@" as nobody (uid and gid 65534, no groups) with the copies first
+# on PATH, from /, which nobody can always enter.
+as_nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		env -C / PATH="$WPSTAT_NOBODY_DIR/bin:/usr/sbin:/usr/bin:/sbin:/bin" "$@"
+}

@@ -50,10 +50,6 @@ write_file() {
 	wpload --file "$1" --size 256K --passes "${2:-2}" --sync msync --quiet >/dev/null
 }
 
-as_nobody() {
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
-}
-
 # Column $2 of the table row for file $1 ($output of `wpstat show`).
 table_cell() {
 	awk -v file="$1" -v name="$2" '
@@ -658,6 +654,7 @@ EOF
 
 @test "non-root: changing commands fail with one clear line, nothing changes" {
 	local f before config cmd
+	require_nobody_tools wpstat
 	f=$(scratch_file ext4)
 	write_file "$f"
 	before=$(counter "$f" mkwrite_first)
@@ -687,8 +684,9 @@ EOF
 }
 
 @test "non-root: load is refused and loads nothing" {
+	require_nobody_tools wpstat
 	rmmod wpstat
-	run --separate-stderr as_nobody wpstat load --module "$WPSTAT_MODULE"
+	run --separate-stderr as_nobody wpstat load --module "$WPSTAT_NOBODY_DIR/wpstat.ko"
 	assert_failure 1
 	assert_one_error
 	[[ $stderr == *"operation not permitted (not root"* ]]

@@ -175,8 +175,10 @@ static int drop_privileges(void)
 }
 
 /*
- * Run @argv (as nobody if @nobody) with stdout and stderr into @out.
- * Returns the wait status, or -1.
+ * Run @argv (as nobody if @nobody, from /) with stdout and stderr into
+ * @out.  Returns the wait status, or -1.  Commands run as nobody must be
+ * the copies in $WPSTAT_NOBODY_DIR (nobody_path()): the checkout may be
+ * private.
  */
 static int run_cmd(char *const argv[], bool nobody, char *out, size_t outlen)
 {
@@ -194,7 +196,7 @@ static int run_cmd(char *const argv[], bool nobody, char *out, size_t outlen)
 		close(p[0]);
 		dup2(p[1], 1);
 		dup2(p[1], 2);
-		if (nobody && drop_privileges())
+		if (nobody && (drop_privileges() || chdir("/")))
 			_exit(126);
 		execvp(argv[0], argv);
 		_exit(127);
@@ -219,6 +221,48 @@ static const char *wpstat_bin(void)
 	snprintf(path, sizeof(path), "%s/build/bin/wpstat", top);
 	return path;
 }
+
+/*
+ * @name ("bin/wpstat", "wpstat.ko") in the 0755 copy of the tools that
+ * scripts/guest-run.sh makes for unprivileged runs; NULL if unset.
+ */
+static const char *nobody_path(const char *name, char *buf, size_t len)
+{
+	const char *dir = getenv("WPSTAT_NOBODY_DIR");
+
+	if (!dir)
+		return NULL;
+	snprintf(buf, len, "%s/%s", dir, name);
+	return buf;
+}
+
+/*
+ * Whether nobody can reach the copies: a set-up that cannot give nobody
+ * the tools must fail saying so, not as a mysterious exit 127.
+ */
+static bool nobody_can_use(const char *bin, const char *module)
+{
+	int status;
+	pid_t pid;
+
+	if (!bin || !module)
+		return false;
+	pid = fork();
+	if (pid < 0)
+		return false;
+	if (pid == 0)
+		_exit(drop_privileges() || access(bin, X_OK) ||
+		      access(module, R_OK));
+	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	       WEXITSTATUS(status) == 0;
+}
+
+#define ASSERT_NOBODY_CAN_USE(bin, module)				\
+	ASSERT_TRUE(nobody_can_use(bin, module))			\
+		TH_LOG("set-up: nobody cannot execute %s or read %s "	\
+		       "(WPSTAT_NOBODY_DIR: run through scripts/vm-run.sh)", \
+		       bin ?: "$WPSTAT_NOBODY_DIR/bin/wpstat",		\
+		       module ?: "$WPSTAT_NOBODY_DIR/wpstat.ko")
 
 /* rmmod, retried while something holds a module file open (EBUSY). */
 static int rmmod_retry(void)
@@ -1781,14 +1825,17 @@ static bool clear_refusal(const char *out)
 /* `wpstat load` and `wpstat unload` as nobody fail, say why, change nothing. */
 TEST_F_TIMEOUT(rel, nonroot_cli_cannot_load_or_unload, 90)
 {
-	const char *module = wps_module();
-	char out[4096];
-	char *unload[] = { (char *)wpstat_bin(), "unload", NULL };
-	char *load[] = { (char *)wpstat_bin(), "load", "--module",
-			 (char *)module, NULL };
-	char *load_any[] = { (char *)wpstat_bin(), "load", NULL };
+	char bin[512], module[512], out[4096];
+	const char *nbin = nobody_path("bin/wpstat", bin, sizeof(bin));
+	const char *nmod = nobody_path("wpstat.ko", module, sizeof(module));
+	char *unload[] = { (char *)nbin, "unload", NULL };
+	char *load[] = { (char *)nbin, "load", "--module", (char *)nmod, NULL };
+	char *load_any[] = { (char *)nbin, "load", NULL };
+	char *root_load[] = { (char *)wpstat_bin(), "load", "--module",
+			      (char *)wps_module(), NULL };
 	int st;
 
+	ASSERT_NOBODY_CAN_USE(nbin, nmod);
 	st = run_cmd(unload, true, out, sizeof(out));
 	EXPECT_EQ(1, exit_code(st)) TH_LOG("unload as nobody: %s", out);
 	EXPECT_TRUE(clear_refusal(out)) TH_LOG("unload as nobody said: %s", out);
@@ -1805,7 +1852,7 @@ TEST_F_TIMEOUT(rel, nonroot_cli_cannot_load_or_unload, 90)
 	EXPECT_FALSE(wps_loaded());
 
 	/* And root can. */
-	st = run_cmd(load, false, out, sizeof(out));
+	st = run_cmd(root_load, false, out, sizeof(out));
 	EXPECT_EQ(0, exit_code(st)) TH_LOG("load as root: %s", out);
 	ASSERT_TRUE(wps_loaded());
 }
@@ -1918,9 +1965,13 @@ TEST_F_TIMEOUT(rel, no_kernel_addresses_in_output, 90)
 		{ "show", "--json" }, { "show", "--format", "prometheus" },
 	};
 	static char buf[1 << 20];
-	char tok[64], what[128];
+	char tok[64], what[128], bin[512], module[512];
+	const char *nbin = nobody_path("bin/wpstat", bin, sizeof(bin));
 	char *argv[6];
 	int i, j, n, st, len;
+
+	ASSERT_NOBODY_CAN_USE(nbin,
+			      nobody_path("wpstat.ko", module, sizeof(module)));
 
 	/* The detector itself. */
 	for (i = 0; i < (int)(sizeof(bad) / sizeof(bad[0])); i++)
@@ -1945,7 +1996,7 @@ TEST_F_TIMEOUT(rel, no_kernel_addresses_in_output, 90)
 		for (i = 0; i < (int)(sizeof(cli) / sizeof(cli[0])); i++) {
 			int a;
 
-			argv[0] = (char *)wpstat_bin();
+			argv[0] = (char *)(j ? nbin : wpstat_bin());
 			for (a = 0; a < 4 && cli[i][a]; a++)
 				argv[a + 1] = (char *)cli[i][a];
 			argv[a + 1] = NULL;
