@@ -1,53 +1,62 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * wpstat.h - shared definitions of the wpstat module.
+ *
+ * The module's parts, each in its own file, depend on each other in this
+ * order only (no circle):
+ *
+ *   wpstat_main.c      init and exit
+ *   wpstat_debugfs.c   debugfs wpstat/ and the control parser
+ *   wpstat_proc.c      /proc/wpstat/{inodes,summary}
+ *   wpstat_attach.c    attachment registry: levels, skip_probes, floor
+ *   wpstat_handlers.c  the probe handlers, the enable switch and filters
+ *   wpstat_tctx.c      per-task call contexts
+ *   wpstat_table.c     the inode table and the per-CPU statistics
  */
 #ifndef _WPSTAT_H
 #define _WPSTAT_H
 
 #include <linux/types.h>
 #include <linux/atomic.h>
+#include <linux/ftrace.h>
+#include <linux/kprobes.h>
 #include <linux/kref.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
 #include <linux/seq_file.h>
 
+/* Levels: what is attached, and so what it costs (wpstat_attach.c). */
+enum wpstat_level {
+	WPL_COUNTS,	/* entry-only callbacks and tracepoints: the default */
+	WPL_TIMING,	/* adds return hooks for the _ns columns */
+	WPL_NR
+};
+
+/* Attachment points (wpstat_probes.def). */
+enum wpstat_probe_id {
+#define WPSTAT_PROBE(id, ...) WPP_##id,
+#include "wpstat_probes.def"
+#undef WPSTAT_PROBE
+	WPP_NR
+};
+
 /* Per-inode counters, in the column order of /proc/wpstat/inodes. */
 enum wpstat_counter {
-	WPC_MKWRITE_FIRST,
-	WPC_MKWRITE_WP,
-	WPC_MKWRITE_NS,
-	WPC_MKCLEAN_CALLS,
-	WPC_MKCLEAN_PTES,
-	WPC_STABLE_CALLS,
-	WPC_STABLE_WAITS,
-	WPC_STABLE_WAIT_NS,
-	WPC_WB_WAITS,
-	WPC_DIRTIED,
-	WPC_BDP_CALLS,
-	WPC_BDP_FAULT_CALLS,
-	WPC_BDP_THROTTLED,
-	WPC_BDP_PAUSES,
-	WPC_BDP_PAUSE_NS,
+#define WPSTAT_COUNTER(id, ...) WPC_##id,
+#include "wpstat_counters.def"
+#undef WPSTAT_COUNTER
 	WPC_NR
 };
 
-extern const char * const wpstat_counter_names[WPC_NR];
-
-/* Attachment points; a counter is valid only if all its probes attached. */
-enum wpstat_probe_id {
-	WPP_MKWRITE,		/* kretprobe do_page_mkwrite */
-	WPP_FAULT_DIRTY,	/* kretprobe fault_dirty_shared_page */
-	WPP_MKCLEAN,		/* kretprobe folio_mkclean */
-	WPP_STABLE,		/* kretprobe folio_wait_stable */
-	WPP_BDP_RL,		/* kretprobe balance_dirty_pages_ratelimited_flags */
-	WPP_BDP,		/* kprobe balance_dirty_pages */
-	WPP_TP_DIRTY,		/* tracepoint writeback_dirty_folio */
-	WPP_TP_WAIT,		/* tracepoint folio_wait_writeback */
-	WPP_TP_BDP,		/* tracepoint balance_dirty_pages */
-	WPP_NR
+struct wpstat_counter_info {
+	const char *name;	/* column and summary name */
+	const char *help;
+	u32 needs;		/* BIT(WPP_*) of the points it is made from */
+	u8 level;		/* the lowest level that produces it */
 };
+
+extern const struct wpstat_counter_info wpstat_counters[WPC_NR];
 
 /* Log2-ns duration histograms. */
 enum wpstat_hist_id {
@@ -94,43 +103,113 @@ struct wpstat_stats {
 	u64 total[WPC_NR];
 	u64 untracked;
 	u64 hits[WPP_NR];
+	u64 missed[WPP_NR];		/* ftrace recursion guard refusals */
 	u64 hist[WPH_NR][WPSTAT_HIST_BUCKETS];
 };
 
-/* wpstat_main.c */
+/* ---- wpstat_table.c ---------------------------------------------------- */
 extern unsigned int wpstat_max_inodes;
+extern struct wpstat_table __rcu *wpstat_table;
+DECLARE_PER_CPU(struct wpstat_stats, wpstat_stats);
+
+int wpstat_table_init(void);
+void wpstat_table_exit(void);
+struct wpstat_table *wpstat_table_pin(void);
+void wpstat_table_put(struct wpstat_table *t);
+u32 wpstat_table_tracked(struct wpstat_table *t);
+int wpstat_reset(void);
+struct wpstat_entry *wpstat_lookup(const struct wpstat_key *key);
+void wpstat_add(struct wpstat_entry *e, enum wpstat_counter c, u64 delta);
+void wpstat_count(const struct wpstat_key *key, enum wpstat_counter c,
+		  u64 delta);
+void wpstat_hist_add(enum wpstat_hist_id h, u64 ns);
+u64 wpstat_stat_sum(size_t offset);
+#define WPSTAT_SUM(field) wpstat_stat_sum(offsetof(struct wpstat_stats, field))
+size_t wpstat_entry_bytes(void);
+
+/* ---- wpstat_tctx.c ------------------------------------------------------ */
+
+/* Calls in progress that a task's later events must be joined to. */
+enum {
+	WPT_BDP		= 1,	/* inside balance_dirty_pages() */
+	WPT_STABLE	= 2,	/* about to wait in folio_wait_stable() */
+};
+
+struct wpstat_tctx {
+	unsigned long owner;	/* the task, as an identity: never dereferenced */
+	unsigned int active;	/* WPT_* calls in progress */
+	bool bdp_async;		/* BDP_ASYNC: a traced pause is not slept */
+	struct wpstat_key bdp_key;
+	u64 pause_start;	/* ns; 0 when not in a throttle pause */
+	const void *wait_folio;	/* the folio of a WPT_STABLE wait: identity */
+	struct wpstat_key wait_key;
+};
+
+int wpstat_tctx_init(void);
+void wpstat_tctx_exit(void);
+struct wpstat_tctx *wpstat_tctx_find(void);
+struct wpstat_tctx *wpstat_tctx_get(void);
+void wpstat_tctx_put(struct wpstat_tctx *c, unsigned int bit);
+u64 wpstat_tctx_exhausted(void);
+
+/* ---- wpstat_handlers.c -------------------------------------------------- */
 extern bool wpstat_enabled;
 extern u32 wpstat_filter_dev;		/* 0: any device */
 extern pid_t wpstat_filter_tgid;	/* 0: any process */
-extern bool wpstat_floor;		/* benchmark floor: empty handlers */
-extern struct wpstat_table __rcu *wpstat_table;
-extern struct mutex wpstat_table_mutex;	/* serialises table swaps */
-DECLARE_PER_CPU(struct wpstat_stats, wpstat_stats);
 
-struct wpstat_table *wpstat_table_alloc(u32 max_entries);
-struct wpstat_table *wpstat_table_pin(void);
-void wpstat_table_put(struct wpstat_table *t);
-struct wpstat_entry *wpstat_table_find(struct wpstat_table *t,
-				       const struct wpstat_key *key);
-int wpstat_reset(void);
-void wpstat_count(const struct wpstat_key *key, enum wpstat_counter c,
-		  u64 delta);
-struct wpstat_entry *wpstat_lookup(const struct wpstat_key *key);
-void wpstat_add(struct wpstat_entry *e, enum wpstat_counter c, u64 delta);
-void wpstat_hist_add(enum wpstat_hist_id h, u64 ns);
-size_t wpstat_entry_bytes(void);
+/* The handlers of one attachment point, by mechanism. */
+struct wpstat_handler_set {
+	ftrace_func_t ftrace;
+	kretprobe_handler_t krp_entry;
+	kretprobe_handler_t krp_return;
+	size_t krp_data_size;
+	void *tp;
+};
 
-/* wpstat_probes.c */
-int wpstat_probes_register(void);
-void wpstat_probes_unregister(void);
+extern const struct wpstat_handler_set wpstat_handlers[WPP_NR];
+extern const struct wpstat_handler_set wpstat_floor_handlers[WPP_NR];
+
+/*
+ * The level whose handlers count on the functions that change mechanism
+ * between levels; flipped only under stop_machine() (wpstat_attach.c).
+ */
+extern int wpstat_counting_level;
+
+/* Whether folio_wait_bit()'s kretprobe is there to time stable waits. */
+extern bool wpstat_wait_bit_attached;
+
+/* The ftrace ip of each entry-only point: wpstat_entry() dispatches on it. */
+extern unsigned long wpstat_entry_ip[WPP_NR];
+
+/* Address ranges of functions recognised as callers (SYMBOL points). */
+struct wpstat_range {
+	unsigned long start;
+	unsigned long size;
+};
+extern struct wpstat_range wpstat_fault_dirty_range;
+
+int wpstat_symbol_range(unsigned long addr, struct wpstat_range *r);
+int wpstat_handlers_init(void);
+u64 wpstat_stable_sites_overflow(void);
+u64 wpstat_bdp_unattributed(void);
+
+/* ---- wpstat_attach.c ---------------------------------------------------- */
+int wpstat_attach_init(void);
+void wpstat_attach_exit(void);
+int wpstat_set_level(enum wpstat_level level);
+enum wpstat_level wpstat_get_level(void);
+const char *wpstat_level_name(enum wpstat_level level);
+int wpstat_level_parse(const char *s);
+bool wpstat_floor_mode(void);
 bool wpstat_counter_available(enum wpstat_counter c);
 void wpstat_probes_show(struct seq_file *m);
 u64 wpstat_probe_missed(enum wpstat_probe_id p);
-u64 wpstat_tctx_exhausted(void);
 const char *wpstat_probe_name(enum wpstat_probe_id p);
 
-/* wpstat_output.c */
-int wpstat_output_init(void);
-void wpstat_output_exit(void);
+/* ---- wpstat_proc.c / wpstat_debugfs.c ----------------------------------- */
+int wpstat_proc_init(void);
+void wpstat_proc_exit(void);
+void wpstat_debugfs_init(void);
+void wpstat_debugfs_exit(void);
 
 #endif /* _WPSTAT_H */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * wpstat_compat.h - every difference between the kernels wpstat supports
- * (Debian 6.1 and 6.12) lives here, modelled on lttng-modules' wrapper/.
+ * (Debian 6.1 and 6.12) lives here, modelled on lttng-modules' wrapper/,
+ * and so does every access to a probed function's arguments.
  *
  * Kbuild feature-probes the installed headers and passes WPSTAT_HAVE_*.
  * What headers cannot show (prototypes of static functions) is described
@@ -10,10 +11,33 @@
 #ifndef _WPSTAT_COMPAT_H
 #define _WPSTAT_COMPAT_H
 
+#include <linux/ftrace.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/pagemap.h>
+#include <linux/sched.h>
 #include <linux/writeback.h>
+
+/*
+ * Arguments at function entry.  An ftrace_ops callback registered without
+ * FTRACE_OPS_FL_SAVE_REGS still gets the argument registers
+ * (DYNAMIC_FTRACE_WITH_ARGS, on both kernels), in a pt_regs inside struct
+ * ftrace_regs: 6.12 reaches it through arch_ftrace_regs(), 6.1 has it as
+ * the only member.  Only the argument registers, ip and sp of that pt_regs
+ * are valid: use it for the accessors below, nothing else.  x86-64 only,
+ * like the module.
+ */
+static __always_inline struct pt_regs *
+wpstat_fregs_args(struct ftrace_regs *fregs)
+{
+#ifdef WPSTAT_HAVE_ARCH_FTRACE_REGS
+	return &arch_ftrace_regs(fregs)->regs;
+#else
+	return &fregs->regs;
+#endif
+}
+
+#define wpstat_arg(regs, n)	regs_get_kernel_argument(regs, n)
 
 /*
  * do_page_mkwrite() is static in mm/memory.c:
@@ -21,10 +45,7 @@
  *   6.5+: vm_fault_t do_page_mkwrite(struct vm_fault *vmf, struct folio *folio)
  * wpstat only needs the first argument, which is the same on both.
  */
-static inline struct vm_fault *wpstat_mkwrite_vmf(struct pt_regs *regs)
-{
-	return (struct vm_fault *)regs_get_kernel_argument(regs, 0);
-}
+#define wpstat_mkwrite_vmf(p)	((struct vm_fault *)wpstat_arg(p, 0))
 
 /*
  * Present-PTE test for the mkwrite kind.  Both kernels leave vmf->pte NULL
@@ -36,6 +57,27 @@ static inline bool wpstat_vmf_has_pte(const struct vm_fault *vmf)
 {
 	return READ_ONCE(vmf->pte) != NULL;
 }
+
+/* folio_mkclean(), folio_wait_stable(): (struct folio *folio) */
+#define wpstat_folio_arg(p)	((struct folio *)wpstat_arg(p, 0))
+
+/* folio_wait_bit(struct folio *folio, int bit_nr) */
+#define wpstat_wait_bit_folio(p)	((struct folio *)wpstat_arg(p, 0))
+#define wpstat_wait_bit_nr(p)		((int)wpstat_arg(p, 1))
+
+/*
+ * balance_dirty_pages_ratelimited_flags(struct address_space *mapping,
+ *					 unsigned int flags), both kernels.
+ */
+#define wpstat_bdp_rl_mapping(p) ((struct address_space *)wpstat_arg(p, 0))
+#define wpstat_bdp_rl_flags(p)	((unsigned int)wpstat_arg(p, 1))
+
+/*
+ * static int balance_dirty_pages(struct bdi_writeback *wb,
+ *				  unsigned long pages_dirtied,
+ *				  unsigned int flags), both kernels.
+ */
+#define wpstat_bdp_flags(p)	((unsigned int)wpstat_arg(p, 2))
 
 /*
  * balance_dirty_pages_ratelimited_flags() grew BDP_ASYNC for io_uring in
@@ -64,6 +106,25 @@ static inline bool wpstat_vmf_has_pte(const struct vm_fault *vmf)
 /* writeback:writeback_dirty_folio and writeback:folio_wait_writeback. */
 #define WPSTAT_TP_FOLIO_PROTO						\
 	void *data, struct folio *folio, struct address_space *mapping
+
+/*
+ * Context switches of @t, voluntary or not: a value that changes whenever
+ * the task leaves its CPU, so a per-CPU record made by the task is known
+ * to be its own latest if the count still matches.  The same fields on
+ * both kernels.
+ */
+static inline unsigned long wpstat_task_switches(const struct task_struct *t)
+{
+	return READ_ONCE(t->nvcsw) + READ_ONCE(t->nivcsw);
+}
+
+/*
+ * The entry-only callbacks read arguments from ftrace_regs without
+ * SAVE_REGS; stable-page waits are recognised from a stack trace.
+ */
+#if !defined(CONFIG_DYNAMIC_FTRACE_WITH_ARGS) || !defined(CONFIG_STACKTRACE)
+#error "wpstat needs DYNAMIC_FTRACE_WITH_ARGS and STACKTRACE"
+#endif
 
 /*
  * folio_mapping() is exported on both kernels; Kbuild checks the

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * wpstat_output.c - /proc/wpstat/{inodes,summary} and debugfs wpstat/.
+ * wpstat_debugfs.c - debugfs wpstat/: the control file and its parser,
+ * the probe status, histograms, configuration and help.
  *
- * /proc/wpstat/inodes is root-only (0400): per-file write activity of other
- * users is not theirs to see, as with /proc/PID/io.  The summary holds only
- * system-wide totals, like /proc/vmstat, and is world-readable.
+ * Only root (CAP_SYS_ADMIN) may write control; the other files are 0400
+ * (debugfs itself is root-only).  A bad command fails with EINVAL and
+ * changes nothing.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -13,7 +14,6 @@
 #include <linux/debugfs.h>
 #include <linux/kdev_t.h>
 #include <linux/pid.h>
-#include <linux/proc_fs.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/string.h>
@@ -22,136 +22,10 @@
 
 #include "wpstat.h"
 
-static struct proc_dir_entry *wpstat_proc_dir;
 static struct dentry *wpstat_debugfs_dir;
 static DEFINE_MUTEX(wpstat_control_mutex);
 
-static void wpstat_seq_counter(struct seq_file *m, enum wpstat_counter c,
-			       u64 v)
-{
-	/* Not seq_printf(): a full table is 65536 rows of 15 numbers. */
-	if (wpstat_counter_available(c))
-		seq_put_decimal_ull(m, " ", v);
-	else
-		seq_puts(m, " -");
-}
-
-/* ---- /proc/wpstat/inodes ------------------------------------------------ */
-
-/* *pos is 0 for the header, entry index + 1 afterwards. */
-static void *inodes_find(struct wpstat_table *t, loff_t *pos)
-{
-	u32 n = min_t(u32, atomic_read(&t->nr_reserved), t->max_entries);
-	loff_t i;
-
-	for (i = *pos - 1; i < n; i++) {
-		/* Pairs with the release in wpstat_table_find(). */
-		if (smp_load_acquire(&t->entries[i].valid)) {
-			*pos = i + 1;
-			return &t->entries[i];
-		}
-	}
-	*pos = n + 1;
-	return NULL;
-}
-
-/* The whole read walks the table pinned at open (inodes_open). */
-static void *inodes_start(struct seq_file *m, loff_t *pos)
-{
-	struct wpstat_table *t = m->private;
-
-	if (!t)
-		return NULL;
-	if (*pos == 0)
-		return SEQ_START_TOKEN;
-	return inodes_find(t, pos);
-}
-
-static void *inodes_next(struct seq_file *m, void *v, loff_t *pos)
-{
-	++*pos;
-	return inodes_find(m->private, pos);
-}
-
-static void inodes_stop(struct seq_file *m, void *v)
-{
-}
-
-static int inodes_show(struct seq_file *m, void *v)
-{
-	struct wpstat_entry *e = v;
-	int c;
-
-	if (v == SEQ_START_TOKEN) {
-		seq_puts(m, "dev ino gen");
-		for (c = 0; c < WPC_NR; c++)
-			seq_printf(m, " %s", wpstat_counter_names[c]);
-		seq_putc(m, '\n');
-		return 0;
-	}
-	seq_put_decimal_ull(m, "", MAJOR(e->key.dev));
-	seq_put_decimal_ull(m, ":", MINOR(e->key.dev));
-	seq_put_decimal_ull(m, " ", e->key.ino);
-	seq_put_decimal_ull(m, " ", e->key.gen);
-	for (c = 0; c < WPC_NR; c++)
-		wpstat_seq_counter(m, c, atomic64_read(&e->count[c]));
-	seq_putc(m, '\n');
-	return 0;
-}
-
-static const struct seq_operations inodes_seq_ops = {
-	.start = inodes_start,
-	.next = inodes_next,
-	.stop = inodes_stop,
-	.show = inodes_show,
-};
-
-/* ---- /proc/wpstat/summary ----------------------------------------------- */
-
-static u64 wpstat_sum(size_t offset)
-{
-	u64 sum = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		sum += *(u64 *)((char *)per_cpu_ptr(&wpstat_stats, cpu) + offset);
-	return sum;
-}
-
-#define WPSTAT_SUM(field) wpstat_sum(offsetof(struct wpstat_stats, field))
-
-static int summary_show(struct seq_file *m, void *v)
-{
-	struct wpstat_table *t;
-	u32 tracked = 0, i, n;
-	int c, p;
-
-	for (c = 0; c < WPC_NR; c++) {
-		seq_puts(m, wpstat_counter_names[c]);
-		wpstat_seq_counter(m, c, WPSTAT_SUM(total[c]));
-		seq_putc(m, '\n');
-	}
-
-	t = wpstat_table_pin();
-	n = t ? min_t(u32, atomic_read(&t->nr_reserved), t->max_entries) : 0;
-	for (i = 0; i < n; i++)	/* pairs with wpstat_table_find() */
-		tracked += smp_load_acquire(&t->entries[i].valid);
-	wpstat_table_put(t);
-
-	seq_printf(m, "tracked_inodes %u\n", tracked);
-	seq_printf(m, "max_inodes %u\n", wpstat_max_inodes);
-	seq_printf(m, "untracked_events %llu\n", WPSTAT_SUM(untracked));
-	seq_printf(m, "entry_bytes %zu\n", wpstat_entry_bytes());
-	seq_printf(m, "enabled %d\n", READ_ONCE(wpstat_enabled));
-	seq_printf(m, "floor %d\n", wpstat_floor);
-	seq_printf(m, "task_contexts_exhausted %llu\n", wpstat_tctx_exhausted());
-	for (p = 0; p < WPP_NR; p++)
-		seq_printf(m, "missed_%s %llu\n", wpstat_probe_name(p),
-			   wpstat_probe_missed(p));
-	return 0;
-}
-
-/* ---- debugfs wpstat/control --------------------------------------------- */
+/* ---- control ------------------------------------------------------------ */
 
 #define WPSTAT_CONTROL_MAX	64
 
@@ -208,6 +82,11 @@ static int control_exec(char *cmd)
 	if (n == 1 && !strcmp(words[0], "disable")) {
 		WRITE_ONCE(wpstat_enabled, false);
 		return 0;
+	}
+	if (n == 2 && !strcmp(words[0], "level")) {
+		int level = wpstat_level_parse(words[1]);
+
+		return level < 0 ? level : wpstat_set_level(level);
 	}
 	if (n == 2 && !strcmp(words[0], "filter") && !strcmp(words[1], "none")) {
 		WRITE_ONCE(wpstat_filter_dev, 0);
@@ -269,7 +148,7 @@ static const struct file_operations control_fops = {
 	.llseek = noop_llseek,
 };
 
-/* ---- debugfs wpstat/{probes,histograms,config} -------------------------- */
+/* ---- probes, histograms, config, help ----------------------------------- */
 
 static int probes_show(struct seq_file *m, void *v)
 {
@@ -313,7 +192,7 @@ static int config_show(struct seq_file *m, void *v)
 	seq_printf(m, "max_inodes %u\n", wpstat_max_inodes);
 	seq_printf(m, "entry_bytes %zu\n", wpstat_entry_bytes());
 	seq_printf(m, "enabled %d\n", READ_ONCE(wpstat_enabled));
-	seq_printf(m, "floor %d\n", wpstat_floor);
+	seq_printf(m, "floor %d\n", wpstat_floor_mode());
 	if (dev)
 		seq_printf(m, "filter_dev %u:%u\n", MAJOR(dev), MINOR(dev));
 	else
@@ -325,46 +204,32 @@ static int config_show(struct seq_file *m, void *v)
 		seq_puts(m, "filter_pid none\n");
 	seq_printf(m, "histograms %s\n",
 		   IS_ENABLED(CONFIG_WPSTAT_HISTOGRAMS) ? "y" : "n");
+	seq_printf(m, "level %s\n", wpstat_level_name(wpstat_get_level()));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(config);
 
-static int inodes_open(struct inode *inode, struct file *file)
+/* The control grammar and every counter, from the one counter list. */
+static int help_show(struct seq_file *m, void *v)
 {
-	int ret = seq_open(file, &inodes_seq_ops);
+	int c;
 
-	if (!ret)
-		((struct seq_file *)file->private_data)->private =
-			wpstat_table_pin();
-	return ret;
+	seq_puts(m,
+		 "control (one command per write):\n"
+		 "  reset | enable | disable | level counts|timing\n"
+		 "  filter dev MAJ:MIN | filter pid TGID\n"
+		 "  filter dev none | filter pid none | filter none\n"
+		 "counters (/proc/wpstat/inodes columns; '-': not produced at this level or not attached):\n");
+	for (c = 0; c < WPC_NR; c++)
+		seq_printf(m, "  %-16s %s%s\n", wpstat_counters[c].name,
+			   wpstat_counters[c].help,
+			   wpstat_counters[c].level == WPL_TIMING ?
+			   " [level timing]" : "");
+	return 0;
 }
+DEFINE_SHOW_ATTRIBUTE(help);
 
-static int inodes_release(struct inode *inode, struct file *file)
-{
-	wpstat_table_put(((struct seq_file *)file->private_data)->private);
-	return seq_release(inode, file);
-}
-
-static const struct proc_ops inodes_proc_ops = {
-	.proc_open = inodes_open,
-	.proc_read = seq_read,
-	.proc_lseek = seq_lseek,
-	.proc_release = inodes_release,
-};
-
-static int summary_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, summary_show, NULL);
-}
-
-static const struct proc_ops summary_proc_ops = {
-	.proc_open = summary_open,
-	.proc_read = seq_read,
-	.proc_lseek = seq_lseek,
-	.proc_release = single_release,
-};
-
-static void wpstat_debugfs_init(void)
+void wpstat_debugfs_init(void)
 {
 	if (!IS_ENABLED(CONFIG_WPSTAT_DEBUGFS))
 		return;
@@ -378,24 +243,11 @@ static void wpstat_debugfs_init(void)
 			    &histograms_fops);
 	debugfs_create_file("config", 0400, wpstat_debugfs_dir, NULL,
 			    &config_fops);
+	debugfs_create_file("help", 0400, wpstat_debugfs_dir, NULL,
+			    &help_fops);
 }
 
-int wpstat_output_init(void)
-{
-	wpstat_proc_dir = proc_mkdir("wpstat", NULL);
-	if (!wpstat_proc_dir)
-		return -ENOMEM;
-	if (!proc_create("inodes", 0400, wpstat_proc_dir, &inodes_proc_ops) ||
-	    !proc_create("summary", 0444, wpstat_proc_dir, &summary_proc_ops)) {
-		proc_remove(wpstat_proc_dir);
-		return -ENOMEM;
-	}
-	wpstat_debugfs_init();
-	return 0;
-}
-
-void wpstat_output_exit(void)
+void wpstat_debugfs_exit(void)
 {
 	debugfs_remove(wpstat_debugfs_dir);
-	proc_remove(wpstat_proc_dir);
 }

@@ -1,0 +1,571 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * wpstat_attach.c - the attachment registry: which mechanism each point
+ * uses at each level (wpstat_probes.def), attaching and detaching them,
+ * switching levels at run time, skip_probes and the benchmark floor.
+ *
+ * Every entry-only point shares one ftrace_ops, filtered on the points'
+ * addresses, whose callback dispatches on the ip (wpstat_entry()): one
+ * registration, one unregistration (each of which waits for RCU-tasks).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ftrace.h>
+#include <linux/kprobes.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
+#include <linux/rcupdate_wait.h>
+#include <linux/stop_machine.h>
+#include <linux/string.h>
+#include <linux/tracepoint.h>
+
+#include "wpstat.h"
+
+enum wpstat_mech { WPM_NONE, WPM_FTRACE, WPM_KRETPROBE, WPM_TRACEPOINT,
+		   WPM_SYMBOL };
+
+static const char * const wpstat_mech_names[] = {
+	[WPM_NONE] = "none",
+	[WPM_FTRACE] = "ftrace",
+	[WPM_KRETPROBE] = "kretprobe",
+	[WPM_TRACEPOINT] = "tracepoint",
+	[WPM_SYMBOL] = "symbol",
+};
+
+static const char * const wpstat_level_names[WPL_NR] = {
+	[WPL_COUNTS] = "counts",
+	[WPL_TIMING] = "timing",
+};
+
+struct wpstat_probe {
+	const char *name;
+	const char *target;
+	enum wpstat_mech mech[WPL_NR];
+	unsigned long addr;	/* FTRACE ip / SYMBOL address, once resolved */
+	unsigned int on;	/* BIT(mechanism) of what is attached now */
+	int err;		/* why the current level's is not; -ECANCELED: skipped */
+	struct kretprobe krp;
+	struct tracepoint *tp;
+	void *tp_func;
+	u64 missed_base;	/* kretprobe misses before a detach */
+};
+
+#define WPSTAT_PROBE(id, nm, tgt, counts, timing)			\
+	[WPP_##id] = { .name = #nm, .target = #tgt,			\
+		       .mech = { [WPL_COUNTS] = WPM_##counts,		\
+				 [WPL_TIMING] = WPM_##timing } },
+static struct wpstat_probe wpstat_probes[WPP_NR] = {
+#include "wpstat_probes.def"
+#undef WPSTAT_PROBE
+};
+
+/* SYMBOL points and the range each fills. */
+static struct wpstat_range *const wpstat_symbol_ranges[WPP_NR] = {
+	[WPP_FAULT_DIRTY] = &wpstat_fault_dirty_range,
+};
+
+static DEFINE_MUTEX(wpstat_attach_mutex);	/* attach, detach, switch */
+static enum wpstat_level wpstat_level = WPL_COUNTS;
+static u32 wpstat_attached_mask;	/* points attached at wpstat_level */
+
+/* ---- module parameters -------------------------------------------------- */
+
+static char *skip_probes = "";
+module_param(skip_probes, charp, 0444);
+MODULE_PARM_DESC(skip_probes, "Comma-separated probes not to attach (see debugfs wpstat/probes); their columns read '-'");
+
+/*
+ * Benchmark floor: attach the very same points with handlers that return
+ * at once, so that the cost of the mechanisms alone can be measured.
+ * Nothing is counted: every counter reads '-' and the summary says
+ * "floor 1".
+ */
+static bool wpstat_floor;
+module_param_named(floor, wpstat_floor, bool, 0444);
+MODULE_PARM_DESC(floor, "Benchmark floor: same probes, empty handlers, nothing counted (default 0)");
+
+const char *wpstat_level_name(enum wpstat_level level)
+{
+	return level < WPL_NR ? wpstat_level_names[level] : "?";
+}
+
+/* A level's number from its name, or -EINVAL. */
+int wpstat_level_parse(const char *s)
+{
+	int l = sysfs_match_string(wpstat_level_names, s);
+
+	return l < 0 ? -EINVAL : l;
+}
+
+static int level_param_set(const char *val, const struct kernel_param *kp)
+{
+	int l = wpstat_level_parse(val);
+
+	if (l < 0) {
+		pr_err("level must be counts or timing\n");
+		return l;
+	}
+	wpstat_level = l;
+	return 0;
+}
+
+static int level_param_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", wpstat_level_name(READ_ONCE(wpstat_level)));
+}
+
+static const struct kernel_param_ops level_param_ops = {
+	.set = level_param_set,
+	.get = level_param_get,
+};
+
+/* Chosen at load; debugfs control "level ..." switches at run time. */
+module_param_cb(level, &level_param_ops, NULL, 0444);
+MODULE_PARM_DESC(level, "counts (default: entry-only callbacks and tracepoints) or timing (adds return probes for mkwrite_ns and mkclean_ptes)");
+
+bool wpstat_floor_mode(void)
+{
+	return wpstat_floor;
+}
+
+enum wpstat_level wpstat_get_level(void)
+{
+	return READ_ONCE(wpstat_level);
+}
+
+/* ---- the shared entry-only ftrace_ops ----------------------------------- */
+
+static struct ftrace_ops wpstat_entry_ops;
+static unsigned int wpstat_entry_nr_ips;	/* addresses in its filter */
+static bool wpstat_entry_registered;
+
+static int entry_ops_add(unsigned long ip)
+{
+	int ret = ftrace_set_filter_ip(&wpstat_entry_ops, ip, 0, 0);
+
+	if (!ret)
+		wpstat_entry_nr_ips++;
+	return ret;
+}
+
+/*
+ * Never leave the ops registered with an empty filter: an empty filter
+ * traces every function in the kernel.
+ */
+static void entry_ops_remove(unsigned long ip)
+{
+	if (wpstat_entry_nr_ips == 1 && wpstat_entry_registered) {
+		unregister_ftrace_function(&wpstat_entry_ops);
+		wpstat_entry_registered = false;
+	}
+	ftrace_set_filter_ip(&wpstat_entry_ops, ip, 1, 0);
+	wpstat_entry_nr_ips--;
+}
+
+static int entry_ops_register(void)
+{
+	int ret;
+
+	if (wpstat_entry_registered || !wpstat_entry_nr_ips)
+		return 0;
+	/* All entry points share one callback (real or floor). */
+	wpstat_entry_ops.func = wpstat_floor ?
+		wpstat_floor_handlers[WPP_BDP_RL].ftrace :
+		wpstat_handlers[WPP_BDP_RL].ftrace;
+	ret = register_ftrace_function(&wpstat_entry_ops);
+	if (!ret)
+		wpstat_entry_registered = true;
+	return ret;
+}
+
+/* ---- attaching one mechanism -------------------------------------------- */
+
+static const struct wpstat_handler_set *handlers_of(enum wpstat_probe_id p)
+{
+	return wpstat_floor ? &wpstat_floor_handlers[p] : &wpstat_handlers[p];
+}
+
+struct tp_lookup {
+	const char *name;
+	struct tracepoint *tp;
+};
+
+static void tp_lookup_one(struct tracepoint *tp, void *priv)
+{
+	struct tp_lookup *l = priv;
+
+	if (!strcmp(tp->name, l->name))
+		l->tp = tp;
+}
+
+static bool wpstat_probe_skipped(const char *name)
+{
+	size_t len = strlen(name);
+	const char *s = skip_probes;
+
+	while (s && *s) {
+		const char *end = strchrnul(s, ',');
+
+		if (end - s == len && !strncmp(s, name, len))
+			return true;
+		s = *end ? end + 1 : end;
+	}
+	return false;
+}
+
+/*
+ * The address of every FTRACE and SYMBOL point, through a disabled kprobe
+ * (static functions are not in any exported table).  A FTRACE point must
+ * be an ftrace site: the kprobe says so with KPROBE_FLAG_FTRACE, and its
+ * address is then the ip ftrace hands to callbacks (after endbr64 on IBT
+ * kernels).  Unresolved points keep addr 0.
+ */
+static void wpstat_resolve_addresses(void)
+{
+	struct kprobe kps[WPP_NR], *reg[WPP_NR];
+	int p, n = 0;
+
+	memset(kps, 0, sizeof(kps));
+	for (p = 0; p < WPP_NR; p++) {
+		struct wpstat_probe *wp = &wpstat_probes[p];
+		bool ftrace = wp->mech[WPL_COUNTS] == WPM_FTRACE ||
+			      wp->mech[WPL_TIMING] == WPM_FTRACE;
+
+		if (!ftrace && wp->mech[WPL_COUNTS] != WPM_SYMBOL &&
+		    wp->mech[WPL_TIMING] != WPM_SYMBOL)
+			continue;
+		kps[p].symbol_name = wp->target;
+		kps[p].flags = KPROBE_FLAG_DISABLED;
+		if (register_kprobe(&kps[p]))
+			continue;
+		reg[n++] = &kps[p];
+		if (ftrace && !(kps[p].flags & KPROBE_FLAG_FTRACE))
+			continue;
+		wp->addr = (unsigned long)kps[p].addr;
+	}
+	if (n)
+		unregister_kprobes(reg, n);
+	for (p = 0; p < WPP_NR; p++)
+		if (wpstat_probes[p].mech[WPL_COUNTS] == WPM_FTRACE ||
+		    wpstat_probes[p].mech[WPL_TIMING] == WPM_FTRACE)
+			wpstat_entry_ip[p] = wpstat_probes[p].addr;
+}
+
+static int attach_mech(enum wpstat_probe_id p, enum wpstat_mech m)
+{
+	struct wpstat_probe *wp = &wpstat_probes[p];
+	const struct wpstat_handler_set *h = handlers_of(p);
+	struct tp_lookup l = { .name = wp->target };
+	int ret;
+
+	switch (m) {
+	case WPM_FTRACE:
+		if (!wp->addr)
+			return -ENOENT;
+		ret = entry_ops_add(wp->addr);
+		break;
+	case WPM_KRETPROBE:
+		memset(&wp->krp, 0, sizeof(wp->krp));
+		wp->krp.kp.symbol_name = wp->target;
+		wp->krp.entry_handler = h->krp_entry;
+		wp->krp.handler = h->krp_return;
+		wp->krp.data_size = h->krp_data_size;
+		/* Handlers of sleeping functions stay in flight: size for it. */
+		wp->krp.maxactive = max_t(int, 64, 16 * num_possible_cpus());
+		ret = register_kretprobe(&wp->krp);
+		break;
+	case WPM_TRACEPOINT:
+		for_each_kernel_tracepoint(tp_lookup_one, &l);
+		if (!l.tp)
+			return -ENOENT;
+		wp->tp = l.tp;
+		wp->tp_func = h->tp;
+		ret = tracepoint_probe_register(l.tp, wp->tp_func, NULL);
+		break;
+	case WPM_SYMBOL:
+		if (!wp->addr)
+			return -ENOENT;
+		ret = wpstat_symbol_range(wp->addr, wpstat_symbol_ranges[p]);
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (!ret)
+		wp->on |= BIT(m);
+	return ret;
+}
+
+/*
+ * Undo attach_mech().  Kretprobes and tracepoints may be left for a batch
+ * (@krps, @nkrp; tracepoint_synchronize_unregister()) by the caller.
+ */
+static void detach_mech(enum wpstat_probe_id p, enum wpstat_mech m,
+			struct kretprobe **krps, int *nkrp)
+{
+	struct wpstat_probe *wp = &wpstat_probes[p];
+
+	if (!(wp->on & BIT(m)))
+		return;
+	switch (m) {
+	case WPM_FTRACE:
+		entry_ops_remove(wp->addr);
+		break;
+	case WPM_KRETPROBE:
+		wp->missed_base += wp->krp.nmissed + wp->krp.kp.nmissed;
+		if (krps)
+			krps[(*nkrp)++] = &wp->krp;
+		else
+			unregister_kretprobe(&wp->krp);
+		break;
+	case WPM_TRACEPOINT:
+		tracepoint_probe_unregister(wp->tp, wp->tp_func, NULL);
+		break;
+	case WPM_SYMBOL:
+		wpstat_symbol_ranges[p]->size = 0;
+		break;
+	default:
+		break;
+	}
+	wp->on &= ~BIT(m);
+}
+
+static void wpstat_update_mask(void)
+{
+	u32 mask = 0;
+	int p;
+
+	for (p = 0; p < WPP_NR; p++) {
+		struct wpstat_probe *wp = &wpstat_probes[p];
+
+		if (wp->on & BIT(wp->mech[wpstat_level]))
+			mask |= BIT(p);
+	}
+	WRITE_ONCE(wpstat_attached_mask, mask);
+	WRITE_ONCE(wpstat_wait_bit_attached,
+		   !wpstat_floor && (mask & BIT(WPP_WAIT_BIT)));
+}
+
+static void wpstat_report_unavailable(struct wpstat_probe *wp, u32 bit)
+{
+	char cols[256] = "";
+	int c;
+
+	for (c = 0; c < WPC_NR; c++) {
+		if (!(wpstat_counters[c].needs & bit))
+			continue;
+		if (cols[0])
+			strlcat(cols, ",", sizeof(cols));
+		strlcat(cols, wpstat_counters[c].name, sizeof(cols));
+	}
+	if (wp->err == -ECANCELED)
+		pr_info("probe %s (%s) skipped by request; unavailable: %s\n",
+			wp->name, wp->target, cols);
+	else
+		pr_warn("probe %s (%s) not attached at level %s (error %d); unavailable: %s\n",
+			wp->name, wp->target, wpstat_level_name(wpstat_level),
+			wp->err, cols);
+}
+
+/* ---- level switch ---------------------------------------------------------- */
+
+static int wpstat_flip_level(void *data)
+{
+	WRITE_ONCE(wpstat_counting_level, *(int *)data);
+	return 0;
+}
+
+/*
+ * Move the points whose mechanism differs between the levels, exactly: an
+ * event is counted by the old or the new handler, never both, never none.
+ *   1. attach the new mechanisms; their handlers do not count yet
+ *      (wpstat_counting_level still names the old level);
+ *   2. synchronize_rcu_tasks(): no task is left inside a trampoline it
+ *      entered before step 1, so every call from now on runs both;
+ *   3. flip wpstat_counting_level under stop_machine(): the handlers of one
+ *      call run back to back with preemption disabled, so none straddles
+ *      the flip;
+ *   4. detach the old mechanisms.
+ * A failure in step 1 detaches what it attached and changes nothing.
+ */
+int wpstat_set_level(enum wpstat_level to)
+{
+	struct kretprobe *krps[WPP_NR];
+	enum wpstat_level from;
+	u32 moved = 0;
+	int p, nkrp = 0, ret = 0;
+
+	if (to >= WPL_NR)
+		return -EINVAL;
+	mutex_lock(&wpstat_attach_mutex);
+	from = wpstat_level;
+	if (to == from)
+		goto out;
+	for (p = 0; p < WPP_NR; p++) {
+		struct wpstat_probe *wp = &wpstat_probes[p];
+
+		if (wp->err == -ECANCELED || wp->mech[from] == wp->mech[to])
+			continue;
+		ret = attach_mech(p, wp->mech[to]);
+		if (ret && !(wp->on & BIT(wp->mech[from]))) {
+			/* Not counting now either: it stays unavailable. */
+			wp->err = ret;
+			ret = 0;
+			continue;
+		}
+		if (ret) {
+			pr_warn("level %s: cannot attach %s (%s): error %d\n",
+				wpstat_level_name(to), wp->name, wp->target, ret);
+			goto unwind;
+		}
+		moved |= BIT(p);
+	}
+	ret = entry_ops_register();
+	if (ret)
+		goto unwind;
+
+	synchronize_rcu_tasks();
+	stop_machine(wpstat_flip_level, &to, NULL);
+
+	for (p = 0; p < WPP_NR; p++)
+		if (moved & BIT(p))
+			detach_mech(p, wpstat_probes[p].mech[from], krps, &nkrp);
+	if (nkrp)
+		unregister_kretprobes(krps, nkrp);
+	for (p = 0; p < WPP_NR; p++)
+		if (moved & BIT(p))
+			wpstat_probes[p].err = 0;
+	WRITE_ONCE(wpstat_level, to);
+	wpstat_update_mask();
+	pr_info("level %s\n", wpstat_level_name(to));
+	goto out;
+
+unwind:
+	for (p = 0; p < WPP_NR; p++)
+		if (moved & BIT(p))
+			detach_mech(p, wpstat_probes[p].mech[to], NULL, NULL);
+	tracepoint_synchronize_unregister();
+out:
+	mutex_unlock(&wpstat_attach_mutex);
+	return ret;
+}
+
+/* ---- load and unload ------------------------------------------------------ */
+
+int wpstat_attach_init(void)
+{
+	int p, ret;
+
+	wpstat_counting_level = wpstat_level;
+	wpstat_resolve_addresses();
+
+	mutex_lock(&wpstat_attach_mutex);
+	/*
+	 * Inner points first: an outer call whose handlers are attached
+	 * before the inner ones exist only costs a few uncounted events.
+	 * The entry-only points go live together when the ops registers.
+	 */
+	for (p = WPP_NR - 1; p >= 0; p--) {
+		struct wpstat_probe *wp = &wpstat_probes[p];
+
+		if (wpstat_probe_skipped(wp->name))
+			wp->err = -ECANCELED;
+		else
+			wp->err = attach_mech(p, wp->mech[wpstat_level]);
+	}
+	ret = entry_ops_register();
+	for (p = 0; p < WPP_NR; p++) {
+		struct wpstat_probe *wp = &wpstat_probes[p];
+
+		if (wp->mech[wpstat_level] == WPM_FTRACE && !wp->err && ret) {
+			wp->err = ret;
+			wp->on &= ~BIT(WPM_FTRACE);
+		}
+		if (wp->err)
+			wpstat_report_unavailable(wp, BIT(p));
+	}
+	wpstat_update_mask();
+	mutex_unlock(&wpstat_attach_mutex);
+	return 0;
+}
+
+void wpstat_attach_exit(void)
+{
+	struct kretprobe *krps[WPP_NR];
+	int p, nkrp = 0;
+
+	mutex_lock(&wpstat_attach_mutex);
+	WRITE_ONCE(wpstat_attached_mask, 0);
+	WRITE_ONCE(wpstat_wait_bit_attached, false);
+	/* One grace period per kind, not one per point. */
+	if (wpstat_entry_registered) {
+		unregister_ftrace_function(&wpstat_entry_ops);
+		wpstat_entry_registered = false;
+	}
+	for (p = 0; p < WPP_NR; p++) {
+		enum wpstat_mech m;
+
+		for (m = WPM_FTRACE; m <= WPM_SYMBOL; m++)
+			detach_mech(p, m, krps, &nkrp);
+	}
+	if (nkrp)
+		unregister_kretprobes(krps, nkrp);
+	/* Tracepoint handlers may still run until this returns. */
+	tracepoint_synchronize_unregister();
+	ftrace_free_filter(&wpstat_entry_ops);
+	mutex_unlock(&wpstat_attach_mutex);
+}
+
+/* ---- what is available, for /proc and debugfs ----------------------------- */
+
+bool wpstat_counter_available(enum wpstat_counter c)
+{
+	u32 need = wpstat_counters[c].needs;
+
+	/* Floor mode counts nothing: no column may look like a real zero. */
+	return !wpstat_floor &&
+	       wpstat_counters[c].level <= READ_ONCE(wpstat_level) &&
+	       (READ_ONCE(wpstat_attached_mask) & need) == need;
+}
+
+const char *wpstat_probe_name(enum wpstat_probe_id p)
+{
+	return wpstat_probes[p].name;
+}
+
+u64 wpstat_probe_missed(enum wpstat_probe_id p)
+{
+	struct wpstat_probe *wp = &wpstat_probes[p];
+	u64 n = wp->missed_base + WPSTAT_SUM(missed[p]);
+
+	if (wp->on & BIT(WPM_KRETPROBE))
+		n += wp->krp.nmissed + wp->krp.kp.nmissed;
+	return n;
+}
+
+void wpstat_probes_show(struct seq_file *m)
+{
+	int p;
+
+	mutex_lock(&wpstat_attach_mutex);
+	seq_puts(m, "probe target kind status hits missed\n");
+	for (p = 0; p < WPP_NR; p++) {
+		struct wpstat_probe *wp = &wpstat_probes[p];
+		enum wpstat_mech mech = wp->mech[wpstat_level];
+
+		seq_printf(m, "%s %s %s ", wp->name, wp->target,
+			   wpstat_mech_names[mech]);
+		if (wp->on & BIT(mech))
+			seq_puts(m, "attached");
+		else if (wp->err == -ECANCELED)
+			seq_puts(m, "skipped");
+		else if (wp->err == -ENOENT)
+			seq_puts(m, "not-found");
+		else
+			seq_printf(m, "error:%d", wp->err);
+		seq_printf(m, " %llu %llu\n", WPSTAT_SUM(hits[p]),
+			   wpstat_probe_missed(p));
+	}
+	mutex_unlock(&wpstat_attach_mutex);
+}

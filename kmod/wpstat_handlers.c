@@ -1,0 +1,605 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * wpstat_handlers.c - what runs when a probed function is entered or
+ * returns, or a tracepoint fires; the enable switch and the filters.
+ *
+ * Every handler runs with preemption disabled (ftrace, kprobe or
+ * tracepoint context): no sleeping, no allocation, no locks.  Inodes are
+ * turned into a (dev, ino, generation) key at once and never remembered by
+ * pointer.
+ *
+ * What runs once per buffered write or store fault pays for an entry-only
+ * callback and a table update, nothing more:
+ *
+ *   do_page_mkwrite        first vs write-protect from vmf->pte at entry
+ *   folio_mkclean          a call (its PTE count needs the return: timing)
+ *   folio_wait_stable      a call; on a stable mapping, its caller's return
+ *                          address is remembered (stable_site_learn())
+ *   balance_dirty_pages_ratelimited_flags
+ *                          a call; from a fault if its caller (parent_ip) is
+ *                          fault_dirty_shared_page(); a per-CPU record says
+ *                          for which inode, should balance_dirty_pages()
+ *                          follow
+ *   writeback_dirty_folio  tracepoint
+ *
+ * What runs only when a task is about to sleep may pay more:
+ *
+ *   balance_dirty_pages    kretprobe: the throttle, for the inode of the
+ *                          per-CPU record if it is still the task's own;
+ *                          pauses timed from the balance_dirty_pages
+ *                          tracepoint to the next one or the return
+ *   folio_wait_writeback   tracepoint: a writeback wait; a stable-page wait
+ *                          if the stack shows it was tail-called from a
+ *                          learned folio_wait_stable() call site
+ *   folio_wait_bit         kretprobe: times that stable-page wait
+ *
+ * Level "timing" moves do_page_mkwrite and folio_mkclean to kretprobes for
+ * mkwrite_ns and mkclean_ptes.  Both mechanisms count the same events: the
+ * entry-only and the kretprobe handlers of one function count only while
+ * wpstat_counting_level names their level.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/fs.h>
+#include <linux/kallsyms.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/page-flags.h>
+#include <linux/sched.h>
+#include <linux/stacktrace.h>
+#include <linux/timekeeping.h>
+#include <linux/trace_recursion.h>
+
+#include "wpstat.h"
+#include "wpstat_compat.h"
+
+bool wpstat_enabled = true;
+module_param_named(enable, wpstat_enabled, bool, 0444);
+MODULE_PARM_DESC(enable, "Count from load (default 1); toggled at run time through debugfs wpstat/control");
+
+u32 wpstat_filter_dev;
+pid_t wpstat_filter_tgid;
+int wpstat_counting_level;
+bool wpstat_wait_bit_attached;
+unsigned long wpstat_entry_ip[WPP_NR];
+struct wpstat_range wpstat_fault_dirty_range;
+
+/* folio_wait_writeback() and folio_wait_stable(), both exported. */
+static struct wpstat_range fww_range, fws_range;
+
+/* ---- filters and keys ------------------------------------------------- */
+
+static __always_inline bool wpstat_want_task(void)
+{
+	pid_t tgid = READ_ONCE(wpstat_filter_tgid);
+
+	return READ_ONCE(wpstat_enabled) && (!tgid || current->tgid == tgid);
+}
+
+/* Fill @key for @inode; false if the device filter excludes it. */
+static __always_inline bool wpstat_key_of(const struct inode *inode,
+					  struct wpstat_key *key)
+{
+	u32 dev, want;
+
+	if (!inode)
+		return false;
+	dev = inode->i_sb->s_dev;
+	want = READ_ONCE(wpstat_filter_dev);
+	if (want && dev != want)
+		return false;
+	key->dev = dev;
+	key->ino = inode->i_ino;
+	key->gen = inode->i_generation;
+	return true;
+}
+
+static __always_inline bool wpstat_key_of_mapping(const struct address_space *mapping,
+						  struct wpstat_key *key)
+{
+	return mapping && wpstat_key_of(mapping->host, key);
+}
+
+static __always_inline void wpstat_hit(enum wpstat_probe_id p)
+{
+	this_cpu_inc(wpstat_stats.hits[p]);
+}
+
+static __always_inline bool wpstat_in_range(unsigned long addr,
+				     const struct wpstat_range *r)
+{
+	return addr - r->start < r->size;
+}
+
+/* ---- stable-page waits: who called folio_wait_writeback()? ------------- */
+
+/*
+ * folio_wait_stable() tail-calls folio_wait_writeback() on both kernels, so
+ * a stable-page wait shows on the stack as folio_wait_writeback() returning
+ * straight into folio_wait_stable()'s caller.  The return addresses of
+ * those callers are learned at folio_wait_stable() entry, for stable
+ * mappings only (the only ones that wait).  Without a tail call the caller
+ * would be folio_wait_stable() itself, which is recognised too.
+ */
+#define WPSTAT_STABLE_SITES	64
+static unsigned long stable_sites[WPSTAT_STABLE_SITES];
+static atomic64_t stable_sites_overflow = ATOMIC64_INIT(0);
+
+static __always_inline bool stable_site_known(unsigned long ret)
+{
+	int i;
+
+	for (i = 0; i < WPSTAT_STABLE_SITES; i++) {
+		unsigned long s = READ_ONCE(stable_sites[i]);
+
+		if (s == ret)
+			return true;
+		if (!s)
+			return false;
+	}
+	return false;
+}
+
+static __always_inline void stable_site_learn(unsigned long ret)
+{
+	int i;
+
+	for (i = 0; i < WPSTAT_STABLE_SITES; i++) {
+		unsigned long s = READ_ONCE(stable_sites[i]);
+
+		if (s == ret)
+			return;
+		if (!s) {
+			s = cmpxchg(&stable_sites[i], 0, ret);
+			if (!s || s == ret)
+				return;
+		}
+	}
+	atomic64_inc(&stable_sites_overflow);
+}
+
+u64 wpstat_stable_sites_overflow(void)
+{
+	return atomic64_read(&stable_sites_overflow);
+}
+
+#define WPSTAT_STACK_DEPTH	12
+
+/* Called from the folio_wait_writeback tracepoint: a task about to sleep. */
+static noinline bool wait_is_stable(void)
+{
+	unsigned long entries[WPSTAT_STACK_DEPTH];
+	unsigned int n, i;
+
+	n = stack_trace_save(entries, ARRAY_SIZE(entries), 0);
+	for (i = 0; i + 1 < n; i++) {
+		if (wpstat_in_range(entries[i], &fww_range))
+			return wpstat_in_range(entries[i + 1], &fws_range) ||
+			       stable_site_known(entries[i + 1]);
+	}
+	return false;
+}
+
+/* ---- entry-only callbacks (one ftrace_ops, wpstat_entry()) ------------- */
+
+/* The key of @vmf's file if it is to be counted; *first: no PTE yet. */
+static __always_inline bool mkwrite_key(struct vm_fault *vmf,
+					struct wpstat_key *key, bool *first)
+{
+	struct file *file = vmf->vma->vm_file;
+
+	if (!file || !wpstat_want_task() ||
+	    !wpstat_key_of_mapping(file->f_mapping, key))
+		return false;
+	*first = !wpstat_vmf_has_pte(vmf);
+	return true;
+}
+
+static __always_inline void mkwrite_enter(struct pt_regs *args)
+{
+	struct wpstat_key key;
+	bool first;
+
+	wpstat_hit(WPP_MKWRITE);
+	if (READ_ONCE(wpstat_counting_level) == WPL_COUNTS &&
+	    mkwrite_key(wpstat_mkwrite_vmf(args), &key, &first))
+		wpstat_count(&key, first ? WPC_MKWRITE_FIRST : WPC_MKWRITE_WP, 1);
+}
+
+/* Writeback runs in kworkers: the task filter does not apply to mkclean. */
+static __always_inline bool mkclean_key(struct folio *folio,
+					struct wpstat_key *key)
+{
+	return READ_ONCE(wpstat_enabled) &&
+	       wpstat_key_of_mapping(folio_mapping(folio), key);
+}
+
+static __always_inline void mkclean_enter(struct pt_regs *args)
+{
+	struct wpstat_key key;
+
+	wpstat_hit(WPP_MKCLEAN);
+	if (READ_ONCE(wpstat_counting_level) == WPL_COUNTS &&
+	    mkclean_key(wpstat_folio_arg(args), &key))
+		wpstat_count(&key, WPC_MKCLEAN_CALLS, 1);
+}
+
+static __always_inline void stable_enter(unsigned long parent_ip,
+					 struct pt_regs *args)
+{
+	struct address_space *mapping;
+	struct wpstat_key key;
+
+	wpstat_hit(WPP_STABLE);
+	mapping = folio_mapping(wpstat_folio_arg(args));
+	if (wpstat_want_task() && wpstat_key_of_mapping(mapping, &key)) {
+		wpstat_count(&key, WPC_STABLE_CALLS, 1);
+		if (mapping_stable_writes(mapping))
+			stable_site_learn(parent_ip);
+	}
+}
+
+/*
+ * What the last balance_dirty_pages_ratelimited_flags() call on this CPU
+ * was for.  balance_dirty_pages() is called only from there, so if the
+ * record is the current task's and the task has not left the CPU since
+ * (its context-switch count is unchanged), the record is of the call that
+ * is throttling it.
+ */
+struct wpstat_bdp_record {
+	unsigned long task;		/* identity, never dereferenced */
+	unsigned long switches;
+	struct wpstat_key key;
+	bool counted;			/* the filters let the call count */
+};
+static DEFINE_PER_CPU(struct wpstat_bdp_record, wpstat_bdp_record);
+static atomic64_t bdp_unattributed = ATOMIC64_INIT(0);
+
+u64 wpstat_bdp_unattributed(void)
+{
+	return atomic64_read(&bdp_unattributed);
+}
+
+static __always_inline void bdp_rl_enter(unsigned long parent_ip,
+					 struct pt_regs *args)
+{
+	struct wpstat_bdp_record *r = this_cpu_ptr(&wpstat_bdp_record);
+	struct wpstat_entry *e;
+
+	wpstat_hit(WPP_BDP_RL);
+	r->task = (unsigned long)current;
+	r->switches = wpstat_task_switches(current);
+	r->counted = wpstat_want_task() &&
+		     wpstat_key_of_mapping(wpstat_bdp_rl_mapping(args), &r->key);
+	if (!r->counted)
+		return;
+	e = wpstat_lookup(&r->key);
+	wpstat_add(e, WPC_BDP_CALLS, 1);
+	/* balance_dirty_pages_ratelimited() tail-calls the _flags variant. */
+	if (wpstat_in_range(parent_ip, &wpstat_fault_dirty_range))
+		wpstat_add(e, WPC_BDP_FAULT_CALLS, 1);
+}
+
+/*
+ * The one ftrace_ops callback of every entry-only attachment point
+ * (wpstat_attach.c filters it on their addresses), most frequent first.
+ */
+static void notrace wpstat_entry(unsigned long ip, unsigned long parent_ip,
+				 struct ftrace_ops *op,
+				 struct ftrace_regs *fregs)
+{
+	int bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	struct pt_regs *args = wpstat_fregs_args(fregs);
+	int p;
+
+	if (unlikely(bit < 0)) {
+		for (p = 0; p < WPP_NR; p++)
+			if (ip == wpstat_entry_ip[p])
+				this_cpu_inc(wpstat_stats.missed[p]);
+		return;
+	}
+	if (ip == wpstat_entry_ip[WPP_BDP_RL])
+		bdp_rl_enter(parent_ip, args);
+	else if (ip == wpstat_entry_ip[WPP_STABLE])
+		stable_enter(parent_ip, args);
+	else if (ip == wpstat_entry_ip[WPP_MKWRITE])
+		mkwrite_enter(args);
+	else if (ip == wpstat_entry_ip[WPP_MKCLEAN])
+		mkclean_enter(args);
+	ftrace_test_recursion_unlock(bit);
+}
+
+/* ---- kretprobes --------------------------------------------------------- */
+
+struct mkwrite_data {
+	struct wpstat_key key;
+	u64 start;
+};
+
+/* Level timing: counted at entry as at level counts, timed to the return. */
+static int mkwrite_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct mkwrite_data *d = (void *)ri->data;
+	bool first;
+
+	wpstat_hit(WPP_MKWRITE);
+	if (READ_ONCE(wpstat_counting_level) != WPL_TIMING ||
+	    !mkwrite_key(wpstat_mkwrite_vmf(regs), &d->key, &first))
+		return 1;
+	wpstat_count(&d->key, first ? WPC_MKWRITE_FIRST : WPC_MKWRITE_WP, 1);
+	d->start = ktime_get_ns();
+	return 0;
+}
+NOKPROBE_SYMBOL(mkwrite_entry);
+
+static int mkwrite_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct mkwrite_data *d = (void *)ri->data;
+	u64 ns = ktime_get_ns() - d->start;
+
+	wpstat_count(&d->key, WPC_MKWRITE_NS, ns);
+	wpstat_hist_add(WPH_MKWRITE, ns);
+	return 0;
+}
+NOKPROBE_SYMBOL(mkwrite_return);
+
+static int mkclean_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct wpstat_key *key = (void *)ri->data;
+
+	wpstat_hit(WPP_MKCLEAN);
+	if (READ_ONCE(wpstat_counting_level) != WPL_TIMING ||
+	    !mkclean_key(wpstat_folio_arg(regs), key))
+		return 1;
+	wpstat_count(key, WPC_MKCLEAN_CALLS, 1);
+	return 0;
+}
+NOKPROBE_SYMBOL(mkclean_entry);
+
+static int mkclean_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	int ptes = (int)regs_return_value(regs);
+
+	if (ptes > 0)
+		wpstat_count((void *)ri->data, WPC_MKCLEAN_PTES, ptes);
+	return 0;
+}
+NOKPROBE_SYMBOL(mkclean_return);
+
+static void bdp_close_pause(struct wpstat_tctx *c, u64 now)
+{
+	u64 ns;
+
+	if (!c->pause_start)
+		return;
+	ns = now - c->pause_start;
+	c->pause_start = 0;
+	wpstat_count(&c->bdp_key, WPC_BDP_PAUSE_NS, ns);
+	wpstat_hist_add(WPH_BDP_PAUSE, ns);
+}
+
+/* balance_dirty_pages(): entered only outside the free-run zone. */
+static int bdp_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct wpstat_bdp_record *r = this_cpu_ptr(&wpstat_bdp_record);
+	struct wpstat_tctx *c;
+
+	wpstat_hit(WPP_BDP);
+	if (r->task != (unsigned long)current || !r->counted)
+		return 1;
+	if (r->switches != wpstat_task_switches(current)) {
+		/* Slept in between (cgroup wb creation): whose write is lost. */
+		atomic64_inc(&bdp_unattributed);
+		return 1;
+	}
+	wpstat_count(&r->key, WPC_BDP_THROTTLED, 1);
+	c = wpstat_tctx_get();
+	if (!c || (c->active & WPT_BDP))
+		return 1;
+	c->active |= WPT_BDP;
+	c->bdp_key = r->key;
+	c->bdp_async = wpstat_bdp_flags(regs) & WPSTAT_BDP_ASYNC;
+	c->pause_start = 0;
+	return 0;
+}
+NOKPROBE_SYMBOL(bdp_entry);
+
+static int bdp_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct wpstat_tctx *c = wpstat_tctx_find();
+
+	if (c && (c->active & WPT_BDP)) {
+		bdp_close_pause(c, ktime_get_ns());
+		wpstat_tctx_put(c, WPT_BDP);
+	}
+	return 0;
+}
+NOKPROBE_SYMBOL(bdp_return);
+
+/* folio_wait_bit(): only a stable-page wait announced by the tracepoint. */
+static int wait_bit_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct wpstat_tctx *c;
+
+	wpstat_hit(WPP_WAIT_BIT);
+	if (wpstat_wait_bit_nr(regs) != PG_writeback)
+		return 1;
+	c = wpstat_tctx_find();
+	if (!c || !(c->active & WPT_STABLE) ||
+	    c->wait_folio != wpstat_wait_bit_folio(regs))
+		return 1;
+	*(u64 *)ri->data = ktime_get_ns();
+	return 0;
+}
+NOKPROBE_SYMBOL(wait_bit_entry);
+
+static int wait_bit_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	u64 ns = ktime_get_ns() - *(u64 *)ri->data;
+	struct wpstat_tctx *c = wpstat_tctx_find();
+
+	if (c && (c->active & WPT_STABLE)) {
+		wpstat_count(&c->wait_key, WPC_STABLE_WAIT_NS, ns);
+		wpstat_hist_add(WPH_STABLE_WAIT, ns);
+		wpstat_tctx_put(c, WPT_STABLE);
+	}
+	return 0;
+}
+NOKPROBE_SYMBOL(wait_bit_return);
+
+/* ---- tracepoints -------------------------------------------------------- */
+
+static void notrace tp_dirty_folio(WPSTAT_TP_FOLIO_PROTO)
+{
+	struct wpstat_key key;
+
+	wpstat_hit(WPP_TP_DIRTY);
+	/* Folios are dirtied by whoever writes: the task filter applies. */
+	if (wpstat_want_task() && wpstat_key_of_mapping(mapping, &key))
+		wpstat_count(&key, WPC_DIRTIED, 1);
+}
+
+/* Traced once per loop in folio_wait_writeback(), right before it sleeps. */
+static void notrace tp_wait_writeback(WPSTAT_TP_FOLIO_PROTO)
+{
+	struct wpstat_entry *e;
+	struct wpstat_tctx *c;
+	struct wpstat_key key;
+
+	wpstat_hit(WPP_TP_WAIT);
+	if (!wpstat_want_task() || !wpstat_key_of_mapping(mapping, &key))
+		return;
+	e = wpstat_lookup(&key);
+	wpstat_add(e, WPC_WB_WAITS, 1);
+	if (!mapping_stable_writes(mapping) || !wait_is_stable())
+		return;
+	wpstat_add(e, WPC_STABLE_WAITS, 1);
+	/* Announce the wait to folio_wait_bit()'s kretprobe, which times it. */
+	if (!READ_ONCE(wpstat_wait_bit_attached))
+		return;
+	c = wpstat_tctx_get();
+	if (!c)
+		return;
+	c->active |= WPT_STABLE;
+	c->wait_folio = folio;
+	c->wait_key = key;
+}
+
+/*
+ * Traced once per loop in balance_dirty_pages(): with pause > 0 right
+ * before io_schedule_timeout(pause), with pause <= 0 when it lets the task
+ * go.  A pause lasts until the next trace or balance_dirty_pages() returns.
+ */
+static void notrace tp_balance_dirty_pages(WPSTAT_TP_BDP_PROTO)
+{
+	struct wpstat_tctx *c = wpstat_tctx_find();
+	u64 now;
+
+	wpstat_hit(WPP_TP_BDP);
+	if (!c || !(c->active & WPT_BDP))
+		return;
+	now = ktime_get_ns();
+	bdp_close_pause(c, now);
+	if (pause > 0 && !c->bdp_async) {
+		wpstat_count(&c->bdp_key, WPC_BDP_PAUSES, 1);
+		c->pause_start = now;
+	}
+}
+
+const struct wpstat_handler_set wpstat_handlers[WPP_NR] = {
+	[WPP_MKWRITE] = { .ftrace = wpstat_entry, .krp_entry = mkwrite_entry,
+			  .krp_return = mkwrite_return,
+			  .krp_data_size = sizeof(struct mkwrite_data) },
+	[WPP_MKCLEAN] = { .ftrace = wpstat_entry, .krp_entry = mkclean_entry,
+			  .krp_return = mkclean_return,
+			  .krp_data_size = sizeof(struct wpstat_key) },
+	[WPP_STABLE] = { .ftrace = wpstat_entry },
+	[WPP_BDP_RL] = { .ftrace = wpstat_entry },
+	[WPP_BDP] = { .krp_entry = bdp_entry, .krp_return = bdp_return },
+	[WPP_WAIT_BIT] = { .krp_entry = wait_bit_entry,
+			   .krp_return = wait_bit_return,
+			   .krp_data_size = sizeof(u64) },
+	[WPP_TP_DIRTY] = { .tp = tp_dirty_folio },
+	[WPP_TP_WAIT] = { .tp = tp_wait_writeback },
+	[WPP_TP_BDP] = { .tp = tp_balance_dirty_pages },
+};
+
+/* ---- floor mode: the same attachments, empty handlers ------------------ */
+
+static void notrace floor_entry(unsigned long ip, unsigned long parent_ip,
+				struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+}
+
+static int floor_krp_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	return 0;	/* arm the return probe, as the real handlers do */
+}
+NOKPROBE_SYMBOL(floor_krp_entry);
+
+static int floor_krp_return(struct kretprobe_instance *ri,
+			    struct pt_regs *regs)
+{
+	return 0;
+}
+NOKPROBE_SYMBOL(floor_krp_return);
+
+static void notrace floor_tp_folio(WPSTAT_TP_FOLIO_PROTO)
+{
+}
+
+static void notrace floor_tp_bdp(WPSTAT_TP_BDP_PROTO)
+{
+}
+
+/* Same data_size as the real handlers: the same instance pools. */
+#define FLOOR_KRP(id, size)						\
+	[id] = { .ftrace = floor_entry, .krp_entry = floor_krp_entry,	\
+		 .krp_return = floor_krp_return, .krp_data_size = size }
+
+const struct wpstat_handler_set wpstat_floor_handlers[WPP_NR] = {
+	FLOOR_KRP(WPP_MKWRITE, sizeof(struct mkwrite_data)),
+	FLOOR_KRP(WPP_MKCLEAN, sizeof(struct wpstat_key)),
+	[WPP_STABLE] = { .ftrace = floor_entry },
+	[WPP_BDP_RL] = { .ftrace = floor_entry },
+	FLOOR_KRP(WPP_BDP, 0),
+	FLOOR_KRP(WPP_WAIT_BIT, sizeof(u64)),
+	[WPP_TP_DIRTY] = { .tp = floor_tp_folio },
+	[WPP_TP_WAIT] = { .tp = floor_tp_folio },
+	[WPP_TP_BDP] = { .tp = floor_tp_bdp },
+};
+
+/* ---- set-up --------------------------------------------------------------- */
+
+/*
+ * The function around @addr, from kallsyms' "name+0xoff/0xsize": its
+ * start and size.  -ENOENT if @addr is in no known function.
+ */
+int wpstat_symbol_range(unsigned long addr, struct wpstat_range *r)
+{
+	char buf[KSYM_SYMBOL_LEN];
+	unsigned long off, size;
+	char *plus;
+
+	sprint_symbol(buf, addr);
+	plus = strrchr(buf, '+');
+	if (!plus || sscanf(plus, "+%lx/%lx", &off, &size) != 2 || !size)
+		return -ENOENT;
+	r->start = addr - off;
+	r->size = size;
+	return 0;
+}
+
+int wpstat_handlers_init(void)
+{
+	int ret;
+
+	ret = wpstat_symbol_range((unsigned long)folio_wait_writeback,
+				  &fww_range);
+	if (!ret)
+		ret = wpstat_symbol_range((unsigned long)folio_wait_stable,
+					  &fws_range);
+	if (ret)
+		pr_err("cannot find folio_wait_writeback/folio_wait_stable in kallsyms\n");
+	return ret;
+}

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * wpstat_proc.c - /proc/wpstat/{inodes,summary,counters}.
+ *
+ * /proc/wpstat/inodes is root-only (0400): per-file write activity of other
+ * users is not theirs to see, as with /proc/PID/io.  The summary holds only
+ * system-wide totals, like /proc/vmstat, and is world-readable, as is the
+ * list of counters.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
+#include <linux/kdev_t.h>
+
+#include "wpstat.h"
+
+static struct proc_dir_entry *wpstat_proc_dir;
+
+static void wpstat_seq_counter(struct seq_file *m, enum wpstat_counter c,
+			       u64 v)
+{
+	/* Not seq_printf(): a full table is 65536 rows of 15 numbers. */
+	if (wpstat_counter_available(c))
+		seq_put_decimal_ull(m, " ", v);
+	else
+		seq_puts(m, " -");
+}
+
+/* ---- /proc/wpstat/inodes ------------------------------------------------ */
+
+/* *pos is 0 for the header, entry index + 1 afterwards. */
+static void *inodes_find(struct wpstat_table *t, loff_t *pos)
+{
+	u32 n = min_t(u32, atomic_read(&t->nr_reserved), t->max_entries);
+	loff_t i;
+
+	for (i = *pos - 1; i < n; i++) {
+		/* Pairs with the release in wpstat_table_find(). */
+		if (smp_load_acquire(&t->entries[i].valid)) {
+			*pos = i + 1;
+			return &t->entries[i];
+		}
+	}
+	*pos = n + 1;
+	return NULL;
+}
+
+/* The whole read walks the table pinned at open (inodes_open). */
+static void *inodes_start(struct seq_file *m, loff_t *pos)
+{
+	struct wpstat_table *t = m->private;
+
+	if (!t)
+		return NULL;
+	if (*pos == 0)
+		return SEQ_START_TOKEN;
+	return inodes_find(t, pos);
+}
+
+static void *inodes_next(struct seq_file *m, void *v, loff_t *pos)
+{
+	++*pos;
+	return inodes_find(m->private, pos);
+}
+
+static void inodes_stop(struct seq_file *m, void *v)
+{
+}
+
+static int inodes_show(struct seq_file *m, void *v)
+{
+	struct wpstat_entry *e = v;
+	int c;
+
+	if (v == SEQ_START_TOKEN) {
+		seq_puts(m, "dev ino gen");
+		for (c = 0; c < WPC_NR; c++)
+			seq_printf(m, " %s", wpstat_counters[c].name);
+		seq_putc(m, '\n');
+		return 0;
+	}
+	seq_put_decimal_ull(m, "", MAJOR(e->key.dev));
+	seq_put_decimal_ull(m, ":", MINOR(e->key.dev));
+	seq_put_decimal_ull(m, " ", e->key.ino);
+	seq_put_decimal_ull(m, " ", e->key.gen);
+	for (c = 0; c < WPC_NR; c++)
+		wpstat_seq_counter(m, c, atomic64_read(&e->count[c]));
+	seq_putc(m, '\n');
+	return 0;
+}
+
+static const struct seq_operations inodes_seq_ops = {
+	.start = inodes_start,
+	.next = inodes_next,
+	.stop = inodes_stop,
+	.show = inodes_show,
+};
+
+static int inodes_open(struct inode *inode, struct file *file)
+{
+	int ret = seq_open(file, &inodes_seq_ops);
+
+	if (!ret)
+		((struct seq_file *)file->private_data)->private =
+			wpstat_table_pin();
+	return ret;
+}
+
+static int inodes_release(struct inode *inode, struct file *file)
+{
+	wpstat_table_put(((struct seq_file *)file->private_data)->private);
+	return seq_release(inode, file);
+}
+
+static const struct proc_ops inodes_proc_ops = {
+	.proc_open = inodes_open,
+	.proc_read = seq_read,
+	.proc_lseek = seq_lseek,
+	.proc_release = inodes_release,
+};
+
+/* ---- /proc/wpstat/summary ----------------------------------------------- */
+
+static int summary_show(struct seq_file *m, void *v)
+{
+	struct wpstat_table *t;
+	u32 tracked;
+	int c, p;
+
+	for (c = 0; c < WPC_NR; c++) {
+		seq_puts(m, wpstat_counters[c].name);
+		wpstat_seq_counter(m, c, WPSTAT_SUM(total[c]));
+		seq_putc(m, '\n');
+	}
+
+	t = wpstat_table_pin();
+	tracked = wpstat_table_tracked(t);
+	wpstat_table_put(t);
+
+	seq_printf(m, "tracked_inodes %u\n", tracked);
+	seq_printf(m, "max_inodes %u\n", wpstat_max_inodes);
+	seq_printf(m, "untracked_events %llu\n", WPSTAT_SUM(untracked));
+	seq_printf(m, "entry_bytes %zu\n", wpstat_entry_bytes());
+	seq_printf(m, "enabled %d\n", READ_ONCE(wpstat_enabled));
+	seq_printf(m, "floor %d\n", wpstat_floor_mode());
+	seq_printf(m, "task_contexts_exhausted %llu\n", wpstat_tctx_exhausted());
+	for (p = 0; p < WPP_NR; p++)
+		seq_printf(m, "missed_%s %llu\n", wpstat_probe_name(p),
+			   wpstat_probe_missed(p));
+	seq_printf(m, "bdp_unattributed %llu\n", wpstat_bdp_unattributed());
+	seq_printf(m, "stable_sites_overflow %llu\n",
+		   wpstat_stable_sites_overflow());
+	return 0;
+}
+
+static int summary_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, summary_show, NULL);
+}
+
+static const struct proc_ops summary_proc_ops = {
+	.proc_open = summary_open,
+	.proc_read = seq_read,
+	.proc_lseek = seq_lseek,
+	.proc_release = single_release,
+};
+
+/* ---- /proc/wpstat/counters ---------------------------------------------- */
+
+/*
+ * The module's counter list, for tools to check theirs against: name, the
+ * level that produces it, whether it is produced now, and what it counts.
+ */
+static int counters_show(struct seq_file *m, void *v)
+{
+	int c;
+
+	seq_puts(m, "name level available help\n");
+	for (c = 0; c < WPC_NR; c++)
+		seq_printf(m, "%s %s %d %s\n", wpstat_counters[c].name,
+			   wpstat_level_name(wpstat_counters[c].level),
+			   wpstat_counter_available(c), wpstat_counters[c].help);
+	return 0;
+}
+
+static int counters_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, counters_show, NULL);
+}
+
+static const struct proc_ops counters_proc_ops = {
+	.proc_open = counters_open,
+	.proc_read = seq_read,
+	.proc_lseek = seq_lseek,
+	.proc_release = single_release,
+};
+
+int wpstat_proc_init(void)
+{
+	wpstat_proc_dir = proc_mkdir("wpstat", NULL);
+	if (!wpstat_proc_dir)
+		return -ENOMEM;
+	if (!proc_create("inodes", 0400, wpstat_proc_dir, &inodes_proc_ops) ||
+	    !proc_create("summary", 0444, wpstat_proc_dir, &summary_proc_ops) ||
+	    !proc_create("counters", 0444, wpstat_proc_dir, &counters_proc_ops)) {
+		proc_remove(wpstat_proc_dir);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void wpstat_proc_exit(void)
+{
+	proc_remove(wpstat_proc_dir);
+}

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * wpstat_tctx.c - per-task call contexts.
+ *
+ * Events that only make sense inside an outer call (a pause traced in
+ * balance_dirty_pages() for the inode whose write entered it, the folio
+ * wait that follows a stable-page wait's tracepoint) are tied together
+ * through a small table of contexts, each owned and touched only by its
+ * task.  Only slow paths claim one: a task about to be throttled or to
+ * sleep on writeback.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/hash.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+
+#include "wpstat.h"
+
+#define WPSTAT_TCTX_BITS	11
+#define WPSTAT_TCTX_SLOTS	(1U << WPSTAT_TCTX_BITS)
+#define WPSTAT_TCTX_PROBE	8
+
+static struct wpstat_tctx *wpstat_tctx;
+static atomic64_t wpstat_tctx_overflow = ATOMIC64_INIT(0);
+
+/* The current task's context, or NULL. */
+struct wpstat_tctx *wpstat_tctx_find(void)
+{
+	unsigned long me = (unsigned long)current;
+	u32 h = hash_long(me, WPSTAT_TCTX_BITS);
+	u32 i;
+
+	for (i = 0; i < WPSTAT_TCTX_PROBE; i++) {
+		struct wpstat_tctx *c = &wpstat_tctx[(h + i) % WPSTAT_TCTX_SLOTS];
+
+		if (READ_ONCE(c->owner) == me)
+			return c;
+	}
+	return NULL;
+}
+
+/*
+ * Find the current task's context, or claim one; NULL if none is free.
+ * One pass finds both the task's own context and the first free one.
+ */
+struct wpstat_tctx *wpstat_tctx_get(void)
+{
+	unsigned long me = (unsigned long)current;
+	u32 h = hash_long(me, WPSTAT_TCTX_BITS);
+	struct wpstat_tctx *c;
+	u32 i, free = WPSTAT_TCTX_PROBE;
+
+	for (i = 0; i < WPSTAT_TCTX_PROBE; i++) {
+		unsigned long owner;
+
+		c = &wpstat_tctx[(h + i) % WPSTAT_TCTX_SLOTS];
+		owner = READ_ONCE(c->owner);
+		if (owner == me)
+			return c;
+		if (!owner && free == WPSTAT_TCTX_PROBE)
+			free = i;
+	}
+	for (i = free; i < WPSTAT_TCTX_PROBE; i++) {
+		c = &wpstat_tctx[(h + i) % WPSTAT_TCTX_SLOTS];
+		if (!READ_ONCE(c->owner) && !cmpxchg(&c->owner, 0, me)) {
+			c->active = 0;
+			c->pause_start = 0;
+			c->wait_folio = NULL;
+			return c;
+		}
+	}
+	atomic64_inc(&wpstat_tctx_overflow);
+	return NULL;
+}
+
+/* The call @bit is over; the context is released with the last one. */
+void wpstat_tctx_put(struct wpstat_tctx *c, unsigned int bit)
+{
+	c->active &= ~bit;
+	if (!c->active) /* fields done with before another task claims it */
+		smp_store_release(&c->owner, 0);
+}
+
+u64 wpstat_tctx_exhausted(void)
+{
+	return atomic64_read(&wpstat_tctx_overflow);
+}
+
+int wpstat_tctx_init(void)
+{
+	wpstat_tctx = kcalloc(WPSTAT_TCTX_SLOTS, sizeof(*wpstat_tctx),
+			      GFP_KERNEL);
+	return wpstat_tctx ? 0 : -ENOMEM;
+}
+
+/* After every handler is gone. */
+void wpstat_tctx_exit(void)
+{
+	kfree(wpstat_tctx);
+	wpstat_tctx = NULL;
+}
