@@ -46,7 +46,7 @@ if [ "${WPSTAT_CHECK_HOST:-1}" != 0 ]; then
 	# checkpatch from Debian's linux-source: one TAP test per kmod/ file.
 	checkpatch=$top/build/linux-src/scripts/checkpatch.pl
 	{
-		files=("$top"/kmod/*.c "$top"/kmod/*.h)
+		files=("$top"/kmod/*.c "$top"/kmod/*.h "$top"/kmod/*.def "$top"/kmod/bench/*.c)
 		echo "1..${#files[@]}"
 		n=0
 		for f in "${files[@]}"; do

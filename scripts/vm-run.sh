@@ -73,7 +73,7 @@ rm -f "$results/rc" "$results/dmesg.txt"
 
 # The command is handed over in a file so no quoting survives two shells.
 {
-	for v in WPSTAT_STRESS WPSTAT_FUZZ_SEED WPSTAT_RELIAB_CYCLES; do
+	for v in WPSTAT_STRESS WPSTAT_FUZZ_SEED WPSTAT_RELIAB_CYCLES WPSTAT_TIMING_SUITES; do
 		[ -z "${!v:-}" ] || printf '%s=%q ' "$v" "${!v}"
 	done
 	printf '%q ' "$@"

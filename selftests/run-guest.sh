@@ -3,7 +3,10 @@
 # prepares the scratch filesystems, runs every kselftest binary and every
 # bats file, and leaves one TAP file per suite in $WPSTAT_RESULTS.
 #
-#   run-guest.sh [SUITE...]     suites: ksft:NAME or bats:NAME (default: all)
+#   run-guest.sh [SUITE...]     suites: ksft:NAME or bats:NAME, each with an
+#                               optional @LEVEL (counts, timing); default:
+#                               all at the module's default level (counts),
+#                               then $WPSTAT_TIMING_SUITES at level timing
 
 set -u
 top=${WPSTAT_TOP:?run through scripts/vm-run.sh}
@@ -35,6 +38,11 @@ if ! setup_fs >"$results/setup.log" 2>&1; then
 	cat "$results/setup.log" >&2
 fi
 
+# The suites whose counts must be the same at both levels (the prediction
+# suites, the interface and the reliability suite) run again at level
+# timing, with the module switched there at run time.
+timing_suites=${WPSTAT_TIMING_SUITES-ksft:wpstat_iface ksft:wpstat_predict ksft:wpstat_reliab ksft:wpstat_slowdev bats:predictions}
+
 suites=("$@")
 if [ ${#suites[@]} = 0 ]; then
 	for t in "$top"/build/selftests/*; do
@@ -43,6 +51,9 @@ if [ ${#suites[@]} = 0 ]; then
 	for t in "$top"/selftests/bats/*.bats; do
 		suites+=("bats:$(basename "$t" .bats)")
 	done
+	for s in $timing_suites; do
+		suites+=("$s@timing")
+	done
 fi
 
 # What fails a suite when it shows up in the kernel log while it runs.
@@ -50,27 +61,40 @@ problems=$top/scripts/kernel-problems.ere
 
 for s in "${suites[@]}"; do
 	name=${s#*:}
+	level=counts
+	case $name in *@*) level=${name#*@} name=${name%@*} ;; esac
+	# One TAP file per suite and level: NAME.tap, NAME@timing.tap.
+	tap=$name
+	[ "$level" = counts ] || tap=$name@$level
 	echo "run-guest: $s" >&2
 	echo "run-guest: begin $s" >/dev/kmsg
+	start=$(date +%s)
+	export WPSTAT_LEVEL=$level
+	if ! echo "level $level" >/sys/kernel/debug/wpstat/control; then
+		echo "not ok - run-guest could not switch the module to level $level" >"$results/$tap.tap"
+		continue
+	fi
 	case $s in
 	ksft:*)
-		(cd /tmp && "$top/build/selftests/$name") >"$results/$name.tap" 2>&1 ;;
+		(cd /tmp && "$top/build/selftests/$name") >"$results/$tap.tap" 2>&1 ;;
 	bats:*)
-		bats --tap "$top/selftests/bats/$name.bats" >"$results/$name.tap" 2>&1 ;;
+		bats --tap "$top/selftests/bats/$name.bats" >"$results/$tap.tap" 2>&1 ;;
 	*)
 		echo "run-guest: unknown suite '$s'" >&2 ;;
 	esac
+	echo "run-guest: $s took $(($(date +%s) - start)) s" >&2
 	# The kernel log since the suite began: a report is one more failed
 	# test of that suite (vm-run.sh also fails the whole run).
 	if dmesg | awk -v m="run-guest: begin $s" 'index($0, m) { n = NR } { l[NR] = $0 }
 		END { for (i = n + 1; n && i <= NR; i++) print l[i] }' |
-		grep -E -f "$problems" >"$results/$name.kernel.txt"; then
-		echo "not ok - kernel log during $s: $(head -n 1 "$results/$name.kernel.txt")" >>"$results/$name.tap"
+		grep -E -f "$problems" >"$results/$tap.kernel.txt"; then
+		echo "not ok - kernel log during $s: $(head -n 1 "$results/$tap.kernel.txt")" >>"$results/$tap.tap"
 	else
-		rm -f "$results/$name.kernel.txt"
+		rm -f "$results/$tap.kernel.txt"
 	fi
 	# A suite that unloaded the module and failed to reload it must not
-	# take the rest down with it.
+	# take the rest down with it; the next suite starts at level counts.
 	grep -q '^wpstat ' /proc/modules || insmod "$WPSTAT_MODULE"
+	echo "level counts" >/sys/kernel/debug/wpstat/control
 done
 exit 0

@@ -46,6 +46,18 @@ summary() {
 	awk -v n="$1" '$1 == n { print $2 }' /proc/wpstat/summary
 }
 
+# The loaded module's level: counts or timing.
+module_level() {
+	cat /sys/module/wpstat/parameters/level
+}
+
+# What a column only level timing produces (mkwrite_ns, mkclean_ptes) must
+# read: $1 at level timing, $2 at level counts (default null, as in JSON;
+# "-" in /proc/wpstat/inodes).
+timed() {
+	if [ "$(module_level)" = timing ]; then echo "$1"; else echo "${2:-null}"; fi
+}
+
 wpstat_control() {
 	echo "$*" >/sys/kernel/debug/wpstat/control
 }

@@ -125,21 +125,21 @@ start_workloads() {
 	echo $! >>"$BATS_FILE_TMPDIR/pids"
 }
 
-# "mkwrite_wp mkclean_ptes" of W1 and "bdp_calls" of W2 on filesystem $1,
+# "mkwrite_wp mkclean_calls" of W1 and "bdp_calls" of W2 on filesystem $1,
 # from the module's table now.
 workload_counts() {
 	local w1=$WPSTAT_FS_DIR/$1/reliab-w1 w2=$WPSTAT_FS_DIR/$1/reliab-w2
 	awk -v dev="$(sb_dev "$w1")" \
 		-v i1="$(stat -c %i "$w1")" -v i2="$(stat -c %i "$w2")" '
 		NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-		$1 == dev && $2 == i1 { wp = $c["mkwrite_wp"]; ptes = $c["mkclean_ptes"] }
+		$1 == dev && $2 == i1 { wp = $c["mkwrite_wp"]; cleaned = $c["mkclean_calls"] }
 		$1 == dev && $2 == i2 { bdp = $c["bdp_calls"] }
-		END { print wp + 0, ptes + 0, bdp + 0 }' /proc/wpstat/inodes
+		END { print wp + 0, cleaned + 0, bdp + 0 }' /proc/wpstat/inodes
 }
 
 @test "$CYCLES load/unload cycles while W1 and W2 run on ext4, xfs and btrfs" {
 	require_module
-	local i tries busy=0 fs pid params start wp ptes bdp
+	local i tries busy=0 fs pid params start wp cleaned bdp
 	start_workloads
 	sleep 2
 	start=$SECONDS
@@ -167,9 +167,9 @@ workload_counts() {
 	while :; do
 		missing=
 		for fs in $FILESYSTEMS; do
-			read -r wp ptes bdp <<<"$(workload_counts "$fs")"
+			read -r wp cleaned bdp <<<"$(workload_counts "$fs")"
 			[ "$wp" -gt 0 ] || missing+=" $fs W1: no write-protect fault counted;"
-			[ "$ptes" -gt 0 ] || missing+=" $fs W1: no PTE cleaned;"
+			[ "$cleaned" -gt 0 ] || missing+=" $fs W1: no folio cleaned;"
 			[ "$bdp" -gt 0 ] || missing+=" $fs W2: no ratelimited call counted;"
 		done
 		if [ -z "$missing" ] || [ $SECONDS -ge $deadline ]; then

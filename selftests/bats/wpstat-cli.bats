@@ -25,14 +25,22 @@ module_param() {
 	cat "/sys/module/wpstat/parameters/$1"
 }
 
-# Back to the module this file started with: loaded, default parameters.
+# Back to the module this file started with: loaded, default parameters,
+# level counts.
 restore_module() {
 	if module_loaded && [ "$(module_param max_inodes)" = "$WPSTAT_DEFAULT_MAX_INODES" ] &&
 	   [ -z "$(module_param skip_probes)" ]; then
+		[ "$(module_param level)" = counts ] || echo "level counts" >"$CONTROL"
 		return 0
 	fi
 	! module_loaded || rmmod wpstat
 	insmod "$WPSTAT_MODULE"
+}
+
+# The columns only level timing produces (mkwrite_ns, mkclean_ptes) are
+# what some tests format; teardown goes back to counts.
+level_timing() {
+	wpstat level timing >/dev/null || fail "wpstat level timing failed"
 }
 
 # After `run --separate-stderr`: nothing on stdout, exactly one line on
@@ -168,6 +176,57 @@ teardown() {
 	[ "$(summary max_inodes)" = 128 ]
 }
 
+@test "load level=timing, then wpstat level switches without unloading" {
+	local a b
+	rmmod wpstat
+	run --separate-stderr wpstat load --module "$WPSTAT_MODULE" level=timing
+	assert_success
+	[ "$(module_param level)" = timing ]
+	run --separate-stderr wpstat level
+	assert_success
+	assert_output timing
+	a=$(scratch_file ext4)
+	write_file "$a"
+	[ "$(counter "$a" mkwrite_first)" = 64 ]
+	[ "$(counter "$a" mkclean_ptes)" = 128 ]
+	run --separate-stderr wpstat level counts
+	assert_success
+	assert_output "level counts"
+	[ "$(module_param level)" = counts ]
+	# The table is kept; the timing-only columns now read "-".
+	[ "$(counter "$a" mkwrite_first)" = 64 ]
+	[ "$(counter "$a" mkwrite_wp)" = 64 ]
+	[ "$(counter "$a" mkclean_ptes)" = - ]
+	b=$(scratch_file ext4)
+	write_file "$b"
+	[ "$(counter "$b" mkwrite_first)" = 64 ]
+	[ "$(counter "$b" mkwrite_wp)" = 64 ]
+	[ "$(counter "$b" mkclean_calls)" = 128 ]
+	run --separate-stderr wpstat status --json
+	assert_success
+	jq -e '.level == "counts"' <<<"$output"
+	run --separate-stderr wpstat status
+	assert_success
+	assert_line "level:       counts"
+	assert_line --partial "at level timing only (read '-'): mkwrite_ns, mkclean_ptes"
+}
+
+@test "level: a bad level or extra word is a usage error; nobody is refused" {
+	run --separate-stderr wpstat level fast
+	assert_failure 2
+	assert_one_error
+	[[ $stderr == *"unknown level 'fast' (expected counts or timing)"* ]]
+	run --separate-stderr wpstat level counts timing
+	assert_failure 2
+	assert_one_error
+	require_nobody_tools wpstat
+	run --separate-stderr as_nobody wpstat level timing
+	assert_failure 1
+	assert_one_error
+	[[ $stderr == *root* ]]
+	[ "$(module_param level)" = counts ]
+}
+
 @test "load max_inodes=0: invalid parameter, clear message, nothing loaded" {
 	rmmod wpstat
 	run --separate-stderr wpstat load --module "$WPSTAT_MODULE" max_inodes=0
@@ -243,7 +302,9 @@ teardown() {
 		(.probes | length) == $n and
 		(.probes_attached | length) + (.probes_unavailable | length) == $n and
 		(.probes_attached | index("mkwrite")) != null and
-		.counters_unavailable == []' <<<"$output"
+		.level == "counts" and
+		.counters_unavailable == ["mkwrite_ns", "mkclean_ptes"] and
+		.counters_timing_only == ["mkwrite_ns", "mkclean_ptes"]' <<<"$output"
 }
 
 @test "status with probes skipped: unavailable probes and counters" {
@@ -253,7 +314,9 @@ teardown() {
 	assert_success
 	jq -e '.probes_unavailable == ["bdp", "tp_bdp"] and
 		([.probes[] | select(.status == "skipped") | .name] == ["bdp", "tp_bdp"]) and
-		.counters_unavailable == ["bdp_throttled", "bdp_pauses", "bdp_pause_ns"]' <<<"$output"
+		.counters_unavailable == ["mkwrite_ns", "mkclean_ptes", "bdp_throttled",
+					  "bdp_pauses", "bdp_pause_ns"] and
+		.counters_timing_only == ["mkwrite_ns", "mkclean_ptes"]' <<<"$output"
 	run --separate-stderr wpstat status
 	assert_success
 	assert_line --regexp '^unavailable: bdp \(balance_dirty_pages, skipped\) tp_bdp'
@@ -274,6 +337,7 @@ teardown() {
 
 @test "show: table with human units, paths from --resolve" {
 	local f ns
+	level_timing
 	f=$(scratch_file ext4)
 	write_file "$f"
 	run --separate-stderr wpstat show --resolve "$WPSTAT_FS_DIR/ext4"
@@ -286,6 +350,20 @@ teardown() {
 	ns=$(table_cell "$f" mkwrite_ns)
 	[[ $ns =~ ^([0-9]+ns|[0-9]+\.[0-9](us)|[0-9]+\.[0-9][0-9](ms|s))$ ]] ||
 		fail "mkwrite_ns cell '$ns' is not in human units"
+}
+
+@test "show at level counts: the timing columns read -, the rest count" {
+	local f
+	[ "$(wpstat level)" = counts ]
+	f=$(scratch_file ext4)
+	write_file "$f"
+	run --separate-stderr wpstat show --resolve "$WPSTAT_FS_DIR/ext4"
+	assert_success
+	[ "$(table_cell "$f" mkwrite_first)" = 64 ]
+	[ "$(table_cell "$f" mkwrite_wp)" = 64 ]
+	[ "$(table_cell "$f" mkclean_calls)" = 128 ]
+	[ "$(table_cell "$f" mkwrite_ns)" = - ]
+	[ "$(table_cell "$f" mkclean_ptes)" = - ]
 }
 
 @test "show: unresolved files are named dev:ino" {
@@ -388,6 +466,7 @@ teardown() {
 	local f
 	"$PY" -c 'import prometheus_client' ||
 		fail "prometheus_client missing: $PY -m pip install prometheus_client"
+	level_timing
 	f=$WPSTAT_FS_DIR/ext4/$BATS_TEST_NAME.$$.'we"ird\name'$'\n''line2'
 	write_file "$f"
 	wpstat show --format prometheus --resolve "$WPSTAT_FS_DIR/ext4" >"$BATS_TEST_TMPDIR/metrics.prom"
@@ -459,6 +538,7 @@ EOF
 
 @test "run --json -- wpload: deltas equal wpload's totals, 64/64/128 on ext4" {
 	local f out c mine theirs
+	level_timing
 	f=$(scratch_file ext4)
 	out=$BATS_TEST_TMPDIR/run.json
 	run --separate-stderr wpstat run --json -o "$out" -- \

@@ -3,7 +3,8 @@
  * wpstat_iface: the module's published interface.  /proc/wpstat formats,
  * control-file commands and their error handling, filters, reset,
  * enable/disable, unavailable probes shown as "-", the max_inodes bound,
- * permissions, and unloading while workloads run.
+ * permissions, levels (the same counts at both, switched exactly under
+ * load), and unloading while workloads run.
  *
  * Runs as root in a guest with wpstat.ko loaded and $WPSTAT_FS_DIR/ext4
  * and $WPSTAT_FS_DIR/tmpfs mounted (selftests/run-guest.sh).
@@ -112,8 +113,13 @@ TEST(summary_names_every_counter)
 	};
 	size_t i;
 
-	for (i = 0; i < WPS_N; i++)
-		EXPECT_LE(0, wps_summary(wps_names[i])) TH_LOG("%s", wps_names[i]);
+	for (i = 0; i < WPS_N; i++) {
+		if (wps_timing_only(wps_names[i]))
+			EXPECT_TIMED_LT(-1, wps_summary(wps_names[i]));
+		else
+			EXPECT_LE(0, wps_summary(wps_names[i]))
+				TH_LOG("%s", wps_names[i]);
+	}
 	for (i = 0; i < sizeof(extra) / sizeof(extra[0]); i++)
 		EXPECT_LE(0, wps_summary(extra[i])) TH_LOG("%s", extra[i]);
 	EXPECT_EQ(65536, wps_summary("max_inodes"));
@@ -131,6 +137,8 @@ TEST(control_rejects_bad_commands_and_changes_nothing)
 		"filter pid 0", "filter pid abc", "filter pid 1x",
 		"filter pid 99999999999", "filter none x", "filter all",
 		"enable\nreset", "reset\n\n", "re\tset",
+		"level", "level fast", "level Counts", "LEVEL timing",
+		"level counts timing", "level 0", "level timing\ncounts",
 	};
 	char before[4096], after[4096], huge[300], bin[] = { 'r', 0, 1, 2 };
 	size_t i;
@@ -167,7 +175,7 @@ TEST(reset_forgets_inodes_and_totals)
 	ASSERT_EQ(0, wps_control("reset"));
 	ASSERT_EQ(0, wps_read(path, &w));
 	EXPECT_EQ(0, w.mkwrite_first);
-	EXPECT_EQ(0, w.mkclean_ptes);
+	EXPECT_TIMED_EQ(0, w.mkclean_ptes);
 	EXPECT_EQ(0, wps_summary("mkwrite_first"));
 	EXPECT_EQ(0, wps_summary("tracked_inodes"));
 	close(fd);
@@ -186,12 +194,12 @@ TEST(disable_stops_counting_enable_resumes)
 	ASSERT_EQ(0, wps_read(path, &a));
 	ASSERT_EQ(0, wps_control("enable"));
 	EXPECT_EQ(0, a.mkwrite_first);
-	EXPECT_EQ(0, a.mkclean_ptes);
+	EXPECT_TIMED_EQ(0, a.mkclean_ptes);
 	ASSERT_EQ(0, touch_file(fd, NPAGES));
 	ASSERT_EQ(0, wps_read(path, &b));
 	/* A fresh mapping has no PTEs: every store is a first write. */
 	EXPECT_EQ(NPAGES, b.mkwrite_first);
-	EXPECT_EQ(NPAGES, b.mkclean_ptes);
+	EXPECT_TIMED_EQ(NPAGES, b.mkclean_ptes);
 	close(fd);
 	unlink(path);
 }
@@ -216,7 +224,7 @@ TEST(filter_dev_counts_only_that_device)
 	ASSERT_EQ(0, touch_file(fe, NPAGES));
 	ASSERT_EQ(0, wps_read(ext4, &w));
 	EXPECT_EQ(0, w.mkwrite_first);
-	EXPECT_EQ(0, w.mkclean_ptes);
+	EXPECT_TIMED_EQ(0, w.mkclean_ptes);
 
 	snprintf(cmd, sizeof(cmd), "filter dev %u:%u", major(st_ext4.st_dev),
 		 minor(st_ext4.st_dev));
@@ -225,7 +233,7 @@ TEST(filter_dev_counts_only_that_device)
 	ASSERT_EQ(0, wps_control("filter none"));
 	ASSERT_EQ(0, wps_read(ext4, &w));
 	EXPECT_EQ(NPAGES, w.mkwrite_first);
-	EXPECT_EQ(NPAGES, w.mkclean_ptes);
+	EXPECT_TIMED_EQ(NPAGES, w.mkclean_ptes);
 	close(fe);
 	close(ft);
 	unlink(ext4);
@@ -274,7 +282,8 @@ TEST(filter_pid_counts_only_that_process)
 
 TEST(unavailable_probe_reads_dash_not_zero)
 {
-	char buf[8192], path[256];
+	char buf[8192], path[256], want[128];
+	const char *mech;
 	struct wps w;
 	int fd;
 
@@ -289,11 +298,210 @@ TEST(unavailable_probe_reads_dash_not_zero)
 	EXPECT_EQ(-1, wps_summary("mkclean_ptes"));
 	ASSERT_LT(0, wps_slurp("/sys/kernel/debug/wpstat/probes", buf,
 			       sizeof(buf)));
-	EXPECT_NE(NULL, strstr(buf, "mkclean folio_mkclean kretprobe skipped"));
-	EXPECT_NE(NULL, strstr(buf, "mkwrite do_page_mkwrite kretprobe attached"));
+	/* Entry-only callbacks at level counts, kretprobes at level timing. */
+	mech = wps_timing() ? "kretprobe" : "ftrace";
+	snprintf(want, sizeof(want), "mkclean folio_mkclean %s skipped", mech);
+	EXPECT_NE(NULL, strstr(buf, want)) TH_LOG("%s", buf);
+	snprintf(want, sizeof(want), "mkwrite do_page_mkwrite %s attached", mech);
+	EXPECT_NE(NULL, strstr(buf, want)) TH_LOG("%s", buf);
 	close(fd);
 	unlink(path);
 	must_reload(_metadata, NULL);
+}
+
+/*
+ * /proc/wpstat/counters is the module's own counter list: the same names
+ * in the same order as the columns of /proc/wpstat/inodes, each with the
+ * lowest level that produces it (only mkwrite_ns and mkclean_ptes need a
+ * return probe: level timing) and whether it is produced now.
+ */
+TEST(counters_file_lists_every_column)
+{
+	char buf[8192], *line, *save = NULL, name[64], level[16];
+	int avail, n = 0;
+
+	ASSERT_LT(0, wps_slurp(WPSTAT_COUNTERS_PATH, buf, sizeof(buf)));
+	line = strtok_r(buf, "\n", &save);
+	ASSERT_STREQ("name level available help", line);
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		bool timing_only;
+
+		ASSERT_EQ(3, sscanf(line, "%63s %15s %d", name, level, &avail))
+			TH_LOG("%s", line);
+		ASSERT_GT(WPS_N, n) TH_LOG("more counters than columns");
+		EXPECT_STREQ(wps_names[n], name);
+		timing_only = !strcmp(name, "mkwrite_ns") ||
+			      !strcmp(name, "mkclean_ptes");
+		EXPECT_STREQ(timing_only ? "timing" : "counts", level);
+		EXPECT_EQ(avail, wps_summary(name) >= 0) TH_LOG("%s", name);
+		EXPECT_EQ(!timing_only || wps_timing() == 1, avail)
+			TH_LOG("%s", name);
+		n++;
+	}
+	EXPECT_EQ(WPS_N, n);
+}
+
+/* A level switch to the level in force, or to a bad one, changes nothing. */
+TEST(level_commands)
+{
+	const char *suite = wps_suite_level();
+	char before[4096], after[4096], cmd[32];
+
+	ASSERT_EQ(!strcmp(suite, "timing"), wps_timing());
+	ASSERT_LT(0, wps_slurp("/sys/kernel/debug/wpstat/config", before,
+			       sizeof(before)));
+	ASSERT_NE(NULL, strstr(before, suite));
+	snprintf(cmd, sizeof(cmd), "level %s\n", suite);
+	EXPECT_EQ(0, wps_control(cmd));
+	EXPECT_EQ(-EINVAL, wps_control("level nonsense"));
+	ASSERT_LT(0, wps_slurp("/sys/kernel/debug/wpstat/config", after,
+			       sizeof(after)));
+	EXPECT_STREQ(before, after);
+}
+
+/*
+ * Store to every page of a fresh @npages file, msync, @passes times, or
+ * (@passes 0) until *@stop, at least twice: the passes done, or -errno.
+ */
+static int passes_file(const char *tag, size_t npages, int passes,
+		       const volatile int *stop, struct wpstat_file_key *key)
+{
+	char path[256];
+	char *map;
+	int fd, p = 0, ret = 0;
+
+	fd = wps_scratch("ext4", tag, npages, path, sizeof(path));
+	if (fd < 0)
+		return fd;
+	map = mmap(NULL, npages * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   fd, 0);
+	if (map == MAP_FAILED) {
+		ret = -errno;
+		goto out;
+	}
+	for (p = 0; !ret && (passes ? p < passes : p < 2 || !*stop); p++) {
+		wps_store_pages(map, npages, p + 1);
+		if (msync(map, npages * PAGE, MS_SYNC))
+			ret = -errno;
+	}
+	munmap(map, npages * PAGE);
+	if (!ret)
+		ret = wpstat_fd_key(fd, key);
+out:
+	close(fd);
+	unlink(path);
+	return ret ? ret : p;
+}
+
+/*
+ * What each store-and-msync pass of @npages pages does on ext4 (see
+ * wpstat_predict.c for the kernel functions): pass 1 faults with no PTE
+ * (mkwrite_first), later passes on the PTEs msync write-protected
+ * (mkwrite_wp); every pass dirties, cleans, checks stable pages once and
+ * makes one fault-driven ratelimited call per page.
+ */
+static void expect_passes(struct __test_metadata *_metadata,
+			  const struct wps *w, long npages, long passes)
+{
+	EXPECT_EQ(npages, w->mkwrite_first);
+	EXPECT_EQ(npages * (passes - 1), w->mkwrite_wp);
+	EXPECT_EQ(npages * passes, w->mkclean_calls);
+	EXPECT_EQ(npages * passes, w->stable_calls);
+	EXPECT_EQ(npages * passes, w->dirtied);
+	EXPECT_EQ(npages * passes, w->bdp_calls);
+	EXPECT_EQ(npages * passes, w->bdp_fault_calls);
+	EXPECT_EQ(0, w->stable_waits);
+	EXPECT_EQ(0, w->wb_waits);
+}
+
+/*
+ * One workload at each level: every count column the same, the timing
+ * columns '-' at counts and measured at timing.  Ends at the suite level.
+ */
+TEST(count_columns_agree_across_levels)
+{
+	const char *levels[] = { "counts", "timing" };
+	struct wpstat_file_key key;
+	char cmd[32];
+	struct wps w[2];
+	int l;
+
+	for (l = 0; l < 2; l++) {
+		snprintf(cmd, sizeof(cmd), "level %s", levels[l]);
+		ASSERT_EQ(0, wps_control(cmd));
+		ASSERT_EQ(l, wps_timing());
+		ASSERT_EQ(3, passes_file(levels[l], NPAGES, 3, NULL, &key));
+		ASSERT_EQ(0, wps_read_key(&key, &w[l]));
+		expect_passes(_metadata, &w[l], NPAGES, 3);
+	}
+	EXPECT_EQ(-1, w[0].mkwrite_ns);
+	EXPECT_EQ(-1, w[0].mkclean_ptes);
+	EXPECT_LT(0, w[1].mkwrite_ns);
+	EXPECT_EQ(NPAGES * 3, w[1].mkclean_ptes);
+	snprintf(cmd, sizeof(cmd), "level %s", wps_suite_level());
+	ASSERT_EQ(0, wps_control(cmd));
+}
+
+/*
+ * Switching levels 20 times while a writer faults and msyncs: every event
+ * counted exactly once, by one level's handler or the other's
+ * (wpstat_set_level(): attach, RCU-tasks, flip under stop_machine, detach).
+ */
+FIXTURE(level) {
+};
+
+FIXTURE_SETUP(level)
+{
+}
+
+/* Whatever happened, the next test runs at the suite's level. */
+FIXTURE_TEARDOWN(level)
+{
+	char cmd[32];
+
+	snprintf(cmd, sizeof(cmd), "level %s", wps_suite_level());
+	wps_control(cmd);
+}
+
+struct switch_result {
+	int stop;
+	int passes;
+	struct wpstat_file_key key;
+};
+
+TEST_F_TIMEOUT(level, switch_under_load_counts_exactly, 300)
+{
+	const long npages = 64;
+	struct switch_result *res;
+	int status, i;
+	char cmd[32];
+	struct wps w;
+	pid_t child;
+
+	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, res);
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		res->passes = passes_file("switch", npages, 0, &res->stop,
+					  &res->key);
+		_exit(res->passes > 0 ? 0 : 1);
+	}
+	for (i = 0; i < 20; i++) {
+		snprintf(cmd, sizeof(cmd), "level %s", i % 2 ? "counts" : "timing");
+		EXPECT_EQ(0, wps_control(cmd)) TH_LOG("%s", cmd);
+	}
+	res->stop = 1;
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("writer: %d", res->passes);
+	TH_LOG("20 level switches during %d passes of %ld pages", res->passes,
+	       npages);
+	ASSERT_EQ(0, wps_read_key(&res->key, &w));
+	expect_passes(_metadata, &w, npages, res->passes);
+	munmap(res, sizeof(*res));
 }
 
 TEST(max_inodes_bounds_the_table)

@@ -155,7 +155,7 @@ TEST_F(pred, store_msync_store_store)
 	ASSERT_EQ(0, msync(self->map, NPAGES * PAGE, MS_SYNC));
 	d = SINCE();
 	if (variant->has_mkwrite) {
-		EXPECT_EQ(NPAGES, d.mkclean_ptes);
+		EXPECT_TIMED_EQ(NPAGES, d.mkclean_ptes);
 		if (variant->large_folios) {
 			EXPECT_LE(1, d.mkclean_calls);
 			EXPECT_GE(NPAGES, d.mkclean_calls);
@@ -166,7 +166,7 @@ TEST_F(pred, store_msync_store_store)
 	} else {
 		/* shmem has no writeback: msync never reaches folio_mkclean. */
 		EXPECT_EQ(0, d.mkclean_calls);
-		EXPECT_EQ(0, d.mkclean_ptes);
+		EXPECT_TIMED_EQ(0, d.mkclean_ptes);
 	}
 	EXPECT_EQ(0, d.mkwrite_first + d.mkwrite_wp);
 
@@ -210,7 +210,7 @@ TEST_F(pred, populate_starts_read_only)
 	ASSERT_EQ(0, msync(self->map, NPAGES * PAGE, MS_SYNC));
 	wps_store_pages(self->map, NPAGES, 2);
 	d = SINCE();
-	EXPECT_EQ(NPAGES, d.mkclean_ptes);
+	EXPECT_TIMED_EQ(NPAGES, d.mkclean_ptes);
 	EXPECT_EQ(NPAGES, d.mkwrite_wp);
 }
 
@@ -237,7 +237,7 @@ TEST_F(pred, mlock_does_not_prevent_wp_faults)
 	ASSERT_EQ(0, msync(self->map, NPAGES * PAGE, MS_SYNC));
 	wps_store_pages(self->map, NPAGES, 2);
 	d = SINCE();
-	EXPECT_EQ(NPAGES, d.mkclean_ptes);
+	EXPECT_TIMED_EQ(NPAGES, d.mkclean_ptes);
 	EXPECT_EQ(NPAGES, d.mkwrite_wp);
 	munlock(self->map, NPAGES * PAGE);
 }
@@ -260,7 +260,7 @@ TEST_F(pred, private_mapping_never_notifies)
 	EXPECT_EQ(0, d.mkwrite_first);
 	EXPECT_EQ(0, d.mkwrite_wp);
 	EXPECT_EQ(0, d.mkclean_calls);
-	EXPECT_EQ(0, d.mkclean_ptes);
+	EXPECT_TIMED_EQ(0, d.mkclean_ptes);
 	EXPECT_EQ(0, d.dirtied);
 	EXPECT_EQ(0, d.bdp_fault_calls);
 }
@@ -282,7 +282,7 @@ TEST_F(pred, msync_async_starts_no_writeback)
 	wps_store_pages(self->map, NPAGES, 2);
 	d = SINCE();
 	EXPECT_EQ(0, d.mkclean_calls);
-	EXPECT_EQ(0, d.mkclean_ptes);
+	EXPECT_TIMED_EQ(0, d.mkclean_ptes);
 	EXPECT_EQ(0, d.mkwrite_first);
 	EXPECT_EQ(0, d.mkwrite_wp);
 }
@@ -377,8 +377,8 @@ TEST_F(pred, two_processes_exact_attribution)
 	EXPECT_EQ(NPAGES, b.mkwrite_first);
 	EXPECT_EQ(NPAGES * (passes - 1), a.mkwrite_wp);
 	EXPECT_EQ(NPAGES * (passes - 1), b.mkwrite_wp);
-	EXPECT_EQ(NPAGES * passes, a.mkclean_ptes);
-	EXPECT_EQ(NPAGES * passes, b.mkclean_ptes);
+	EXPECT_TIMED_EQ(NPAGES * passes, a.mkclean_ptes);
+	EXPECT_TIMED_EQ(NPAGES * passes, b.mkclean_ptes);
 	EXPECT_EQ(NPAGES * passes, a.bdp_fault_calls);
 	EXPECT_EQ(NPAGES * passes, b.bdp_fault_calls);
 	close(fd2);

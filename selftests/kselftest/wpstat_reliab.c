@@ -282,12 +282,13 @@ struct cfg {
 	int enabled;
 	char dev[32];
 	char pid[32];
+	char level[16];
 };
 
 static int read_config(struct cfg *c)
 {
 	struct wpstat_kvlist l;
-	const char *e, *d, *p;
+	const char *e, *d, *p, *lv;
 	int ret = wpstat_kv_read(CONFIG_PATH, &l);
 
 	if (ret)
@@ -295,13 +296,15 @@ static int read_config(struct cfg *c)
 	e = wpstat_kv_get(&l, "enabled");
 	d = wpstat_kv_get(&l, "filter_dev");
 	p = wpstat_kv_get(&l, "filter_pid");
-	if (!e || !d || !p || (strcmp(e, "0") && strcmp(e, "1"))) {
+	lv = wpstat_kv_get(&l, "level");
+	if (!e || !d || !p || !lv || (strcmp(e, "0") && strcmp(e, "1"))) {
 		wpstat_kv_free(&l);
 		return -EPROTO;
 	}
 	c->enabled = !strcmp(e, "1");
 	snprintf(c->dev, sizeof(c->dev), "%s", d);
 	snprintf(c->pid, sizeof(c->pid), "%s", p);
+	snprintf(c->level, sizeof(c->level), "%s", lv);
 	wpstat_kv_free(&l);
 	return 0;
 }
@@ -438,7 +441,7 @@ TEST_F_TIMEOUT(life, unlink_while_tracked, 60)
 	ASSERT_EQ(0, wps_read_key(&key, &a));
 	EXPECT_EQ(n, a.mkwrite_first);
 	EXPECT_EQ(n, a.mkwrite_wp);
-	EXPECT_EQ(2 * n, a.mkclean_ptes);
+	EXPECT_TIMED_EQ(2 * n, a.mkclean_ptes);
 	ASSERT_EQ(0, pwrite_pages(self->fd, 0, NPAGES, 3));
 	ASSERT_EQ(0, wps_read_key(&key, &b));
 	/* One ratelimited call per page-sized write, unlinked or not. */
@@ -499,7 +502,7 @@ TEST_F_TIMEOUT(life, truncate_under_mapping_sigbus, 60)
 	ASSERT_EQ(0, wps_read_key(&key, &b));
 	EXPECT_EQ(n + n / 2, b.mkwrite_first);
 	EXPECT_EQ(n / 2, b.mkwrite_wp);
-	EXPECT_EQ(2 * n, b.mkclean_ptes);
+	EXPECT_TIMED_EQ(2 * n, b.mkclean_ptes);
 	/* shmem dirties in fault_dirty_shared_page without ->page_mkwrite. */
 	if (variant->has_mkwrite)
 		EXPECT_EQ(b.mkwrite_first + b.mkwrite_wp, b.bdp_fault_calls);
@@ -586,7 +589,8 @@ TEST_F_TIMEOUT(life, truncate_races_faults, 120)
 		EXPECT_GE(w.mkwrite_first + w.mkwrite_wp, w.mkclean_ptes);
 		EXPECT_GE(w.mkwrite_first + w.mkwrite_wp, w.bdp_fault_calls);
 	} else {
-		EXPECT_EQ(0, w.mkwrite_first + w.mkwrite_wp + w.mkclean_ptes);
+		EXPECT_EQ(0, w.mkwrite_first + w.mkwrite_wp);
+		EXPECT_TIMED_EQ(0, w.mkclean_ptes);
 	}
 	munmap(rc, sizeof(*rc));
 }
@@ -627,7 +631,7 @@ TEST_F_TIMEOUT(life, evicted_and_reread_same_row, 60)
 	/* A new mapping has no PTEs: each pass is first writes again. */
 	EXPECT_EQ(2 * n, w.mkwrite_first);
 	EXPECT_EQ(0, w.mkwrite_wp);
-	EXPECT_EQ(2 * n, w.mkclean_ptes);
+	EXPECT_TIMED_EQ(2 * n, w.mkclean_ptes);
 	EXPECT_PWRITE_CALLS(2 * NPAGES, w.bdp_calls - w.bdp_fault_calls);
 }
 
@@ -743,7 +747,7 @@ TEST_F_TIMEOUT(life, reused_inode_number_gets_own_row, 90)
 	/* The new one: only what the new file did. */
 	EXPECT_EQ(n / 2, rows[1].mkwrite_first);
 	EXPECT_EQ(0, rows[1].mkwrite_wp);
-	EXPECT_EQ(n / 2, rows[1].mkclean_ptes);
+	EXPECT_TIMED_EQ(n / 2, rows[1].mkclean_ptes);
 	EXPECT_PWRITE_CALLS(3, rows[1].bdp_calls - rows[1].bdp_fault_calls);
 }
 
@@ -934,7 +938,7 @@ TEST_F_TIMEOUT(mt, threads_sum_exactly, 300)
 			EXPECT_LE(k_sum * (rounds - 1), d.mkwrite_wp);
 		}
 		/* Each fault makes one PTE writable, cleaned once by msync. */
-		EXPECT_EQ(faults, d.mkclean_ptes);
+		EXPECT_TIMED_EQ(faults, d.mkclean_ptes);
 		EXPECT_EQ(faults, d.bdp_fault_calls);
 		/* One ratelimited call per fault and per page-sized pwrite. */
 		if (variant->pwrite_exact) {
@@ -986,7 +990,7 @@ FIXTURE_TEARDOWN(rel)
 }
 
 /*
- * A model of the control parser (wpstat_output.c), to predict each write's
+ * A model of the control parser (wpstat_debugfs.c), to predict each write's
  * result.  Expectations: 0 (success), EINVAL, ESRCH, FZ_PID (a well-formed
  * pid whose existence the writer does not know: success or ESRCH) and
  * FZ_ANY (dev numbers too long to predict, which the kernel's sscanf may
@@ -1000,7 +1004,7 @@ FIXTURE_TEARDOWN(rel)
 
 enum fz_cmd {
 	C_NONE, C_RESET, C_ENABLE, C_DISABLE, C_FNONE, C_FDEV_NONE,
-	C_FPID_NONE, C_FDEV, C_FPID,
+	C_FPID_NONE, C_FDEV, C_FPID, C_LEVEL,
 };
 
 struct fz_verdict {
@@ -1008,6 +1012,7 @@ struct fz_verdict {
 	enum fz_cmd cmd;
 	unsigned int major, minor;
 	long pid;
+	int timing;		/* C_LEVEL: 1 for timing, 0 for counts */
 };
 
 /* Pids a writer knows to exist or not to. */
@@ -1067,6 +1072,11 @@ static struct fz_verdict fz_model(const char *buf, size_t len,
 		v.cmd = C_DISABLE;
 	else if (n == 2 && !strcmp(words[0], "filter") && !strcmp(words[1], "none"))
 		v.cmd = C_FNONE;
+	else if (n == 2 && !strcmp(words[0], "level") &&
+		 (!strcmp(words[1], "counts") || !strcmp(words[1], "timing"))) {
+		v.cmd = C_LEVEL;
+		v.timing = !strcmp(words[1], "timing");
+	}
 	if (v.cmd != C_NONE) {
 		v.expect = 0;
 		return v;
@@ -1189,6 +1199,13 @@ static size_t fz_valid(uint64_t *r, char *b, const struct fz_ctx *ctx)
 
 	switch (FZ_RND(r, 16)) {
 	case 0:
+		/* Rarely a level switch: each one waits for RCU-tasks. */
+		if (!FZ_RND(r, 4)) {
+			strcpy(w[0], "level");
+			strcpy(w[1], FZ_RND(r, 2) ? "timing" : "counts");
+			n = 2;
+			break;
+		}
 		strcpy(w[0], FZ_RND(r, 8) ? "enable" : "reset");
 		break;
 	case 1: case 2:
@@ -1350,6 +1367,7 @@ struct fz_state {
 	int enabled;
 	unsigned int major, minor;	/* 0:0 none */
 	long pid;			/* 0 none */
+	int timing;			/* level */
 };
 
 static void fz_apply(struct fz_state *st, const struct fz_verdict *v)
@@ -1378,6 +1396,9 @@ static void fz_apply(struct fz_state *st, const struct fz_verdict *v)
 	case C_FPID:
 		st->pid = v->pid;
 		break;
+	case C_LEVEL:
+		st->timing = v->timing;
+		break;
 	default:
 		break;
 	}
@@ -1402,10 +1423,13 @@ static int fz_compare(const struct fz_state *st, char *why, size_t len)
 	else
 		strcpy(pid, "none");
 	if (c.enabled == st->enabled && !strcmp(c.dev, dev) &&
-	    !strcmp(c.pid, pid))
+	    !strcmp(c.pid, pid) &&
+	    !strcmp(c.level, st->timing ? "timing" : "counts"))
 		return 0;
-	snprintf(why, len, "config enabled %d dev %s pid %s, model %d %s %s",
-		 c.enabled, c.dev, c.pid, st->enabled, dev, pid);
+	snprintf(why, len,
+		 "config enabled %d dev %s pid %s level %s, model %d %s %s %s",
+		 c.enabled, c.dev, c.pid, c.level, st->enabled, dev, pid,
+		 st->timing ? "timing" : "counts");
 	return -1;
 }
 
@@ -1417,6 +1441,7 @@ static int fz_resync(struct fz_state *st)
 	if (read_config(&c))
 		return -1;
 	st->enabled = c.enabled;
+	st->timing = !strcmp(c.level, "timing");
 	st->major = st->minor = 0;
 	st->pid = 0;
 	if (strcmp(c.dev, "none") &&
@@ -1602,12 +1627,12 @@ TEST_F_TIMEOUT(rel, control_fuzz, 600)
 	const long seq = total * 4 / 10, conc = total - seq;
 	uint64_t seed = fz_seed(), r = seed;
 	static char b[FZ_BUF + 2];
-	struct fz_state st = { .enabled = 1 };
+	struct fz_state st = { .enabled = 1, .timing = wps_timing() == 1 };
 	struct fz_shared *sh;
 	struct fz_ctx ctx = { 0 };
 	char why[256], cmd[64];
 	long i, resets = 0, bad = 0;
-	int fd, areas, status, k;
+	int fd, areas, status, k, timing;
 	struct park park = { 0 };
 	pthread_t parked;
 	struct cfg c;
@@ -1657,7 +1682,7 @@ TEST_F_TIMEOUT(rel, control_fuzz, 600)
 		if (!got && v.cmd == C_RESET) {
 			resets++;
 			EXPECT_EQ(0, wps_summary("mkwrite_first") +
-				  wps_summary("mkclean_ptes"))
+				  wps_summary("mkclean_calls"))
 				TH_LOG("reset left counts");
 		}
 		if (i % 16 == 15 || i == seq - 1)
@@ -1723,9 +1748,12 @@ TEST_F_TIMEOUT(rel, control_fuzz, 600)
 	EXPECT_TRUE(!strcmp(c.dev, "none") || strchr(c.dev, ':')) TH_LOG("%s", c.dev);
 	EXPECT_TRUE(!strcmp(c.pid, "none") || atol(c.pid) > 0) TH_LOG("%s", c.pid);
 
-	/* ... and follows valid commands again. */
+	/* ... and follows valid commands again, at the suite's level. */
+	timing = !strcmp(wps_suite_level(), "timing");
 	st = (struct fz_state){ .enabled = 0, .major = 8, .minor = 1,
-				.pid = getpid() };
+				.pid = getpid(), .timing = timing };
+	snprintf(cmd, sizeof(cmd), "level %s", wps_suite_level());
+	ASSERT_EQ(0, wps_control(cmd));
 	ASSERT_EQ(0, wps_control("disable"));
 	ASSERT_EQ(0, wps_control("filter dev 8:1"));
 	snprintf(cmd, sizeof(cmd), "filter pid %d", getpid());
@@ -1733,7 +1761,7 @@ TEST_F_TIMEOUT(rel, control_fuzz, 600)
 	EXPECT_EQ(0, fz_compare(&st, why, sizeof(why))) TH_LOG("%s", why);
 	ASSERT_EQ(0, wps_control("filter none"));
 	ASSERT_EQ(0, wps_control("enable"));
-	st = (struct fz_state){ .enabled = 1 };
+	st = (struct fz_state){ .enabled = 1, .timing = timing };
 	EXPECT_EQ(0, fz_compare(&st, why, sizeof(why))) TH_LOG("%s", why);
 
 	/* Counting works, and resets freed every old table. */
@@ -1741,7 +1769,7 @@ TEST_F_TIMEOUT(rel, control_fuzz, 600)
 	ASSERT_EQ(0, touch_file(self->probe_fd, NPAGES));
 	ASSERT_EQ(0, wps_read(self->probe, &w));
 	EXPECT_EQ(NPAGES, w.mkwrite_first);
-	EXPECT_EQ(NPAGES, w.mkclean_ptes);
+	EXPECT_TIMED_EQ(NPAGES, w.mkclean_ptes);
 	EXPECT_EQ(areas, wpstat_vmalloc_areas()) TH_LOG("%ld sequential resets",
 							resets);
 }
@@ -1986,7 +2014,7 @@ TEST_F_TIMEOUT(rel, no_kernel_addresses_in_output, 90)
 	ASSERT_EQ(0, fsync(self->probe_fd));
 
 	n = scan_dir(_metadata, "/proc/wpstat", buf, sizeof(buf));
-	EXPECT_EQ(2, n) TH_LOG("inodes and summary");
+	EXPECT_EQ(3, n) TH_LOG("inodes, summary and counters");
 	n = scan_dir(_metadata, "/sys/kernel/debug/wpstat", buf, sizeof(buf));
 	EXPECT_LE(3, n) TH_LOG("config, probes, histograms");
 	n = scan_dir(_metadata, "/sys/module/wpstat/parameters", buf, sizeof(buf));

@@ -170,7 +170,7 @@ TEST_F_TIMEOUT(stable, store_while_writeback_in_flight, 120)
 	       (long long)d.stable_calls, (long long)d.stable_waits,
 	       d.stable_wait_ns / 1e6, (long long)d.wb_waits);
 	/* sync_file_range cleans all; the final fsync the re-stored page. */
-	EXPECT_EQ(NPAGES + 1, d.mkclean_ptes);
+	EXPECT_TIMED_EQ(NPAGES + 1, d.mkclean_ptes);
 	EXPECT_EQ(1, d.mkwrite_wp);
 	if (variant->blocks) {
 		/* Waited for most of the device delay (or all of it). */

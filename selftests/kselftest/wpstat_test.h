@@ -44,6 +44,36 @@ static const char *const wps_names[] = {
 
 #define WPS_N	(sizeof(wps_names) / sizeof(wps_names[0]))
 
+/* Read a whole small file into @buf; its length or -errno. */
+static inline ssize_t wps_slurp(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n, total = 0;
+
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf + total, size - 1 - total)) > 0)
+		total += n;
+	close(fd);
+	buf[total] = '\0';
+	return n < 0 ? -errno : total;
+}
+
+/* A value from /proc/wpstat/summary, or -1. */
+static inline int64_t wps_summary(const char *name)
+{
+	char buf[8192], *line, *save = NULL;
+	size_t len = strlen(name);
+
+	if (wps_slurp(WPSTAT_SUMMARY_PATH, buf, sizeof(buf)) < 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		if (!strncmp(line, name, len) && line[len] == ' ')
+			return line[len + 1] == '-' ? -1 : strtoll(line + len + 1, NULL, 10);
+	return -1;
+}
+
 static inline const char *wps_module(void)
 {
 	const char *m = getenv("WPSTAT_MODULE");
@@ -78,7 +108,8 @@ static inline int wps_from_row(const struct wpstat_snapshot *s,
 /*
  * Counters of the file named by @path, or (when @path is NULL) of the
  * one with @key, which may be gone: take the key with wpstat_fd_key()
- * while it is open.  0 where the file has no row yet.  Returns 0, or
+ * while it is open.  0 where the file has no row yet (-1 for a counter
+ * the module does not produce at all now).  Returns 0, or
  * -errno if the module's file cannot be read or parsed.
  */
 static inline int wps_read_row(const char *path,
@@ -87,13 +118,22 @@ static inline int wps_read_row(const char *path,
 	struct wpstat_snapshot s;
 	int ret;
 
+	const struct wpstat_row *r;
+	int64_t *v = (int64_t *)w;
+	size_t i;
+
 	memset(w, 0, sizeof(*w));
 	ret = wpstat_snapshot_read(NULL, &s);
 	if (ret)
 		return ret;
-	ret = wps_from_row(&s, path ? wpstat_snapshot_find_path(&s, path) :
-				      wpstat_snapshot_find_key(&s, key), w);
+	r = path ? wpstat_snapshot_find_path(&s, path) :
+		   wpstat_snapshot_find_key(&s, key);
+	ret = wps_from_row(&s, r, w);
 	wpstat_snapshot_free(&s);
+	/* No row: 0, or "-" where the module produces no such count now. */
+	for (i = 0; !r && !ret && i < WPS_N; i++)
+		if (wps_summary(wps_names[i]) < 0)
+			v[i] = -1;
 	return ret;
 }
 
@@ -162,47 +202,97 @@ static inline int wps_stress(void)
 	return s && *s && strcmp(s, "0");
 }
 
-/* Unload (if loaded) and load the module with @params: the exit status. */
+
+/*
+ * The level the suites run at: $WPSTAT_LEVEL (run-guest.sh runs them at
+ * both), "counts" when unset, as the module's default.
+ */
+static inline const char *wps_suite_level(void)
+{
+	const char *l = getenv("WPSTAT_LEVEL");
+
+	return l && *l ? l : "counts";
+}
+
+/*
+ * Unload (if loaded) and load the module with @params at the suite's
+ * level (unless @params names one): the exit status.
+ */
 static inline int wps_reload(const char *params)
 {
 	char cmd[512];
 
 	if (wps_loaded() && system("rmmod wpstat"))
 		return -1;
-	snprintf(cmd, sizeof(cmd), "insmod %s %s 2>/dev/null", wps_module(),
+	snprintf(cmd, sizeof(cmd), "insmod %s %s%s %s 2>/dev/null",
+		 wps_module(), params && strstr(params, "level=") ? "" : "level=",
+		 params && strstr(params, "level=") ? "" : wps_suite_level(),
 		 params ? params : "");
 	return system(cmd);
 }
 
-/* Read a whole small file into @buf; its length or -errno. */
-static inline ssize_t wps_slurp(const char *path, char *buf, size_t size)
+/* Whether the loaded module runs at level timing (1), counts (0), or -1. */
+static inline int wps_timing(void)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n, total = 0;
+	char buf[32];
+	int fd = open("/sys/module/wpstat/parameters/level", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
 
 	if (fd < 0)
-		return -errno;
-	while ((n = read(fd, buf + total, size - 1 - total)) > 0)
-		total += n;
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
-	buf[total] = '\0';
-	return n < 0 ? -errno : total;
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return !strncmp(buf, "timing", 6) ? 1 : !strncmp(buf, "counts", 6) ? 0 : -1;
 }
 
-/* A value from /proc/wpstat/summary, or -1. */
-static inline int64_t wps_summary(const char *name)
+/*
+ * Whether the module's own counter list (/proc/wpstat/counters: name level
+ * available help) says @name is produced only at level timing; -1 if the
+ * list cannot be read or lacks @name.
+ */
+static inline int wps_timing_only(const char *name)
 {
 	char buf[8192], *line, *save = NULL;
 	size_t len = strlen(name);
 
-	if (wps_slurp(WPSTAT_SUMMARY_PATH, buf, sizeof(buf)) < 0)
+	if (wps_slurp(WPSTAT_COUNTERS_PATH, buf, sizeof(buf)) < 0)
 		return -1;
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save))
 		if (!strncmp(line, name, len) && line[len] == ' ')
-			return line[len + 1] == '-' ? -1 : strtoll(line + len + 1, NULL, 10);
+			return !strncmp(line + len + 1, "timing ", 7);
 	return -1;
 }
+
+/*
+ * A column only level timing produces (mkwrite_ns, mkclean_ptes): equal to
+ * @expected at level timing, '-' (-1) at level counts.
+ */
+#define EXPECT_TIMED_EQ(expected, actual) do {				\
+	int __t = wps_timing();						\
+									\
+	ASSERT_LE(0, __t) TH_LOG("cannot read the module's level");	\
+	if (__t) {							\
+		EXPECT_EQ(expected, actual);				\
+	} else {							\
+		EXPECT_EQ(-1, actual) TH_LOG("%s at level counts", #actual); \
+	}								\
+} while (0)
+
+/* Likewise for a lower bound: @bound < @actual at level timing. */
+#define EXPECT_TIMED_LT(bound, actual) do {				\
+	int __t = wps_timing();						\
+									\
+	ASSERT_LE(0, __t) TH_LOG("cannot read the module's level");	\
+	if (__t) {							\
+		EXPECT_LT(bound, actual);				\
+	} else {							\
+		EXPECT_EQ(-1, actual) TH_LOG("%s at level counts", #actual); \
+	}								\
+} while (0)
 
 /*
  * Scratch file of @npages under $WPSTAT_FS_DIR/@fs, made with ftruncate
