@@ -99,8 +99,8 @@ static void usage(FILE *out)
 "\n"
 "Commands:\n"
 "  load [--module PATH] [PARAM=VALUE...]\n"
-"                      insert the module (params: max_inodes, enable,\n"
-"                      skip_probes); already loaded is not an error\n"
+"                      insert the module (params: level, max_inodes,\n"
+"                      enable, skip_probes); already loaded is not an error\n"
 "  unload              remove the module\n"
 "  status [--json]     module, parameters, probes, filters, table use\n"
 "  show [--sort FIELD] [--top N] [--json | --format table|json|prometheus]\n"
@@ -114,6 +114,9 @@ static void usage(FILE *out)
 "                      time and exit status (report on stderr, or FILE)\n"
 "  reset               clear every counter\n"
 "  enable | disable    start or stop counting\n"
+"  level [counts|timing]\n"
+"                      show or switch what is attached: counts (default,\n"
+"                      cheapest) or timing (adds mkwrite_ns, mkclean_ptes)\n"
 "  filter dev MAJ:MIN | filter pid TGID | filter path FILE | filter none\n"
 "                      count only one filesystem and/or one process\n"
 "\n"
@@ -1680,14 +1683,36 @@ static const char *debugfs_problem(int err, const char **hint)
 	return "error";
 }
 
+/* A module parameter's value, or NULL. */
+static const char *param_value(const struct module_param *p, size_t n,
+			       const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(p[i].name, name))
+			return p[i].value;
+	return NULL;
+}
+
 static bool probe_attached(const struct probe_info *p)
 {
 	return !strcmp(p->status, "attached");
 }
 
+/* Whether /proc/wpstat/counters ("name level available help") says timing. */
+static bool counter_needs_timing(const struct wpstat_kvlist *counters,
+				 const char *name)
+{
+	const char *v = wpstat_kv_get(counters, name);
+
+	return v && !strncmp(v, "timing ", 7);
+}
+
 static void status_json(bool loaded, int refcnt,
 			const struct module_param *params, size_t nparams,
 			const struct wpstat_kvlist *summary,
+			const struct wpstat_kvlist *counters,
 			const struct wpstat_kvlist *config,
 			const struct probe_list *probes, int debugfs_err)
 {
@@ -1708,7 +1733,8 @@ static void status_json(bool loaded, int refcnt,
 		fputs(": ", stdout);
 		json_string(stdout, params[i].value);
 	}
-	fputs("}", stdout);
+	fputs("}, \"level\": ", stdout);
+	json_string_or_null(stdout, param_value(params, nparams, "level"));
 	v = wpstat_kv_get(summary, "enabled");
 	printf(", \"enabled\": %s", !v ? "null" : strcmp(v, "0") ? "true" : "false");
 #define SUMMARY_NUM(key) do {						\
@@ -1721,9 +1747,15 @@ static void status_json(bool loaded, int refcnt,
 	SUMMARY_NUM("untracked_events");
 	SUMMARY_NUM("entry_bytes");
 #undef SUMMARY_NUM
-	fputs(", \"counters_unavailable\": [", stdout);
-	for (i = 0, first = 1; i < summary->n; i++) {
-		if (!strcmp(summary->kv[i].value, "-")) {
+	/* Every counter that reads "-", and those of them only level timing makes. */
+	for (c = 0; c < 2; c++) {
+		printf("%s\"counters_%s\": [", c ? "], " : ", ",
+		       c ? "timing_only" : "unavailable");
+		for (i = 0, first = 1; i < summary->n; i++) {
+			if (strcmp(summary->kv[i].value, "-") ||
+			    (c && !counter_needs_timing(counters,
+							summary->kv[i].name)))
+				continue;
 			fputs(first ? "" : ", ", stdout);
 			json_string(stdout, summary->kv[i].name);
 			first = 0;
@@ -1773,12 +1805,14 @@ static void status_json(bool loaded, int refcnt,
 static void status_text(bool loaded, int refcnt,
 			const struct module_param *params, size_t nparams,
 			const struct wpstat_kvlist *summary,
+			const struct wpstat_kvlist *counters,
 			const struct wpstat_kvlist *config,
 			const struct probe_list *probes, int debugfs_err)
 {
 	const char *hint, *v, *w;
 	size_t i, nattached = 0;
 	bool first;
+	int c;
 
 	printf("module:      %s", loaded ? "loaded" : "not loaded");
 	if (loaded)
@@ -1817,16 +1851,30 @@ static void status_text(bool loaded, int refcnt,
 				       probes->p[i].target, probes->p[i].status);
 		putchar('\n');
 	}
-	/* Only a counter whose probes are missing reads "-". */
+	v = param_value(params, nparams, "level");
+	printf("level:       %s\n", v ? v : "unknown");
+	/*
+	 * A counter reads "-" when its level is not the current one or when
+	 * a probe it needs is missing; /proc/wpstat/counters says which.
+	 */
 	fputs("counters:    ", stdout);
-	for (i = 0, first = true; i < summary->n; i++) {
-		if (!strcmp(summary->kv[i].value, "-")) {
-			printf("%s%s", first ? "unavailable (read '-'): " : ", ",
+	for (c = 0, nattached = 0; c < 2; c++) {
+		for (i = 0, first = true; i < summary->n; i++) {
+			bool later = counter_needs_timing(counters,
+							  summary->kv[i].name);
+
+			if (strcmp(summary->kv[i].value, "-") || later != !c)
+				continue;
+			if (first && nattached++)
+				fputs("; ", stdout);
+			printf("%s%s", !first ? ", " : c ?
+			       "unavailable (read '-'): " :
+			       "at level timing only (read '-'): ",
 			       summary->kv[i].name);
 			first = false;
 		}
 	}
-	puts(first ? "all available" : "");
+	puts(nattached ? "" : "all available");
 	v = wpstat_kv_get(summary, "tracked_inodes");
 	w = wpstat_kv_get(summary, "max_inodes");
 	printf("inodes:      %s tracked of %s", v ? v : "?", w ? w : "?");
@@ -1845,7 +1893,7 @@ static int cmd_status(int argc, char **argv)
 		{ NULL,		0,			NULL, 0 },
 	};
 	struct module_param params[32];
-	struct wpstat_kvlist summary = { 0 }, config = { 0 };
+	struct wpstat_kvlist summary = { 0 }, config = { 0 }, counters = { 0 };
 	struct probe_list probes = { 0 };
 	size_t nparams = 0, i;
 	int c, err, debugfs_err = 0, refcnt = 0;
@@ -1880,20 +1928,23 @@ static int cmd_status(int argc, char **argv)
 			return runtime_error("cannot read %s: %s",
 					     WPSTAT_SUMMARY_PATH, strerror(-err));
 		}
+		/* Absent before the module had it: all '-' are then probes. */
+		wpstat_kv_read(WPSTAT_COUNTERS_PATH, &counters);
 		err = wpstat_kv_read(DEBUGFS_CONFIG, &config);
 		if (!err)
 			err = probes_read(&probes);
 		debugfs_err = -err;
 	}
 	if (json)
-		status_json(loaded, refcnt, params, nparams, &summary, &config,
-			    &probes, debugfs_err);
+		status_json(loaded, refcnt, params, nparams, &summary,
+			    &counters, &config, &probes, debugfs_err);
 	else
-		status_text(loaded, refcnt, params, nparams, &summary, &config,
-			    &probes, debugfs_err);
+		status_text(loaded, refcnt, params, nparams, &summary,
+			    &counters, &config, &probes, debugfs_err);
 	for (i = 0; i < nparams; i++)
 		free(params[i].value);
 	wpstat_kv_free(&summary);
+	wpstat_kv_free(&counters);
 	wpstat_kv_free(&config);
 	probe_list_free(&probes);
 	return 0;
@@ -2599,6 +2650,42 @@ static int cmd_filter(int argc, char **argv)
 	return ret;
 }
 
+/* level: print the current level, or switch to another without unloading. */
+static int cmd_level(int argc, char **argv)
+{
+	char cmd[32], einval[96];
+	const char *level;
+	char *cur;
+	int ret;
+
+	ret = no_options("level", argc, argv, 1);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	if (optind == argc) {
+		if (!module_interface_present())
+			return module_not_loaded();
+		cur = read_first_line(SYSFS_PARAMS_DIR "/level");
+		if (!cur)
+			return runtime_error("cannot read %s: %s",
+					     SYSFS_PARAMS_DIR "/level",
+					     strerror(errno));
+		printf("%s\n", cur);
+		free(cur);
+		return 0;
+	}
+	level = argv[optind];
+	if (strcmp(level, "counts") && strcmp(level, "timing"))
+		return usage_error("level: unknown level '%s' (expected counts or timing)",
+				   level);
+	snprintf(cmd, sizeof(cmd), "level %s", level);
+	snprintf(einval, sizeof(einval),
+		 "the module rejected level %s (see the kernel log)", level);
+	ret = control_command(cmd, einval, NULL);
+	if (!ret)
+		printf("level %s\n", level);
+	return ret;
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 static const struct {
@@ -2615,6 +2702,7 @@ static const struct {
 	{ "enable",	cmd_simple_control },
 	{ "disable",	cmd_simple_control },
 	{ "filter",	cmd_filter },
+	{ "level",	cmd_level },
 };
 
 int main(int argc, char **argv)
@@ -2660,6 +2748,6 @@ int main(int argc, char **argv)
 			ret = runtime_error("write error: %s", strerror(errno));
 		return ret;
 	}
-	return usage_error("unknown command '%s' (commands: load, unload, status, show, watch, run, reset, enable, disable, filter; see wpstat --help)",
+	return usage_error("unknown command '%s' (commands: load, unload, status, show, watch, run, reset, enable, disable, filter, level; see wpstat --help)",
 			   name);
 }
