@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * wpmech - what one attachment mechanism costs per call, for the table in
+ * docs/benchmarks.md (make bench).  Not part of wpstat.ko.
+ *
+ * On load it calls a noinline function @calls times with nothing attached,
+ * attaches @mech to it, calls it @calls times again, detaches, and leaves
+ * the two loop times and the difference per call in the "result"
+ * parameter.  Under QEMU's -icount (scripts/bench.sh) a nanosecond is one
+ * guest instruction, so the difference is instructions per call.
+ *
+ *   none         nothing (the two loops should agree)
+ *   tracepoint   a tracepoint in the function, one probe
+ *   ftrace       an ftrace_ops callback, argument registers only
+ *   ftrace_regs  the same with FTRACE_OPS_FL_SAVE_REGS
+ *   ftrace2      two ftrace_ops on the function: ftrace's list function
+ *   kprobe       a kprobe (on the ftrace site: kprobe_ftrace_handler)
+ *   ftrace_kprobe  an ftrace_ops and a kprobe on the function
+ *   kretprobe    a kretprobe (entry and return handler)
+ *   fprobe       an fprobe with an entry handler only (6.12)
+ *   fprobe_exit  an fprobe with entry and exit handlers (6.12)
+ *
+ * Every handler counts its calls, so a mechanism that silently did not
+ * fire is reported as an error instead of as free.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ftrace.h>
+#include <linux/kprobes.h>
+#include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/string.h>
+#include <linux/trace_recursion.h>
+#include <linux/tracepoint.h>
+#ifdef CONFIG_FPROBE
+#include <linux/fprobe.h>
+#endif
+
+DECLARE_TRACE(wpmech_tp, TP_PROTO(unsigned long x), TP_ARGS(x));
+DEFINE_TRACE(wpmech_tp, TP_PROTO(unsigned long x), TP_ARGS(x));
+
+static char *mech = "none";
+module_param(mech, charp, 0444);
+MODULE_PARM_DESC(mech, "none, tracepoint, ftrace, ftrace_regs, ftrace2, kprobe, ftrace_kprobe, kretprobe, fprobe, fprobe_exit");
+
+static unsigned long calls = 1000000;
+module_param(calls, ulong, 0444);
+MODULE_PARM_DESC(calls, "Calls per loop (default 1000000)");
+
+static char result[160];
+module_param_string(result, result, sizeof(result), 0444);
+MODULE_PARM_DESC(result, "mech calls base_ns attached_ns added_ns_per_call_x1000 hits");
+
+static unsigned long hits;
+
+static noinline void wpmech_target(unsigned long x)
+{
+	trace_wpmech_tp(x);
+	barrier();
+}
+
+static void wpmech_tp_probe(void *data, unsigned long x)
+{
+	hits++;
+}
+
+static void notrace wpmech_ftrace(unsigned long ip, unsigned long parent_ip,
+				  struct ftrace_ops *op,
+				  struct ftrace_regs *fregs)
+{
+	int bit = ftrace_test_recursion_trylock(ip, parent_ip);
+
+	if (bit < 0)
+		return;
+	hits++;
+	ftrace_test_recursion_unlock(bit);
+}
+
+static struct ftrace_ops wpmech_ops[2] = {
+	{ .func = wpmech_ftrace },
+	{ .func = wpmech_ftrace },
+};
+
+static int wpmech_kprobe_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	hits++;
+	return 0;
+}
+NOKPROBE_SYMBOL(wpmech_kprobe_pre);
+
+static struct kprobe wpmech_kp = {
+	.symbol_name = "wpmech_target",
+	.pre_handler = wpmech_kprobe_pre,
+};
+
+static int wpmech_krp_entry(struct kretprobe_instance *ri,
+			    struct pt_regs *regs)
+{
+	hits++;
+	return 0;
+}
+NOKPROBE_SYMBOL(wpmech_krp_entry);
+
+static int wpmech_krp_return(struct kretprobe_instance *ri,
+			     struct pt_regs *regs)
+{
+	return 0;
+}
+NOKPROBE_SYMBOL(wpmech_krp_return);
+
+static struct kretprobe wpmech_krp = {
+	.kp.symbol_name = "wpmech_target",
+	.entry_handler = wpmech_krp_entry,
+	.handler = wpmech_krp_return,
+	.maxactive = 64,
+};
+
+#ifdef CONFIG_FPROBE
+static int wpmech_fp_entry(struct fprobe *fp, unsigned long entry_ip,
+			   unsigned long ret_ip, struct pt_regs *regs,
+			   void *data)
+{
+	hits++;
+	return 0;
+}
+
+static void wpmech_fp_exit(struct fprobe *fp, unsigned long entry_ip,
+			   unsigned long ret_ip, struct pt_regs *regs,
+			   void *data)
+{
+}
+
+static struct fprobe wpmech_fp;
+#endif
+
+static int wpmech_ops_add(struct ftrace_ops *ops, unsigned long flags)
+{
+	int ret;
+
+	ops->flags = flags;
+	ret = ftrace_set_filter(ops, (unsigned char *)"wpmech_target",
+				strlen("wpmech_target"), 1);
+	return ret ?: register_ftrace_function(ops);
+}
+
+static void wpmech_ops_del(struct ftrace_ops *ops)
+{
+	unregister_ftrace_function(ops);
+	ftrace_free_filter(ops);
+}
+
+static int wpmech_attach(void)
+{
+	int ret;
+
+	if (!strcmp(mech, "none"))
+		return 0;
+	if (!strcmp(mech, "tracepoint"))
+		return register_trace_wpmech_tp(wpmech_tp_probe, NULL);
+	if (!strcmp(mech, "ftrace"))
+		return wpmech_ops_add(&wpmech_ops[0], 0);
+	if (!strcmp(mech, "ftrace_regs"))
+		return wpmech_ops_add(&wpmech_ops[0], FTRACE_OPS_FL_SAVE_REGS);
+	if (!strcmp(mech, "ftrace2")) {
+		ret = wpmech_ops_add(&wpmech_ops[0], 0);
+		if (ret)
+			return ret;
+		ret = wpmech_ops_add(&wpmech_ops[1], 0);
+		if (ret)
+			wpmech_ops_del(&wpmech_ops[0]);
+		return ret;
+	}
+	if (!strcmp(mech, "kprobe"))
+		return register_kprobe(&wpmech_kp);
+	if (!strcmp(mech, "ftrace_kprobe")) {
+		ret = wpmech_ops_add(&wpmech_ops[0], 0);
+		if (ret)
+			return ret;
+		ret = register_kprobe(&wpmech_kp);
+		if (ret)
+			wpmech_ops_del(&wpmech_ops[0]);
+		return ret;
+	}
+	if (!strcmp(mech, "kretprobe"))
+		return register_kretprobe(&wpmech_krp);
+#ifdef CONFIG_FPROBE
+	if (!strcmp(mech, "fprobe") || !strcmp(mech, "fprobe_exit")) {
+		wpmech_fp.entry_handler = wpmech_fp_entry;
+		if (!strcmp(mech, "fprobe_exit"))
+			wpmech_fp.exit_handler = wpmech_fp_exit;
+		return register_fprobe(&wpmech_fp, "wpmech_target", NULL);
+	}
+#endif
+	return -EOPNOTSUPP;
+}
+
+static void wpmech_detach(void)
+{
+	if (!strcmp(mech, "tracepoint")) {
+		unregister_trace_wpmech_tp(wpmech_tp_probe, NULL);
+		tracepoint_synchronize_unregister();
+	} else if (!strcmp(mech, "ftrace") || !strcmp(mech, "ftrace_regs")) {
+		wpmech_ops_del(&wpmech_ops[0]);
+	} else if (!strcmp(mech, "ftrace2")) {
+		wpmech_ops_del(&wpmech_ops[1]);
+		wpmech_ops_del(&wpmech_ops[0]);
+	} else if (!strcmp(mech, "kprobe")) {
+		unregister_kprobe(&wpmech_kp);
+	} else if (!strcmp(mech, "ftrace_kprobe")) {
+		unregister_kprobe(&wpmech_kp);
+		wpmech_ops_del(&wpmech_ops[0]);
+	} else if (!strcmp(mech, "kretprobe")) {
+		unregister_kretprobe(&wpmech_krp);
+#ifdef CONFIG_FPROBE
+	} else if (!strncmp(mech, "fprobe", 6)) {
+		unregister_fprobe(&wpmech_fp);
+#endif
+	}
+}
+
+static u64 wpmech_loop(void)
+{
+	u64 start = ktime_get_ns();
+	unsigned long i;
+
+	for (i = 0; i < calls; i++)
+		wpmech_target(i);
+	return ktime_get_ns() - start;
+}
+
+static int __init wpmech_init(void)
+{
+	u64 base, attached;
+	int ret;
+
+	if (!calls)
+		return -EINVAL;
+	base = wpmech_loop();
+	ret = wpmech_attach();
+	if (ret) {
+		pr_err("cannot attach %s: %d\n", mech, ret);
+		return ret;
+	}
+	attached = wpmech_loop();
+	wpmech_detach();
+	if (strcmp(mech, "none") && hits < calls) {
+		pr_err("%s fired %lu times for %lu calls\n", mech, hits, calls);
+		return -EIO;
+	}
+	snprintf(result, sizeof(result), "%s %lu %llu %llu %lld %lu", mech,
+		 calls, base, attached,
+		 div64_s64(((s64)attached - (s64)base) * 1000, calls), hits);
+	pr_info("%s\n", result);
+	return 0;
+}
+
+static void __exit wpmech_exit(void)
+{
+}
+
+module_init(wpmech_init);
+module_exit(wpmech_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Cost per call of tracepoints, ftrace_ops, kprobes, kretprobes and fprobes");
+MODULE_AUTHOR("wpstat developers");
