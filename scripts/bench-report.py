@@ -3,30 +3,60 @@
 
     scripts/bench-report.py RESULTS_DIR KVER... > docs/benchmarks.md
 
-RESULTS_DIR/<kver>/runs.csv and extra.txt come from scripts/guest-bench.sh.
-Per workload, the added cost of a configuration is computed per round
-against that round's baseline (the runs of one round are side by side in
-time, so drift cancels) and divided by the number of probe hits that the
-wpstat run of the same round counted; the tables give the median over the
-rounds and the min-max range.
+RESULTS_DIR/<kver>/runs.csv, mech.csv, extra.txt, enabled-<config>.txt and
+probes-<config>.txt come from scripts/guest-bench.sh.  Per workload, the
+added cost of a configuration is computed per round against that round's
+baseline (the runs of one round are side by side in time, so drift
+cancels) and divided by the events that the counts run of the same round
+counted (the same denominator for every configuration); under instruction
+time the fastest runs give the estimate and the median of the per-round
+differences follows in brackets.  A configuration missing from runs.csv
+(BENCH_CONFIGS) is left out of every table, and whatever needs it is
+reported as not computed.
 """
 import csv
 import os
+import re
 import statistics
 import sys
 
-CONFIGS = ["base", "floor", "wpstat", "bpftrace"]
+CONFIGS = ["base", "floor-counts", "counts", "floor-timing", "timing",
+           "bt-kprobe", "bt-kfunc"]
+LEVELS = ["counts", "timing"]
+FLOOR = {"counts": "floor-counts", "timing": "floor-timing"}
 WORKLOADS = ["W1", "W2", "W3"]
-HITS = ["mkwrite", "fault_dirty", "mkclean", "stable", "bdp_ratelimited",
-        "bdp", "tp_dirty", "tp_wait", "tp_bdp"]
-TARGET_FLOOR = 1.3
-TARGET_BPF = 0.5
-TARGET_W2_LOSS = 3.0
+OP = {"W1": "a page stored, msync included", "W2": "a 4 KiB write",
+      "W3": "a file opened, written and closed"}
+MECHS = ["none", "tracepoint", "ftrace", "ftrace_regs", "ftrace2", "kprobe",
+         "ftrace_kprobe", "kretprobe", "fprobe", "fprobe_exit"]
+MECH_WHAT = {
+    "none": "nothing (the two loops should agree)",
+    "tracepoint": "a tracepoint in the function, one probe",
+    "ftrace": "an `ftrace_ops` callback, argument registers only (wpstat's counts level)",
+    "ftrace_regs": "the same with `FTRACE_OPS_FL_SAVE_REGS`",
+    "ftrace2": "two `ftrace_ops` on one function: ftrace's list function",
+    "kprobe": "a kprobe on the ftrace site (`kprobe_ftrace_handler`)",
+    "ftrace_kprobe": "an `ftrace_ops` and a kprobe on one function",
+    "kretprobe": "a kretprobe, entry and return handler",
+    "fprobe": "an fprobe, entry handler only",
+    "fprobe_exit": "an fprobe with entry and exit handlers",
+}
+# The wpmech measurement that stands for each kind of attachment point in
+# debugfs wpstat/probes ("symbol" points attach nothing).
+KIND_MECH = {"ftrace": "ftrace", "kretprobe": "kretprobe",
+             "tracepoint": "tracepoint"}
+KIND_NAME = {"ftrace": "ftrace callbacks", "kretprobe": "kretprobe hits",
+             "tracepoint": "tracepoint hits"}
+TARGET_LOSS = {"W1": 5.0, "W2": 3.0, "W3": 2.0}   # level counts
+TARGET_COUNTS_KFUNC = 0.5                          # W1, W2, W3
+TARGET_TIMING_BT = 0.5                             # W1, W2; both scripts
 TARGET_READ_S = 0.5
+
+NAN = float("nan")
 
 
 def med(xs):
-    return statistics.median(xs) if xs else float("nan")
+    return statistics.median(xs) if xs else NAN
 
 
 def rng(xs, fmt="{:.0f}"):
@@ -35,11 +65,24 @@ def rng(xs, fmt="{:.0f}"):
     return (fmt + "-" + fmt).format(min(xs), max(xs))
 
 
+def num(s):
+    """An int from a CSV field, None if empty or not a number."""
+    try:
+        return int(s)
+    except (TypeError, ValueError):
+        return None
+
+
 def load(d):
     runs = []
     with open(os.path.join(d, "runs.csv")) as f:
         for row in csv.DictReader(f):
             runs.append(row)
+    mech = []
+    path = os.path.join(d, "mech.csv")
+    if os.path.exists(path):
+        with open(path) as f:
+            mech = list(csv.DictReader(f))
     extra = {}
     path = os.path.join(d, "extra.txt")
     if os.path.exists(path):
@@ -49,11 +92,19 @@ def load(d):
                     k, v = line.rstrip("\n").split("=", 1)
                     extra.setdefault(k + "[]", []).append(v)
                     extra[k] = v
-    return runs, extra
+    return runs, mech, extra
 
 
-def analyse(runs):
+def points_of(runs):
+    """The attachment points, in the order of runs.csv's hits_ columns."""
+    if not runs:
+        return []
+    return [k[5:] for k in runs[0].keys() if k.startswith("hits_")]
+
+
+def analyse(runs, configs):
     """{workload: {...}} with the numbers of the tables."""
+    points = points_of(runs)
     res = {}
     for w in WORKLOADS:
         by = {}  # (config, round) -> run
@@ -61,46 +112,62 @@ def analyse(runs):
             if r["workload"] == w:
                 by[(r["config"], int(r["round"]))] = r
         rounds = sorted({k[1] for k in by})
-        ev = {rd: int(by[("wpstat", rd)]["events"]) for rd in rounds
-              if ("wpstat", rd) in by and by[("wpstat", rd)]["events"]}
+        # The events of a round: its counts run's (the same denominator
+        # for every configuration); the timing run's if counts did not run
+        # (both count the same events).
+        src = next((c for c in LEVELS
+                    if any(num(by[k]["events"]) is not None
+                           for k in by if k[0] == c)), None)
+        ev = {}
+        if src:
+            ev = {rd: num(by[(src, rd)]["events"]) for rd in rounds
+                  if (src, rd) in by and num(by[(src, rd)]["events"])}
         events = med(list(ev.values()))
-        a = {"rounds": len(rounds), "events": events, "cfg": {}}
-        wp = [by[("wpstat", rd)] for rd in rounds if ("wpstat", rd) in by]
-        a["ops"] = int(wp[0]["ops"]) if wp else 0
-        a["hits"] = {h: med([int(x["hits_" + h]) for x in wp]) for h in HITS}
-        a["counters"] = {c: med([int(x[c]) for x in wp])
-                         for c in ["mkwrite_first", "mkwrite_wp",
-                                   "mkclean_calls", "stable_calls",
-                                   "dirtied", "bdp_calls", "bdp_fault_calls",
-                                   "bdp_throttled", "wb_waits"]}
-        for c in CONFIGS:
-            nsop, added, added_ev, loss = [], [], [], []
+        ops = next((int(r["ops"]) for r in by.values()), 0)
+        a = {"rounds": rounds, "events": events, "ev_src": src, "ops": ops,
+             "cfg": {}, "hits": {}}
+        # Probe hits per op at each level, per point (median over rounds).
+        for lv in LEVELS:
+            xs = [by[(lv, rd)] for rd in rounds if (lv, rd) in by]
+            if xs:
+                a["hits"][lv] = {
+                    p: med([num(x["hits_" + p]) / int(x["ops"]) for x in xs
+                            if num(x["hits_" + p]) is not None])
+                    for p in points}
+        for c in configs:
+            nsop, added_ev, loss, wall, rds = [], [], [], [], []
             for rd in rounds:
-                if (c, rd) not in by or ("base", rd) not in by:
+                if (c, rd) not in by:
                     continue
-                x, b = by[(c, rd)], by[("base", rd)]
-                wall, bwall = int(x["wall_ns"]), int(b["wall_ns"])
-                nsop.append(wall / int(x["ops"]))
-                added.append(wall - bwall)
+                x = by[(c, rd)]
+                wall.append(int(x["wall_ns"]))
+                nsop.append(int(x["wall_ns"]) / int(x["ops"]))
+                rds.append(rd)
+                if ("base", rd) not in by:
+                    continue
+                bwall = int(by[("base", rd)]["wall_ns"])
+                loss.append(100.0 * (1 - bwall / int(x["wall_ns"])))
                 e = ev.get(rd, events)
-                added_ev.append((wall - bwall) / e)
-                loss.append(100.0 * (1 - bwall / wall))
-            a["cfg"][c] = {"nsop": nsop, "added_ev": added_ev,
-                           "wall": [int(by[(c, rd)]["wall_ns"])
-                                    for rd in rounds if (c, rd) in by],
-                           "loss": loss}
+                if e == e and e:
+                    added_ev.append((int(x["wall_ns"]) - bwall) / e)
+            a["cfg"][c] = {"nsop": nsop, "added_ev": added_ev, "wall": wall,
+                           "loss": loss, "rounds": rds}
         res[w] = a
     return res
 
 
 def ratio(a, b):
-    if b is None or a is None or b <= 0:
-        return float("nan")
+    if b is None or a is None or a != a or b != b or b <= 0:
+        return NAN
     return a / b
 
 
 def fmt_ratio(x):
     return "n/a" if x != x else "{:.2f}".format(x)
+
+
+def fmt_pct(x):
+    return "n/a" if x != x else "{:.1f}%".format(x)
 
 
 def verdict(ok, x=0.0):
@@ -109,107 +176,449 @@ def verdict(ok, x=0.0):
     return "met" if ok else "**missed**"
 
 
-def kernel_section(kver, runs, extra):
+class Costs:
+    """Added cost per event and throughput loss of each configuration of
+    one workload: from the fastest runs (icount) or per-round medians."""
+
+    def __init__(self, a, icount):
+        self.a, self.icount = a, icount
+        cf = a["cfg"]
+        self.has_base = "base" in cf and cf["base"]["wall"]
+        self.bmin = min(cf["base"]["wall"]) if self.has_base else None
+
+    def present(self, c):
+        return c in self.a["cfg"] and bool(self.a["cfg"][c]["wall"])
+
+    def fastest(self, c):
+        """Added ns per event, fastest run against the fastest base."""
+        e = self.a["events"]
+        if not (self.has_base and self.present(c)) or e != e or not e:
+            return NAN
+        return (min(self.a["cfg"][c]["wall"]) - self.bmin) / e
+
+    def median(self, c):
+        if not self.present(c):
+            return NAN
+        return med(self.a["cfg"][c]["added_ev"])
+
+    def main(self, c):
+        return self.fastest(c) if self.icount else self.median(c)
+
+    def loss(self, c):
+        """(estimate, median of per-round losses), in %."""
+        if not (self.has_base and self.present(c)):
+            return NAN, NAN
+        m = med(self.a["cfg"][c]["loss"])
+        if not self.icount:
+            return m, m
+        return 100.0 * (1 - self.bmin / min(self.a["cfg"][c]["wall"])), m
+
+    def added_per_op(self, c):
+        """(fastest, median) added ns per op over base."""
+        if not (self.has_base and self.present(c)):
+            return NAN, NAN
+        cf = self.a["cfg"]
+        ops = self.a["ops"]
+        fast = (min(cf[c]["wall"]) - self.bmin) / ops
+        bw = dict(zip(cf["base"]["rounds"], cf["base"]["wall"]))
+        per = [(x - bw[rd]) / ops for rd, x in zip(cf[c]["rounds"], cf[c]["wall"])
+               if rd in bw]
+        return (fast if self.icount else med(per)), med(per)
+
+    def rounds(self, *cs):
+        """Rounds in which base and every configuration in cs ran."""
+        sets = [set(self.a["cfg"][c]["rounds"]) if self.present(c) else set()
+                for c in ("base",) + cs]
+        return len(set.intersection(*sets))
+
+
+def parse_enabled(path):
+    """enabled_functions lines: (function, refs, flags, trampoline, callback)."""
     out = []
-    res = analyse(runs)
+    if not os.path.exists(path):
+        return None
+    strip = lambda s: re.sub(r"\+0x[0-9a-f]+/0x[0-9a-f]+", "", s).strip()
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"^(\S+) \((\d+)\)([^\t]*)(.*)$", line.rstrip("\n"))
+            if not m:
+                continue
+            rest = m.group(4)
+            t = re.search(r"tramp: (\S+) \(([^)]*)\)", rest)
+            cb = re.search(r"->(\S+(?: \[\S+\])?)", rest)
+            out.append({"func": m.group(1), "refs": m.group(2),
+                        "flags": " ".join(m.group(3).split()),
+                        "tramp": t.group(1) if t else "",
+                        "callback": strip(cb.group(1)) if cb else
+                        (strip(t.group(2)) if t else "")})
+    return out
+
+
+def parse_probes(path):
+    """debugfs wpstat/probes: [{probe, target, kind, status, hits, missed}]."""
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        lines = [l.split() for l in f if l.strip()]
+    if not lines:
+        return None
+    head = lines[0]
+    return [dict(zip(head, l)) for l in lines[1:] if len(l) == len(head)]
+
+
+def tramp_summary(enabled):
+    """One sentence: which trampolines serve how many ftrace sites, and
+    whether any site has more than one user (ftrace's list function)."""
+    if not enabled:
+        return ""
+    by = {}
+    for e in enabled:
+        k = (e["tramp"] or "no trampoline", e["callback"])
+        by[k] = by.get(k, 0) + 1
+    parts = ["`{}` calls `{}` for {} function{}".format(
+        t, cb, n, "" if n == 1 else "s") for (t, cb), n in sorted(by.items())]
+    shared = [e["func"] for e in enabled if int(e["refs"]) > 1]
+    return " {} trampoline{}: {}. {}".format(
+        len(by), "" if len(by) == 1 else "s", "; ".join(parts),
+        "More than one user on {}: ftrace's list function there.".format(
+            ", ".join(shared)) if shared else
+        "Every site has one user (refcount 1), so no site goes through "
+        "ftrace's list function.")
+
+
+def measured(fast, pred):
+    """The measured floor per op, and how it compares with the parts."""
+    if fast != fast:
+        return "nothing measured"
+    if fast <= 0:
+        return "{:.0f} measured (below the baseline: noise larger than " \
+               "the floor)".format(fast)
+    return "{:.0f} measured ({}x)".format(fast, fmt_ratio(ratio(fast, pred)))
+
+
+def mech_table(mech):
+    """{mech: {"added": [instructions per call per round], "na": n, ...}}."""
+    res = {}
+    for r in mech:
+        m = res.setdefault(r["mech"], {"added": [], "na": 0, "hits": [],
+                                       "calls": r["calls"]})
+        x = num(r["added_x1000"])
+        if x is None:
+            m["na"] += 1
+        else:
+            m["added"].append(x / 1000.0)
+            if num(r["hits"]) is not None:
+                m["hits"].append(num(r["hits"]) / int(r["calls"]))
+    return res
+
+
+def kernel_section(kver, d, runs, mech, extra):
+    out = []
+    ran = {r["config"] for r in runs}
+    configs = [c for c in CONFIGS if c in ran]
+    missing = [c for c in CONFIGS if c not in ran]
+    res = analyse(runs, configs)
+    points = points_of(runs)
+    icount = extra.get("clock") == "icount"
+    starts = []
+    for bt in ("bt-kprobe", "bt-kfunc"):
+        v = extra.get("start_ms_{}[]".format(bt), [])
+        if v:
+            starts.append("{} {} s".format(bt, "/".join(
+                "{:.0f}".format(int(x) / 1000) for x in v)))
     out.append("## {}\n".format(kver))
-    out.append("Run {}, {} vCPU, {} rounds, clock: {}; the guest took {} s "
-               "of host time, the rounds {:.0f} s of guest time; bpftrace "
-               "took {} s of guest time to start, per round.\n".format(
+    nr = extra.get("rounds", "?")
+    out.append("Run {}, {} vCPU, {} round{}, clock: {}; the guest took {} s "
+               "of host time, the rounds {:.0f} s of guest time{}{}.\n".format(
                    extra.get("date", "?"), extra.get("cpus", "?"),
-                   extra.get("rounds", "?"), extra.get("clock", "?"),
+                   nr, "" if nr == "1" else "s", extra.get("clock", "?"),
                    extra.get("guest_seconds", "?"),
                    int(extra.get("rounds_ms", "0")) / 1000,
-                   "/".join("{:.0f}".format(int(v) / 1000)
-                            for v in extra.get("bpftrace_start_ms[]", [])) or "?"))
+                   ", the mechanism part {:.0f} s".format(
+                       int(extra["mech_ms"]) / 1000) if "mech_ms" in extra else "",
+                   "; bpftrace took {} of guest time to start, per round".format(
+                       ", ".join(starts)) if starts else ""))
+    for k in sorted(extra):
+        if k.startswith("leftover_") and not k.endswith("[]"):
+            out.append("**{} left attachments behind** ({} lines of kprobes "
+                       "and `enabled_functions`, in `leftover-{}.txt`): the "
+                       "configuration after it did not start clean.\n".format(
+                           k[9:], extra[k], k[9:]))
+    if missing:
+        out.append("Not run (`BENCH_CONFIGS`): {}; what needs them is left "
+                   "out below.\n".format(", ".join(missing)))
+    if "base" not in ran:
+        out.append("No `base` runs: no added cost, loss or target can be "
+                   "computed.\n")
 
-    out.append("### Events per run (wpstat's probe hits, median)\n")
-    out.append("| workload | ops | probe hits | per op | mkwrite | fault_dirty | mkclean | stable | bdp_ratelimited | bdp | tp_dirty | tp_wait | tp_bdp |")
-    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for w in WORKLOADS:
-        a = res[w]
-        out.append("| {} | {} | {:.0f} | {:.2f} | {} |".format(
-            w, a["ops"], a["events"], a["events"] / a["ops"] if a["ops"] else 0,
-            " | ".join("{:.0f}".format(a["hits"][h]) for h in HITS)))
-    out.append("")
+    if not configs:
+        out.append("No runs in runs.csv.\n")
+        return "\n".join(out)
 
+    # ---- time per op
     out.append("### Time per op (median, min-max over rounds)\n")
-    out.append("One op: a page stored (W1, msync included), a 4 KiB write "
-               "(W2), a file opened, written and closed (W3).\n")
-    out.append("| workload | " + " | ".join(CONFIGS) + " |")
-    out.append("|---|" + "---:|" * len(CONFIGS))
+    out.append("One op: " + "; ".join("{}: {}".format(w, OP[w])
+                                      for w in WORKLOADS) + ".\n")
+    out.append("| workload | " + " | ".join(configs) + " |")
+    out.append("|---|" + "---:|" * len(configs))
     for w in WORKLOADS:
         cells = []
-        for c in CONFIGS:
+        for c in configs:
             v = res[w]["cfg"][c]["nsop"]
-            cells.append("{:.0f} ns ({})".format(med(v), rng(v)))
+            cells.append("{:.0f} ns ({})".format(med(v), rng(v)) if v else "-")
         out.append("| {} | {} |".format(w, " | ".join(cells)))
     out.append("")
 
-    # Under -icount a run's own instructions are (nearly) fixed and
-    # interference from other guest activity only adds: the fastest of the
-    # rounds is the estimate.  The median of the per-round differences
-    # (which wall-clock runs need) follows in brackets.
-    icount = extra.get("clock") == "icount"
+    # ---- events
+    out.append("### Events per run (the denominator)\n")
+    src = next((res[w]["ev_src"] for w in WORKLOADS if res[w]["ev_src"]), None)
+    if src is None:
+        out.append("Neither counts nor timing ran: no events, so no cost per "
+                   "event below.\n")
+    else:
+        out.append("Probe hits of the fast-path points ({}) in the {} run of "
+                   "each round, median; the same number divides every "
+                   "configuration's added time in that round.\n".format(
+                       ", ".join(extra.get("event_points", "?").split()), src))
+        out.append("| workload | ops | events | per op |")
+        out.append("|---|---:|---:|---:|")
+        for w in WORKLOADS:
+            a = res[w]
+            out.append("| {} | {} | {:.0f} | {:.2f} |".format(
+                w, a["ops"], a["events"],
+                a["events"] / a["ops"] if a["ops"] else NAN))
+        out.append("")
+
+    costs = {w: Costs(res[w], icount) for w in WORKLOADS}
+    others = [c for c in configs if c != "base"]
+
+    # ---- added cost per event
     out.append("### Added cost per event over the baseline (ns)\n")
     if icount:
+        # Under -icount a run's own instructions are (nearly) fixed and
+        # interference from other guest activity only adds: the fastest of
+        # the rounds is the estimate.  The median of the per-round
+        # differences (which wall-clock runs need) follows in brackets.
         out.append("From the fastest run of each configuration (instruction "
                    "time: interference only adds); in brackets the median of "
                    "the per-round differences.\n")
     else:
         out.append("Median of the per-round differences (min-max).\n")
-    out.append("| workload | floor | wpstat | bpftrace | wpstat/floor | "
-               "wpstat/bpftrace | throughput loss (wpstat; floor) |")
-    out.append("|---|---:|---:|---:|---:|---:|---:|")
-    summary = {}
-    for w in WORKLOADS:
-        cf = res[w]["cfg"]
-        mm = {c: med(cf[c]["added_ev"]) for c in ["floor", "wpstat", "bpftrace"]}
-        bmin = min(cf["base"]["wall"])
-        mn = {c: (min(cf[c]["wall"]) - bmin) / res[w]["events"]
-              for c in ["floor", "wpstat", "bpftrace"]}
-        m = mn if icount else mm
-        rf, rb = ratio(m["wpstat"], m["floor"]), ratio(m["wpstat"], m["bpftrace"])
-        rf2, rb2 = ratio(mm["wpstat"], mm["floor"]), ratio(mm["wpstat"], mm["bpftrace"])
-        if icount:
-            loss = 100.0 * (1 - bmin / min(cf["wpstat"]["wall"]))
-            floss = 100.0 * (1 - bmin / min(cf["floor"]["wall"]))
-        else:
-            loss, floss = med(cf["wpstat"]["loss"]), med(cf["floor"]["loss"])
-        summary[w] = (m, rf, rb, loss, floss, rf2, rb2, icount)
-        if icount:
-            cells = ["{:.0f} ({:.0f})".format(mn[c], mm[c])
-                     for c in ["floor", "wpstat", "bpftrace"]]
-            rcells = ["{} ({})".format(fmt_ratio(rf), fmt_ratio(rf2)),
-                      "{} ({})".format(fmt_ratio(rb), fmt_ratio(rb2))]
-        else:
-            cells = ["{:.0f} ({})".format(mm[c], rng(cf[c]["added_ev"]))
-                     for c in ["floor", "wpstat", "bpftrace"]]
-            rcells = [fmt_ratio(rf), fmt_ratio(rb)]
-        lcell = "{:.1f}%; {:.1f}%".format(loss, floss)
-        out.append("| {} | {} | {} | {} |".format(
-            w, " | ".join(cells), " | ".join(rcells), lcell))
-    out.append("")
+    if "base" not in ran or src is None or not others:
+        out.append("Not computed: {}.\n".format(
+            "no base runs" if "base" not in ran else
+            "no events (neither counts nor timing ran)" if src is None else
+            "only base ran"))
+    else:
+        out.append("| workload | " + " | ".join(others) + " |")
+        out.append("|---|" + "---:|" * len(others))
+        for w in WORKLOADS:
+            k = costs[w]
+            if icount:
+                cells = ["{:.0f} ({:.0f})".format(k.fastest(c), k.median(c))
+                         for c in others]
+            else:
+                cells = ["{:.0f} ({})".format(k.median(c),
+                                              rng(res[w]["cfg"][c]["added_ev"]))
+                         for c in others]
+            out.append("| {} | {} |".format(w, " | ".join(cells)))
+        out.append("")
+        pairs = [("counts", "floor-counts"), ("timing", "floor-timing"),
+                 ("counts", "bt-kfunc"), ("counts", "bt-kprobe"),
+                 ("timing", "bt-kprobe"), ("timing", "bt-kfunc"),
+                 ("bt-kfunc", "bt-kprobe")]
+        pairs = [p for p in pairs if p[0] in ran and p[1] in ran]
+        if pairs:
+            out.append("Ratios of those added costs{}:\n".format(
+                " (fastest runs; medians in brackets)" if icount else ""))
+            out.append("| workload | " + " | ".join(
+                "{}/{}".format(*p) for p in pairs) + " |")
+            out.append("|---|" + "---:|" * len(pairs))
+            for w in WORKLOADS:
+                k = costs[w]
+                cells = []
+                for x, y in pairs:
+                    r1 = ratio(k.main(x), k.main(y))
+                    r2 = ratio(k.median(x), k.median(y))
+                    cells.append("{} ({})".format(fmt_ratio(r1), fmt_ratio(r2))
+                                 if icount else fmt_ratio(r1))
+                out.append("| {} | {} |".format(w, " | ".join(cells)))
+            out.append("")
 
-    out.append("### Memory, reading, overflow\n")
+    # ---- throughput loss
+    out.append("### Throughput loss against the baseline\n")
+    if "base" not in ran or not others:
+        out.append("Not computed: {}.\n".format(
+            "no base runs" if "base" not in ran else "only base ran"))
+    else:
+        out.append("1 - base time / configuration time{}.\n".format(
+            ", fastest runs (median of the per-round losses in brackets)"
+            if icount else ", median of the per-round losses"))
+        out.append("| workload | " + " | ".join(others) + " |")
+        out.append("|---|" + "---:|" * len(others))
+        for w in WORKLOADS:
+            cells = []
+            for c in others:
+                l1, l2 = costs[w].loss(c)
+                cells.append("{} ({})".format(fmt_pct(l1), fmt_pct(l2))
+                             if icount else fmt_pct(l1))
+            out.append("| {} | {} |".format(w, " | ".join(cells)))
+        out.append("")
+
+    # ---- attachments and hits per op, per level
+    out.append("### What is attached, and what fires per op, at each level\n")
+    probes_of = {}
+    for lv in LEVELS:
+        probes = parse_probes(os.path.join(d, "probes-{}.txt".format(lv)))
+        enabled = parse_enabled(os.path.join(d, "enabled-{}.txt".format(lv)))
+        probes_of[lv] = probes
+        out.append("**level={}**{}\n".format(
+            lv, "" if lv in ran else " (not run)"))
+        if probes is None and enabled is None:
+            out.append("No `probes-{0}.txt` / `enabled-{0}.txt` (the {0} "
+                       "configuration did not run).\n".format(lv))
+            continue
+        out.append("Each point, its mechanism (debugfs `wpstat/probes`) "
+                   "and, for functions, what `enabled_functions` shows at "
+                   "its ftrace site: flags (R: registers saved, which "
+                   "kprobes ask for), the trampoline the site calls, and "
+                   "what that calls.{}\n".format(tramp_summary(enabled)))
+        out.append("| point | target | kind | status | ftrace site: flags | trampoline | calls |")
+        out.append("|---|---|---|---|---|---|---|")
+        en = {e["func"]: e for e in (enabled or [])}
+        seen = set()
+        for p in probes or []:
+            e = en.get(p["target"]) if p.get("kind") in ("ftrace", "kretprobe") else None
+            if e:
+                seen.add(e["func"])
+            out.append("| {} | `{}` | {} | {} | {} | {} | {} |".format(
+                p["probe"], p["target"], p["kind"], p["status"],
+                (e["flags"] or "none") if e else "-",
+                "`{}`".format(e["tramp"]) if e and e["tramp"] else
+                ("ftrace caller" if e else "-"),
+                "`{}`".format(e["callback"]) if e else "-"))
+        for e in enabled or []:
+            if e["func"] not in seen:
+                out.append("| (other) | `{}` | - | - | {} | {} | `{}` |".format(
+                    e["func"], e["flags"] or "none",
+                    "`{}`".format(e["tramp"]) if e["tramp"] else "ftrace caller",
+                    e["callback"]))
+        out.append("")
+        if not any(lv in res[w]["hits"] for w in WORKLOADS):
+            continue
+        out.append("Probe hits per op, level={} (median over rounds; a "
+                   "kretprobe's entry and return are one hit):\n".format(lv))
+        out.append("| workload | " + " | ".join(points) + " | all |")
+        out.append("|---|" + "---:|" * (len(points) + 1))
+        for w in WORKLOADS:
+            h = res[w]["hits"].get(lv)
+            if not h:
+                continue
+            tot = sum(v for v in h.values() if v == v)
+            out.append("| {} | {} | {:.2f} |".format(w, " | ".join(
+                "{:.2f}".format(h[p]) if h[p] == h[p] else "-"
+                for p in points), tot))
+        out.append("")
+
+    # ---- mechanisms
+    out.append("### Attachment mechanisms (wpmech.ko)\n")
+    mt = mech_table(mech)
+    cost = {}
+    if not mt:
+        out.append("Not measured (`BENCH_MECH=0`, or no `wpmech.ko`).\n")
+    else:
+        out.append("Instructions added per call of an empty noinline "
+                   "function by each mechanism, with a handler that counts "
+                   "its calls ({} calls per loop; median over rounds, "
+                   "min-max).\n".format(mech[0]["calls"] if mech else "?"))
+        out.append("| mechanism | what | instructions per call | handler calls per call | rounds |")
+        out.append("|---|---|---:|---:|---:|")
+        for m in MECHS + sorted(set(mt) - set(MECHS)):
+            if m not in mt:
+                continue
+            x = mt[m]
+            if x["added"]:
+                cost[m] = med(x["added"])
+                cell = "{:.0f} ({})".format(cost[m], rng(x["added"]))
+            else:
+                cell = "not available (insmod refused it: `mech.log`)"
+            out.append("| {} | {} | {} | {} | {} |".format(
+                m, MECH_WHAT.get(m, ""), cell,
+                "{:.0f}".format(med(x["hits"])) if x["hits"] else "-",
+                len(x["added"])))
+        out.append("")
+
+    # ---- each level's floor from the parts
+    if cost and "base" in ran:
+        rows, sentences = [], []
+        for lv in LEVELS:
+            fl = FLOOR[lv]
+            probes = probes_of.get(lv)
+            if fl not in ran or probes is None:
+                sentences.append("level={}: not explained ({} missing).".format(
+                    lv, fl if fl not in ran else "probes-{}.txt".format(lv)))
+                continue
+            kind = {p["probe"]: p["kind"] for p in probes}
+            for w in WORKLOADS:
+                h = res[w]["hits"].get(lv)
+                if not h:
+                    continue
+                per_kind = {}
+                for p, v in h.items():
+                    k = kind.get(p)
+                    if k in KIND_MECH and v == v:
+                        per_kind[k] = per_kind.get(k, 0.0) + v
+                if any(KIND_MECH[k] not in cost for k in per_kind):
+                    continue
+                pred = sum(v * cost[KIND_MECH[k]] for k, v in per_kind.items())
+                fast, mid = costs[w].added_per_op(fl)
+                rows.append((lv, w, per_kind, pred, fast, mid))
+        if rows:
+            out.append("Each level's floor (empty handlers) from these parts: "
+                       "hits per op of each kind of point (from the level's "
+                       "own run) times that mechanism's instructions per call, "
+                       "against the floor's measured added time per op "
+                       "({}):\n".format("fastest runs, per-round median in "
+                                        "brackets" if icount else "median"))
+            out.append("| level | workload | ftrace callbacks/op | kretprobe hits/op | tracepoint hits/op | from the parts | floor measured | measured/parts |")
+            out.append("|---|---|---:|---:|---:|---:|---:|---:|")
+            for lv, w, pk, pred, fast, mid in rows:
+                out.append("| {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.0f} | {:.0f} ({:.0f}) | {} |".format(
+                    lv, w, pk.get("ftrace", 0), pk.get("kretprobe", 0),
+                    pk.get("tracepoint", 0), pred, fast, mid,
+                    fmt_ratio(ratio(fast, pred)) if fast > 0 else
+                    "n/a (noise)"))
+            out.append("")
+            for lv in LEVELS:
+                mine = {w: (pk, pred, fast) for l, w, pk, pred, fast, _ in rows
+                        if l == lv}
+                if "W2" not in mine:
+                    continue
+                pk, pred, fast = mine["W2"]
+                parts = " + ".join(
+                    "{:.2f} {} x {:.0f}".format(pk[k], KIND_NAME[k],
+                                                cost[KIND_MECH[k]])
+                    for k in ("ftrace", "kretprobe", "tracepoint")
+                    if pk.get(k, 0) >= 0.005)
+                text = ("Level {}: a W2 write fires {} = {:.0f} instructions "
+                        "per op from the mechanisms alone, against {} for "
+                        "floor-{}".format(lv, parts or "nothing", pred,
+                                          measured(fast, pred), lv))
+                if "W1" in mine:
+                    _, p1, f1 = mine["W1"]
+                    text += "; on W1, {:.0f} against {}".format(
+                        p1, measured(f1, p1))
+                sentences.append(text + ".")
+        if sentences:
+            out.append(" ".join(sentences) + "\n")
+
+    # ---- memory, reading, overflow (the default module: level counts)
+    have_extras = "measured_bytes_per_inode" in extra or "fill_files" in extra
     reads = [float(v) for k, v in extra.items()
              if k.startswith("read_inodes_s_") and not k.endswith("[]") and v]
-    read_s = med(reads) if reads else float("nan")
-    lines = [
-        ("entry_bytes (summary)", extra.get("entry_bytes", "?")),
-        ("bytes per inode, measured (VmallocUsed, max_inodes 1024 vs 262144)",
-         extra.get("measured_bytes_per_inode", "?")),
-        ("table filled with", "{} files created ({} s); tracked_inodes {}".format(
-            extra.get("fill_files", "?"),
-            "{:.0f}".format(int(extra.get("fill_ms", 0)) / 1000),
-            extra.get("fill_tracked_inodes", "?"))),
-        ("read of `/proc/wpstat/inodes` with the table full (`dd`, 128 KiB reads)",
-         "{:.3f} s (median of 3: {}; {} lines)".format(
-             read_s, ", ".join("{:.3f}".format(r) for r in reads),
-             extra.get("read_inodes_lines", "?"))),
-        ("`wpstat show --top 10` with the table full", "{:.3f} s".format(
-            int(extra.get("wpstat_show_top10_ns", 0)) / 1e9)),
-    ]
+    read_s = med(reads) if reads else NAN
+    unt = extra.get("overflow_untracked_events")
+    exp = extra.get("overflow_untracked_expected")
     ov = {}
     for p in ("1", "2"):
         for k in ("vmalloc_kib", "slab_kib", "memavailable_kib"):
@@ -217,61 +626,117 @@ def kernel_section(kver, runs, extra):
             a = extra.get("overflow_{}_after_{}".format(p, k))
             if a is not None and b is not None:
                 ov[(p, k)] = int(a) - int(b)
-    unt = extra.get("overflow_untracked_events")
-    exp = extra.get("overflow_untracked_expected")
-    lines += [
-        ("W3 past max_inodes", "max_inodes {}, {} files touched twice; "
-         "tracked_inodes {}".format(extra.get("overflow_max_inodes", "?"),
-                                    extra.get("overflow_files", "?"),
-                                    extra.get("overflow_tracked_inodes", "?"))),
-        ("memory change per touch of all files (VmallocUsed / Slab / MemAvailable, KiB)",
-         "; ".join("pass {}: {:+d} / {:+d} / {:+d}".format(
-             p, ov.get((p, "vmalloc_kib"), 0), ov.get((p, "slab_kib"), 0),
-             ov.get((p, "memavailable_kib"), 0)) for p in ("1", "2"))),
-        ("untracked_events vs lookups without a slot (totals minus table rows)",
-         "{} vs {} ({})".format(unt, exp, "exact" if unt == exp else
-                                 "**differ**")),
-    ]
-    out.append("| what | value |")
-    out.append("|---|---|")
-    for k, v in lines:
-        out.append("| {} | {} |".format(k, v))
-    out.append("")
+    out.append("### Memory, reading, overflow (level counts, the default)\n")
+    if not have_extras:
+        out.append("Not measured in this run (`BENCH_EXTRAS=0`).\n")
+    else:
+        lines = [
+            ("entry_bytes (summary)", extra.get("entry_bytes", "?")),
+            ("bytes per inode, measured (VmallocUsed, max_inodes 1024 vs 262144)",
+             extra.get("measured_bytes_per_inode", "?")),
+            ("table filled with", "{} files created ({} s); tracked_inodes {}".format(
+                extra.get("fill_files", "?"),
+                "{:.0f}".format(int(extra.get("fill_ms", 0)) / 1000),
+                extra.get("fill_tracked_inodes", "?"))),
+            ("read of `/proc/wpstat/inodes` with the table full (`dd`, 128 KiB reads)",
+             "{:.3f} s (median of 3: {}; {} lines)".format(
+                 read_s, ", ".join("{:.3f}".format(r) for r in reads),
+                 extra.get("read_inodes_lines", "?"))),
+            ("`wpstat show --top 10` with the table full", "{:.3f} s".format(
+                int(extra.get("wpstat_show_top10_ns", 0)) / 1e9)),
+            ("W3 past max_inodes", "max_inodes {}, {} files touched twice; "
+             "tracked_inodes {}".format(extra.get("overflow_max_inodes", "?"),
+                                        extra.get("overflow_files", "?"),
+                                        extra.get("overflow_tracked_inodes", "?"))),
+            ("memory change per touch of all files (VmallocUsed / Slab / MemAvailable, KiB)",
+             "; ".join("pass {}: {:+d} / {:+d} / {:+d}".format(
+                 p, ov.get((p, "vmalloc_kib"), 0), ov.get((p, "slab_kib"), 0),
+                 ov.get((p, "memavailable_kib"), 0)) for p in ("1", "2"))),
+            ("untracked_events vs lookups without a slot (totals minus table rows)",
+             "{} vs {} ({})".format(unt, exp, "exact" if unt == exp else
+                                     "**differ**")),
+        ]
+        out.append("| what | value |")
+        out.append("|---|---|")
+        for k, v in lines:
+            out.append("| {} | {} |".format(k, v))
+        out.append("")
 
+    # ---- targets
     out.append("### Targets\n")
-    out.append("| target | result | verdict |")
-    out.append("|---|---|---|")
-    def both(x, x2, ic, limit):
-        v = lambda r: verdict(0 <= r <= limit, r if r >= 0 else float("nan"))
-        if not ic:
-            return fmt_ratio(x), v(x)
+    out.append("| target | result | verdict | rounds |")
+    out.append("|---|---|---|---|")
+
+    def both(x, x2, ok, fmt=fmt_ratio, neg_is_noise=True):
+        """Result and verdict from the fastest runs (x) and the medians (x2):
+        one verdict if they agree, both if not.  A ratio that cannot be
+        formed, or is negative, comes from a baseline as slow as the
+        configuration: noise, not a measurement."""
+        def v(r):
+            if r != r or (neg_is_noise and r < 0):
+                return verdict(False, NAN)
+            return verdict(ok(r))
+        if not icount:
+            return fmt(x), v(x)
         a, b = v(x), v(x2)
-        return ("{} (median: {})".format(fmt_ratio(x), fmt_ratio(x2)),
+        return ("{} (median: {})".format(fmt(x), fmt(x2)),
                 a if a == b else "{} (fastest runs); {} (medians)".format(a, b))
 
+    def row(name, need, result_verdict, nr, events=False):
+        lack = [c for c in need if c not in ran]
+        if lack:
+            out.append("| {} | not computed: {} not run | - | 0 |".format(
+                name, ", ".join(lack)))
+        elif events and src is None:
+            out.append("| {} | not computed: no events | - | 0 |".format(name))
+        else:
+            out.append("| {} | {} | {} | {} |".format(name, *result_verdict, nr))
+
     for w in WORKLOADS:
-        m, rf, rb, loss, floss, rf2, rb2, ic = summary[w]
-        out.append("| {} wpstat <= {}x floor's added cost | {} | {} |".format(
-            w, TARGET_FLOOR, *both(rf, rf2, ic, TARGET_FLOOR)))
-        out.append("| {} wpstat <= {}x bpftrace's added cost | {} | {} |".format(
-            w, TARGET_BPF, *both(rb, rb2, ic, TARGET_BPF)))
-    loss, floss = summary["W2"][3], summary["W2"][4]
-    out.append("| W2 throughput loss < {}% | {:.1f}% (the floor alone: {:.1f}%) | {} |".format(
-        TARGET_W2_LOSS, loss, floss, verdict(loss < TARGET_W2_LOSS)))
-    out.append("| read of a full table < {} s | {:.3f} s ({} entries) | {} |".format(
-        TARGET_READ_S, read_s, extra.get("fill_tracked_inodes", "?"),
-        verdict(read_s < TARGET_READ_S)))
-    # Flat: no growth of the module's memory (vmalloc) nor of the slab
-    # beyond noise while 8,000 inodes find no slot, twice.
-    flat = all(ov.get((p, "vmalloc_kib"), 1) <= 0 and
-               ov.get((p, "slab_kib"), 1024) < 256 for p in ("1", "2"))
-    out.append("| W3 past max_inodes: memory flat, overflow counted exactly | "
-               "VmallocUsed {}; untracked {} | {} |".format(
-                   "unchanged" if flat else "changed",
-                   "exact" if unt == exp else "differs",
-                   verdict(flat and unt == exp)))
+        k = costs[w]
+        l1, l2 = k.loss("counts")
+        f1, _ = k.loss("floor-counts")
+        res_, ver = both(l1, l2, lambda r: r < TARGET_LOSS[w], fmt=fmt_pct,
+                         neg_is_noise=False)
+        if "floor-counts" in ran and f1 == f1:
+            res_ += " (floor-counts alone: {})".format(fmt_pct(f1))
+        row("level counts: {} throughput loss < {}%".format(w, TARGET_LOSS[w]),
+            ["base", "counts"], (res_, ver), k.rounds("counts"))
+    for w in WORKLOADS:
+        k = costs[w]
+        row("level counts: {} added cost <= {}x bt-kfunc's".format(
+            w, TARGET_COUNTS_KFUNC), ["base", "counts", "bt-kfunc"],
+            both(ratio(k.main("counts"), k.main("bt-kfunc")),
+                 ratio(k.median("counts"), k.median("bt-kfunc")),
+                 lambda r: r <= TARGET_COUNTS_KFUNC),
+            k.rounds("counts", "bt-kfunc"), events=True)
+    for w in ("W1", "W2"):
+        k = costs[w]
+        for bt in ("bt-kprobe", "bt-kfunc"):
+            row("level timing: {} added cost <= {}x {}'s".format(
+                w, TARGET_TIMING_BT, bt), ["base", "timing", bt],
+                both(ratio(k.main("timing"), k.main(bt)),
+                     ratio(k.median("timing"), k.median(bt)),
+                     lambda r: r <= TARGET_TIMING_BT),
+                k.rounds("timing", bt), events=True)
+    if have_extras:
+        out.append("| read of a full table < {} s | {:.3f} s ({} entries) | {} | 1 run, {} reads |".format(
+            TARGET_READ_S, read_s, extra.get("fill_tracked_inodes", "?"),
+            verdict(read_s < TARGET_READ_S), len(reads)))
+        # Flat: no growth of the module's memory (vmalloc) nor of the slab
+        # beyond noise while 8,000 inodes find no slot, twice.
+        flat = all(ov.get((p, "vmalloc_kib"), 1) <= 0 and
+                   ov.get((p, "slab_kib"), 1024) < 256 for p in ("1", "2"))
+        out.append("| W3 past max_inodes: memory flat, overflow counted exactly | "
+                   "VmallocUsed {}; untracked {} | {} | 1 run (2 passes) |".format(
+                       "unchanged" if flat else "changed",
+                       "exact" if unt == exp else "differs",
+                       verdict(flat and unt == exp)))
+    else:
+        out.append("| read of a full table < {} s | not measured (`BENCH_EXTRAS=0`) | - | 0 |".format(TARGET_READ_S))
+        out.append("| W3 past max_inodes: memory flat, overflow counted exactly | not measured (`BENCH_EXTRAS=0`) | - | 0 |")
     out.append("")
-    return "\n".join(out), summary
+    return "\n".join(out)
 
 
 def main():
@@ -287,9 +752,8 @@ def main():
         if not os.path.exists(os.path.join(d, "runs.csv")):
             print("## {}\n\nNo results (runs.csv missing).\n".format(k))
             continue
-        runs, extra = load(d)
-        text, _ = kernel_section(k, runs, extra)
-        print(text)
+        runs, mech, extra = load(d)
+        print(kernel_section(k, d, runs, mech, extra))
     tail = os.path.join(os.path.dirname(header), "benchmarks-tail.md")
     if os.path.exists(tail):
         with open(tail) as f:

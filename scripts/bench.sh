@@ -4,8 +4,10 @@
 # raw results in results/bench/<kernel>/ and render docs/benchmarks.md.
 #
 # Environment: KVERS (kernels, default: all installed supported ones),
-#   BENCH_ROUNDS, BENCH_W1_PASSES, BENCH_W2_MIB, BENCH_W3_FILES, BENCH_FILL,
-#   BENCH_OVERFLOW_MAX, BENCH_PERF (see scripts/guest-bench.sh),
+#   BENCH_ROUNDS, BENCH_CONFIGS (a subset of the configurations, e.g.
+#   "base counts bt-kfunc"), BENCH_W1_PASSES, BENCH_W2_MIB, BENCH_W3_FILES,
+#   BENCH_FILL, BENCH_OVERFLOW_MAX, BENCH_PERF, BENCH_EXTRAS, BENCH_MECH
+#   (0: no mechanism part), BENCH_MECH_CALLS (see scripts/guest-bench.sh),
 #   BENCH_CLOCK (icount, the default, or wall: see below),
 #   BENCH_DOC (output, default docs/benchmarks.md; "-" for stdout only).
 
@@ -18,8 +20,8 @@ doc=${BENCH_DOC:-$top/docs/benchmarks.md}
 command -v bpftrace >/dev/null || { echo "bench: bpftrace missing (make setup)" >&2; exit 1; }
 
 benv=()
-for v in BENCH_ROUNDS BENCH_W1_PASSES BENCH_W2_MIB BENCH_W3_FILES BENCH_FILL \
-	BENCH_OVERFLOW_MAX BENCH_PERF; do
+for v in BENCH_ROUNDS BENCH_CONFIGS BENCH_W1_PASSES BENCH_W2_MIB BENCH_W3_FILES \
+	BENCH_FILL BENCH_OVERFLOW_MAX BENCH_PERF BENCH_EXTRAS BENCH_MECH BENCH_MECH_CALLS; do
 	[ -n "${!v:-}" ] && benv+=("$v=${!v}")
 done
 
@@ -72,10 +74,14 @@ for p in "${pids[@]}"; do
 done
 echo "bench: all kernels took $(($(date +%s) - t_all)) s" >&2
 
+# A report that cannot be rendered fails the run: the page is its result.
 if [ "$doc" = - ]; then
-	"$top/.venv/bin/python3" "$top/scripts/bench-report.py" "$out" $kvers
+	"$top/.venv/bin/python3" "$top/scripts/bench-report.py" "$out" $kvers || rc=1
+elif "$top/.venv/bin/python3" "$top/scripts/bench-report.py" "$out" $kvers >"$doc.tmp"; then
+	mv "$doc.tmp" "$doc" && echo "bench: wrote ${doc#"$top"/}" >&2
 else
-	"$top/.venv/bin/python3" "$top/scripts/bench-report.py" "$out" $kvers >"$doc.tmp" &&
-		mv "$doc.tmp" "$doc" && echo "bench: wrote ${doc#"$top"/}" >&2
+	echo "bench: the report failed; $doc left as it was" >&2
+	rm -f "$doc.tmp"
+	rc=1
 fi
 exit $rc

@@ -2,43 +2,62 @@
 # Runs inside the guest (scripts/bench.sh -> vm-run.sh --no-load): the
 # benchmark of wpstat's cost per event.  Leaves in $WPSTAT_RESULTS:
 #   runs.csv      one line per (round, configuration, workload) run
+#   mech.csv      one line per (round, mechanism): wpmech.ko's loop times
 #   extra.txt     key=value lines: memory per inode, /proc/wpstat/inodes
 #                 read time with a full table, overflow behaviour
+#   enabled-<config>.txt, probes-<config>.txt
+#                 /sys/kernel/tracing/enabled_functions and debugfs
+#                 wpstat/probes after the first round's runs (module
+#                 configurations): what is attached where
 #   perf-*.txt    profiles (BENCH_PERF=1)
 #
-# Configurations: base (no module), floor (insmod floor=1: the same probes,
-# empty handlers), wpstat (insmod), bpftrace (scripts/bench/wpstat.bt).
-# In each round every configuration is set up once, in an order rotated by
-# one per round, and runs W1, W2, W3 once each:
+# Configurations: base (no module), floor-counts and floor-timing (insmod
+# floor=1 level=...: the same attachments, empty handlers), counts and
+# timing (insmod level=...), bt-kprobe (scripts/bench/wpstat.bt: kprobes,
+# kretprobes) and bt-kfunc (scripts/bench/wpstat-kfunc.bt: BPF
+# trampolines).  In each round every configuration is set up once, in an
+# order rotated by one per round, and runs W1, W2, W3 once each:
 #   W1  wpload mmap rewrite of a 4 MiB ext4 file, msync after each pass
 #   W2  wpload pwrite(2) of 4 KiB chunks over a cached, clean 16 MiB file
 #   W3  wpfiles: open + 4 KiB pwrite + close of each of 10,000 files
 # Every run starts after sync(1) and a pause, with clean pages and idle
 # writeback; the module is loaded afresh each round, so W3 inserts every
 # file into an empty table.  One unrecorded warm-up round (base) first.
+# After the rounds, the mechanism part (BENCH_MECH=1): wpmech.ko times a
+# loop of calls with nothing and then with each attachment mechanism.
 #
-# Tunables (environment): BENCH_ROUNDS (5), BENCH_W1_PASSES (8),
-# BENCH_W2_MIB (16), BENCH_W3_FILES (10000), BENCH_FILL (65536),
-# BENCH_OVERFLOW_MAX (2000), BENCH_PERF (0), BENCH_EXTRAS (1: memory,
-# overflow and read-time measurements).
+# Tunables (environment): BENCH_ROUNDS (5), BENCH_CONFIGS (all seven, in
+# the order above; a subset such as "base counts bt-kfunc" runs only
+# those), BENCH_W1_PASSES (8), BENCH_W2_MIB (16), BENCH_W3_FILES (10000),
+# BENCH_FILL (65536), BENCH_OVERFLOW_MAX (2000), BENCH_PERF (0),
+# BENCH_EXTRAS (1: memory, overflow and read-time measurements),
+# BENCH_MECH (1), BENCH_MECH_CALLS (200000: calls per loop).
 
 set -u
 top=${WPSTAT_TOP:?run through scripts/vm-run.sh}
 out=${WPSTAT_RESULTS:?}
 module=${WPSTAT_MODULE:?}
+mech_module=$(dirname "$module")/bench/wpmech.ko
 rounds=${BENCH_ROUNDS:-5}
+all_configs="base floor-counts counts floor-timing timing bt-kprobe bt-kfunc"
+read -r -a configs <<<"${BENCH_CONFIGS:-$all_configs}"
+mech_calls=${BENCH_MECH_CALLS:-200000}
+# fprobe and fprobe_exit need CONFIG_FPROBE (6.12 has it, Debian's 6.1 not):
+# there wpmech refuses them with EOPNOTSUPP and they are recorded as n/a.
+mechs=(none tracepoint ftrace ftrace_regs ftrace2 kprobe ftrace_kprobe kretprobe fprobe fprobe_exit)
 w1_passes=${BENCH_W1_PASSES:-8}
 w2_mib=${BENCH_W2_MIB:-16}
 w3_files=${BENCH_W3_FILES:-10000}
 fill=${BENCH_FILL:-65536}
 overflow_max=${BENCH_OVERFLOW_MAX:-2000}
-bt_script=$top/scripts/bench/wpstat.bt
 dbg=/sys/kernel/debug/wpstat
 mnt=/tmp/bench
 nocount=/nonexistent/wpstat-inodes	# wpload: same user-space work everywhere
 export BPFTRACE_MAP_KEYS_MAX=65536
 
-log() { printf 'guest-bench: %s\n' "$*" >&2; }
+# With the guest's uptime (instruction time under -icount): where a run's
+# guest time went, next to the kernel log's timestamps.
+log() { printf 'guest-bench: [%s] %s\n' "$(cut -d' ' -f1 /proc/uptime)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 ms() { echo $(($(date +%s%N) / 1000000)); }
 kv() { printf '%s=%s\n' "$1" "$2" >>"$out/extra.txt"; }
@@ -66,47 +85,137 @@ setup() {
 
 # ---- configurations --------------------------------------------------------
 bt_pid=
+
+# bpftrace SCRIPT CONFIG: start it and return once its probes are attached.
+bt_start() {
+	local t0 i log=$out/$2.log
+	t0=$(ms)
+	: >"$log"
+	bpftrace "$1" >>"$log" 2>&1 &
+	bt_pid=$!
+	for i in $(seq 1 1500); do
+		grep -q '^Attaching' "$log" && break
+		kill -0 $bt_pid 2>/dev/null || break
+		sleep 0.2
+	done
+	kill -0 $bt_pid 2>/dev/null && grep -q '^Attaching' "$log" ||
+		die "bpftrace ($2) did not start: $(cat "$log")"
+	sleep 1	# attaching is printed before the probes are
+	kv start_ms_$2 "$(($(ms) - t0))"
+}
+
+# insmod with these parameters, and check that the level asked for is the
+# one in force (a module that ignored level= would make two configurations
+# silently the same).
+wp_load() {
+	local lvl=$1
+	shift
+	insmod "$module" level="$lvl" "$@" || die "insmod level=$lvl $*"
+	grep -qx "level $lvl" $dbg/config || die "module not at level $lvl: $(grep '^level' $dbg/config)"
+}
+
 cfg_enter() {
 	case $1 in
 	base) ;;
-	floor) insmod "$module" floor=1 || die "insmod floor=1" ;;
-	wpstat) insmod "$module" || die "insmod" ;;
-	bpftrace)
-		local t0 i
-		t0=$(ms)
-		: >"$out/bpftrace.log"
-		bpftrace "$bt_script" >>"$out/bpftrace.log" 2>&1 &
-		bt_pid=$!
-		for i in $(seq 1 1500); do
-			grep -q '^Attaching' "$out/bpftrace.log" && break
-			kill -0 $bt_pid 2>/dev/null || break
-			sleep 0.2
-		done
-		kill -0 $bt_pid 2>/dev/null && grep -q '^Attaching' "$out/bpftrace.log" ||
-			die "bpftrace did not start: $(cat "$out/bpftrace.log")"
-		sleep 1	# attaching is printed before the probes are
-		kv bpftrace_start_ms "$(($(ms) - t0))"
-		;;
+	floor-counts) wp_load counts floor=1 ;;
+	counts) wp_load counts ;;
+	floor-timing) wp_load timing floor=1 ;;
+	timing) wp_load timing ;;
+	bt-kprobe) bt_start "$top/scripts/bench/wpstat.bt" "$1" ;;
+	bt-kfunc) bt_start "$top/scripts/bench/wpstat-kfunc.bt" "$1" ;;
+	*) die "unknown configuration $1" ;;
 	esac
 }
 
 cfg_leave() {
 	case $1 in
-	floor | wpstat) rmmod wpstat || die "rmmod" ;;
-	bpftrace)
-		# SIGKILL: no map printing at exit; closing the perf events
-		# detaches every probe before the process is reaped.
+	floor-counts | counts | floor-timing | timing) rmmod wpstat || die "rmmod" ;;
+	bt-*)
+		# SIGKILL: no map printing at exit; closing the perf events and
+		# BPF links detaches every probe before the process is reaped.
 		kill -9 $bt_pid
 		wait $bt_pid 2>/dev/null
 		bt_pid=
+		bt_gone "$1"
 		;;
 	esac
 }
 
+# The next configuration must start with nothing of bpftrace's left: no
+# kprobe, and no ftrace site (kprobes on ftrace sites, BPF trampolines'
+# direct calls).  Releasing a BPF trampoline may lag the process's exit.
+bt_gone() {
+	local i
+	for i in $(seq 1 50); do
+		[ ! -s /sys/kernel/debug/kprobes/list ] &&
+			[ ! -s /sys/kernel/tracing/enabled_functions ] && return
+		sleep 0.2
+	done
+	log "warning: $1 left attachments behind"
+	kv leftover_$1 "$(cat /sys/kernel/debug/kprobes/list /sys/kernel/tracing/enabled_functions | wc -l)"
+	cat /sys/kernel/debug/kprobes/list /sys/kernel/tracing/enabled_functions >"$out/leftover-$1.txt"
+}
+
+# What a module configuration attached, once (the first round): the
+# functions ftrace calls something at (with the ops' trampoline and the
+# callback: wpstat's ftrace_ops, or kprobe_ftrace_handler for kretprobes)
+# and the module's own list of points.
+save_attachments() {
+	cat /sys/kernel/tracing/enabled_functions >"$out/enabled-$1.txt" 2>&1
+	cat $dbg/probes >"$out/probes-$1.txt"
+}
+
 # ---- one run ---------------------------------------------------------------
-hits() { awk 'NR > 1 { printf "%s%s", sep, $5; sep = " " }' $dbg/probes; }
-summary_vals() {
-	awk '$1 ~ /^(mkwrite_first|mkwrite_wp|mkclean_calls|mkclean_ptes|stable_calls|stable_waits|wb_waits|dirtied|bdp_calls|bdp_fault_calls|bdp_throttled|bdp_pauses|untracked_events)$/ { printf "%s%s", sep, $2; sep = " " }' /proc/wpstat/summary
+# runs.csv: the hits of every attachment point and the main counters, both
+# only known in the counts and timing configurations ("" elsewhere, and ""
+# for what the level does not produce or the module does not list).  The
+# points are in the order of debugfs wpstat/probes; values are taken by
+# name, so a module with more or fewer points still fills the right columns.
+points="mkwrite fault_dirty mkclean stable bdp_ratelimited evict bdp wait_bit tp_dirty tp_wait tp_bdp tp_exit"
+counters="mkwrite_first mkwrite_wp mkclean_calls mkclean_ptes stable_calls stable_waits wb_waits dirtied bdp_calls bdp_fault_calls bdp_throttled bdp_pauses untracked_events"
+# The events of a run (the denominator of the cost per event): the hits
+# of the points on the fast path, which fire about once per page or write.
+# Left out: the slow path (bdp, wait_bit, tp_wait, tp_bdp fire only where a
+# task is throttled or waits for writeback: a few per run, in the hits
+# columns), evict (inode destruction) and tp_exit (process exits: outside
+# the timed loop), and fault_dirty, which is only looked up.
+event_points="mkwrite mkclean stable bdp_ratelimited tp_dirty"
+csv_cols=$(for p in $points; do printf 'hits_%s ' "$p"; done)$counters
+csv_blank=$(for c in $csv_cols; do printf ,; done)	# events and every column empty
+
+csv_header() {
+	echo "kernel,round,slot,config,workload,wall_ns,ops,events,${csv_cols// /,}" >"$out/runs.csv"
+}
+
+# name value lines: every point's hits (hits_<point>) and the summary.
+snapshot() {
+	{
+		awk 'NR > 1 { print "hits_" $1, $5 }' $dbg/probes
+		cat /proc/wpstat/summary
+	} >"$1"
+}
+
+# The CSV fields "events,<csv_cols>" from two snapshots: differences, ""
+# where a value is missing or not a number ("-": not at this level).
+snapshot_diff() {
+	awk -v cols="$csv_cols" -v evp="$event_points" '
+		FNR == NR { a[$1] = $2; next }
+		{ b[$1] = $2 }
+		END {
+			num = "^[0-9]+$"
+			n = split(cols, c, " ")
+			for (i = 1; i <= n; i++) {
+				k = c[i]
+				d[k] = (k in a) && (k in b) && a[k] ~ num && b[k] ~ num ? b[k] - a[k] : ""
+			}
+			m = split(evp, e, " ")
+			for (i = 1; i <= m; i++)
+				ev += d["hits_" e[i]]
+			line = ev
+			for (i = 1; i <= n; i++)
+				line = line "," d[c[i]]
+			print line
+		}' "$1" "$2"
 }
 
 run_workload() {
@@ -119,12 +228,6 @@ run_workload() {
 	esac
 }
 
-# runs.csv: the hits of every probe (events) and the main counters, both
-# only known in the wpstat configuration ("" elsewhere).
-csv_header() {
-	echo "kernel,round,slot,config,workload,wall_ns,ops,events,hits_mkwrite,hits_fault_dirty,hits_mkclean,hits_stable,hits_bdp_ratelimited,hits_bdp,hits_tp_dirty,hits_tp_wait,hits_tp_bdp,mkwrite_first,mkwrite_wp,mkclean_calls,mkclean_ptes,stable_calls,stable_waits,wb_waits,dirtied,bdp_calls,bdp_fault_calls,bdp_throttled,bdp_pauses,untracked_events" >"$out/runs.csv"
-}
-
 # Clean pages, and let deferred work (freeing a module's table or
 # bpftrace's maps, writeback completions) finish before the clock starts.
 settle() {
@@ -133,30 +236,21 @@ settle() {
 }
 
 one_run() {
-	local round=$1 slot=$2 cfg=$3 w=$4 res h0 h1 s0 s1 ev=
-	local -a a b
+	local round=$1 slot=$2 cfg=$3 w=$4 res ev counting=0
 	settle
 	# No reset: the module was loaded for this round, so its table is
 	# fresh and W3 inserts every file.
-	if [ "$cfg" = wpstat ]; then
-		h0=$(hits)
-		s0=$(summary_vals)
-	fi
+	case $cfg in
+	counts | timing) counting=1 ;;
+	esac
+	[ $counting = 0 ] || snapshot /tmp/bench-snap0
 	res=$(run_workload "$w") || die "$w failed in $cfg"
 	[ -n "$res" ] || die "$w gave no result in $cfg"
-	if [ "$cfg" = wpstat ]; then
-		h1=$(hits)
-		s1=$(summary_vals)
-		a=($h0 $s0)
-		b=($h1 $s1)
-		local i sum=0 d=()
-		for i in "${!a[@]}"; do
-			d+=($((b[i] - a[i])))
-			[ "$i" -lt 9 ] && sum=$((sum + b[i] - a[i]))
-		done
-		ev="$sum,$(IFS=,; echo "${d[*]}")"
+	if [ $counting = 1 ]; then
+		snapshot /tmp/bench-snap1
+		ev=$(snapshot_diff /tmp/bench-snap0 /tmp/bench-snap1)
 	else
-		ev=",,,,,,,,,,,,,,,,,,,,,,"
+		ev=$csv_blank
 	fi
 	echo "$(uname -r),$round,$slot,$cfg,$w,${res// /,},$ev" >>"$out/runs.csv"
 }
@@ -243,11 +337,11 @@ overflow() {
 }
 
 # Flat perf profiles (cpu-clock: TCG has no PMU; under -icount its timer
-# runs on instruction time) of W1 and W2 in the floor and wpstat configurations:
+# runs on instruction time) of W1 and W2 in the module's configurations:
 # where the handlers' instructions go.
 profile() {
 	local cfg w
-	for cfg in floor wpstat; do
+	for cfg in floor-counts counts floor-timing timing; do
 		cfg_enter $cfg
 		for w in W1 W2; do
 			settle
@@ -262,28 +356,79 @@ profile() {
 	done
 }
 
+# ---- attachment mechanisms -------------------------------------------------
+# wpmech.ko calls a noinline function $mech_calls times with nothing
+# attached, then with one mechanism, and leaves both loop times in its
+# "result" parameter; it does all of it in its init, so it is loaded and
+# unloaded once per measurement.  Under -icount the difference per call is
+# instructions added by that mechanism: the parts each level's floor is made
+# of.  The order rotates by one per round, like the configurations.
+mech_csv() { echo "$*" | tr ' ' , >>"$out/mech.csv"; }
+
+mech_part() {
+	local r i m res err
+	[ -f "$mech_module" ] || { log "no $mech_module: mechanism part skipped"; return; }
+	echo "kernel,round,mech,calls,base_ns,attached_ns,added_x1000,hits" >"$out/mech.csv"
+	: >"$out/mech.log"
+	for ((r = 0; r < rounds; r++)); do
+		log "mechanisms, round $((r + 1))/$rounds"
+		for ((i = 0; i < ${#mechs[@]}; i++)); do
+			m=${mechs[$(((i + r) % ${#mechs[@]}))]}
+			if err=$(insmod "$mech_module" mech="$m" calls="$mech_calls" 2>&1); then
+				res=$(cat /sys/module/wpmech/parameters/result)
+				rmmod wpmech || die "rmmod wpmech"
+				# "mech calls base_ns attached_ns added_x1000 hits"
+				set -- $res
+				[ "$1" = "$m" ] && [ $# = 6 ] || die "wpmech $m: result '$res'"
+				mech_csv "$(uname -r)" $((r + 1)) "$res"
+			else
+				# EOPNOTSUPP: not built into this kernel (fprobe on 6.1).
+				echo "$m: $err" >>"$out/mech.log"
+				mech_csv "$(uname -r)" $((r + 1)) "$m" "$mech_calls" n/a n/a n/a n/a
+			fi
+		done
+	done
+}
+
 # ---- main ------------------------------------------------------------------
 export PATH=$top/build/bin:$PATH
 if [ "${1:-}" = --run-workload ]; then	# for perf record
 	run_workload "$2"
 	exit
 fi
-rm -f "$out/extra.txt" "$out/runs.csv"
+rm -f "$out/extra.txt" "$out/runs.csv" "$out/mech.csv" "$out/mech.log" "$out"/enabled-*.txt \
+	"$out"/probes-*.txt "$out"/leftover-*.txt
+for c in "${configs[@]}"; do
+	case " $all_configs " in
+	*" $c "*) ;;
+	*) die "BENCH_CONFIGS: unknown configuration '$c' (known: $all_configs)" ;;
+	esac
+done
 loaded && rmmod wpstat
 mount -t debugfs none /sys/kernel/debug 2>/dev/null
+mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
+# Load copies made now: make build may replace build/kmod while this runs
+# (the host's tree is shared live), and every round must load the same
+# module.
+mkdir -p /tmp/bench-ko
+cp "$module" /tmp/bench-ko/wpstat.ko && module=/tmp/bench-ko/wpstat.ko || die "no $module"
+if [ -f "$mech_module" ]; then
+	cp "$mech_module" /tmp/bench-ko/wpmech.ko && mech_module=/tmp/bench-ko/wpmech.ko
+fi
 setup >"$out/setup.log" 2>&1 || die "setup failed: $(cat "$out/setup.log")"
 kv kernel "$(uname -r)"
 kv date "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 kv cpus "$(nproc)"
 kv bpftrace "$(bpftrace --version 2>&1)"
 kv rounds "$rounds"
+kv configs "${configs[*]}"
+kv event_points "$event_points"
 kv clock "${BENCH_CLOCK:-wall}"
 kv w1 "4 MiB mmap, $w1_passes passes, msync"
 kv w2 "${w2_mib} MiB pwrite 4 KiB"
 kv w3 "$w3_files files"
 
 csv_header
-configs=(base floor wpstat bpftrace)
 t_start=$(ms)
 log "warm-up"
 for w in W1 W2 W3; do
@@ -298,10 +443,19 @@ for ((r = 0; r < rounds; r++)); do
 		for w in W1 W2 W3; do
 			one_run $((r + 1)) $s $cfg $w
 		done
+		case $cfg in
+		counts | timing) [ $r = 0 ] && save_attachments $cfg ;;
+		esac
 		cfg_leave $cfg
 	done
 done
 kv rounds_ms "$(($(ms) - t_start))"
+
+if [ "${BENCH_MECH:-1}" = 1 ]; then
+	t_start=$(ms)
+	mech_part
+	kv mech_ms "$(($(ms) - t_start))"
+fi
 
 if [ "${BENCH_EXTRAS:-1}" = 1 ]; then
 	log "memory per inode"
