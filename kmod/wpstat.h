@@ -23,6 +23,7 @@
 #include <linux/kref.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
+#include <linux/pid.h>
 #include <linux/rcupdate.h>
 #include <linux/seq_file.h>
 
@@ -80,51 +81,82 @@ struct wpstat_key {
 struct wpstat_entry {
 	struct wpstat_key key;
 	int valid;			/* published; set once, never cleared */
+	int evicted;			/* its inode was destroyed: reclaimable */
 	atomic64_t count[WPC_NR];
 };
 
+/* Per-CPU sums that belong to one table, so a reset swaps them too. */
+struct wpstat_sums {
+	u64 total[WPC_NR];
+	u64 untracked[WPC_NR];		/* the part of total without a row */
+	u64 untracked_events;		/* lookups that found no slot */
+	u64 hist[WPH_NR][WPSTAT_HIST_BUCKETS];
+};
+
+/* Rows reclaimed from one filesystem (the last slot: all others). */
+#define WPSTAT_GONE_DEVS	64
+struct wpstat_gone {
+	u32 dev;			/* 0: unused, or "other" in the last */
+	u64 inodes;
+	u64 count[WPC_NR];
+};
+
 /*
- * A bounded, preallocated, insert-only table: an open-addressed index of
- * u32 slot numbers (0 = empty) over a dense entry array.  Probes insert
- * lock-free with cmpxchg and never allocate; "reset" swaps in a fresh table
- * under RCU.  Readers pin the table they started on with a reference, so a
- * reset during a long read cannot mix two tables.
+ * A bounded, preallocated table: an open-addressed index of u32 slot
+ * numbers (0 = empty) over a dense entry array.  Probes insert lock-free
+ * with cmpxchg and never allocate; reset and compaction swap in a new
+ * table under RCU (wpstat_table.c).  Readers pin the table they started
+ * on with a reference, so a swap during a long read cannot mix two tables.
  */
 struct wpstat_table {
 	struct kref ref;
 	u32 max_entries;
 	u32 index_mask;
-	atomic_t nr_reserved;
+	atomic_t nr_reserved;		/* entries handed out */
+	atomic_t nr_tracked;		/* of them published */
+	atomic_t nr_evicted;		/* of them marked gone */
+	u64 compactions;		/* since the last reset */
 	u32 *index;
 	struct wpstat_entry *entries;
+	struct wpstat_gone *gone;	/* [WPSTAT_GONE_DEVS] */
+	struct wpstat_sums __percpu *sums;
 };
 
-struct wpstat_stats {
-	u64 total[WPC_NR];
-	u64 untracked;
+/* Where a handler's event is counted: a table, and a row or none. */
+struct wpstat_ref {
+	struct wpstat_table *t;
+	struct wpstat_entry *e;		/* NULL: no slot (untracked) */
+};
+
+/* Per-CPU statistics of the attachment points, for the module's life. */
+struct wpstat_probe_stats {
 	u64 hits[WPP_NR];
 	u64 missed[WPP_NR];		/* ftrace recursion guard refusals */
-	u64 hist[WPH_NR][WPSTAT_HIST_BUCKETS];
 };
 
 /* ---- wpstat_table.c ---------------------------------------------------- */
 extern unsigned int wpstat_max_inodes;
 extern struct wpstat_table __rcu *wpstat_table;
-DECLARE_PER_CPU(struct wpstat_stats, wpstat_stats);
+extern struct wpstat_probe_stats __percpu *wpstat_probe_stats;
 
 int wpstat_table_init(void);
 void wpstat_table_exit(void);
 struct wpstat_table *wpstat_table_pin(void);
 void wpstat_table_put(struct wpstat_table *t);
-u32 wpstat_table_tracked(struct wpstat_table *t);
 int wpstat_reset(void);
-struct wpstat_entry *wpstat_lookup(const struct wpstat_key *key);
-void wpstat_add(struct wpstat_entry *e, enum wpstat_counter c, u64 delta);
+int wpstat_compact(void);
+struct wpstat_ref wpstat_lookup(const struct wpstat_key *key);
+void wpstat_add(struct wpstat_ref r, enum wpstat_counter c, u64 delta);
 void wpstat_count(const struct wpstat_key *key, enum wpstat_counter c,
 		  u64 delta);
 void wpstat_hist_add(enum wpstat_hist_id h, u64 ns);
-u64 wpstat_stat_sum(size_t offset);
-#define WPSTAT_SUM(field) wpstat_stat_sum(offsetof(struct wpstat_stats, field))
+void wpstat_mark_gone(const struct wpstat_key *key);
+u64 wpstat_sums_read(struct wpstat_table *t, size_t offset);
+#define WPSTAT_SUMS(t, field) \
+	wpstat_sums_read(t, offsetof(struct wpstat_sums, field))
+u64 wpstat_probe_stat(size_t offset);
+#define WPSTAT_PROBE_STAT(field) \
+	wpstat_probe_stat(offsetof(struct wpstat_probe_stats, field))
 size_t wpstat_entry_bytes(void);
 
 /* ---- wpstat_tctx.c ------------------------------------------------------ */
@@ -143,6 +175,7 @@ struct wpstat_tctx {
 	u64 pause_start;	/* ns; 0 when not in a throttle pause */
 	const void *wait_folio;	/* the folio of a WPT_STABLE wait: identity */
 	struct wpstat_key wait_key;
+	u64 start;		/* the owner's start_time: a reused task_struct differs */
 };
 
 int wpstat_tctx_init(void);
@@ -151,11 +184,14 @@ struct wpstat_tctx *wpstat_tctx_find(void);
 struct wpstat_tctx *wpstat_tctx_get(void);
 void wpstat_tctx_put(struct wpstat_tctx *c, unsigned int bit);
 u64 wpstat_tctx_exhausted(void);
+u64 wpstat_tctx_stale_count(void);
+void wpstat_tctx_exit_task(void);
 
 /* ---- wpstat_handlers.c -------------------------------------------------- */
 extern bool wpstat_enabled;
 extern u32 wpstat_filter_dev;		/* 0: any device */
-extern pid_t wpstat_filter_tgid;	/* 0: any process */
+extern struct pid *wpstat_filter_pid;	/* NULL: any process */
+void wpstat_set_filter_pid(struct pid *pid);
 
 /* The handlers of one attachment point, by mechanism. */
 struct wpstat_handler_set {
@@ -190,6 +226,7 @@ extern struct wpstat_range wpstat_fault_dirty_range;
 
 int wpstat_symbol_range(unsigned long addr, struct wpstat_range *r);
 int wpstat_handlers_init(void);
+void wpstat_handlers_exit(void);
 u64 wpstat_stable_sites_overflow(void);
 u64 wpstat_bdp_unattributed(void);
 

@@ -537,7 +537,7 @@ const char *wpstat_probe_name(enum wpstat_probe_id p)
 u64 wpstat_probe_missed(enum wpstat_probe_id p)
 {
 	struct wpstat_probe *wp = &wpstat_probes[p];
-	u64 n = wp->missed_base + WPSTAT_SUM(missed[p]);
+	u64 n = wp->missed_base + WPSTAT_PROBE_STAT(missed[p]);
 
 	if (wp->on & BIT(WPM_KRETPROBE))
 		n += wp->krp.nmissed + wp->krp.kp.nmissed;
@@ -564,7 +564,7 @@ void wpstat_probes_show(struct seq_file *m)
 			seq_puts(m, "not-found");
 		else
 			seq_printf(m, "error:%d", wp->err);
-		seq_printf(m, " %llu %llu\n", WPSTAT_SUM(hits[p]),
+		seq_printf(m, " %llu %llu\n", WPSTAT_PROBE_STAT(hits[p]),
 			   wpstat_probe_missed(p));
 	}
 	mutex_unlock(&wpstat_attach_mutex);

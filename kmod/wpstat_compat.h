@@ -61,6 +61,9 @@ static inline bool wpstat_vmf_has_pte(const struct vm_fault *vmf)
 /* folio_mkclean(), folio_wait_stable(): (struct folio *folio) */
 #define wpstat_folio_arg(p)	((struct folio *)wpstat_arg(p, 0))
 
+/* __destroy_inode(struct inode *inode), both kernels (fs/inode.c). */
+#define wpstat_inode_arg(p)	((struct inode *)wpstat_arg(p, 0))
+
 /* folio_wait_bit(struct folio *folio, int bit_nr) */
 #define wpstat_wait_bit_folio(p)	((struct folio *)wpstat_arg(p, 0))
 #define wpstat_wait_bit_nr(p)		((int)wpstat_arg(p, 1))
@@ -106,6 +109,9 @@ static inline bool wpstat_vmf_has_pte(const struct vm_fault *vmf)
 /* writeback:writeback_dirty_folio and writeback:folio_wait_writeback. */
 #define WPSTAT_TP_FOLIO_PROTO						\
 	void *data, struct folio *folio, struct address_space *mapping
+
+/* sched:sched_process_exit, (struct task_struct *p) on both kernels. */
+#define WPSTAT_TP_EXIT_PROTO	void *data, struct task_struct *p
 
 /*
  * Context switches of @t, voluntary or not: a value that changes whenever

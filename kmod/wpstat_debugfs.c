@@ -29,12 +29,20 @@ static DEFINE_MUTEX(wpstat_control_mutex);
 
 #define WPSTAT_CONTROL_MAX	64
 
-static int control_filter_dev(const char *arg)
+/*
+ * "MAJ:MIN" in decimal, each part checked against what a dev_t holds
+ * (kstrtouint fails on overflow; sscanf("%u") would wrap 4294967304 to 8).
+ */
+static int control_filter_dev(char *arg)
 {
 	unsigned int major, minor;
-	char tail;
+	char *colon = strchr(arg, ':');
 
-	if (sscanf(arg, "%u:%u%c", &major, &minor, &tail) != 2)
+	if (!colon)
+		return -EINVAL;
+	*colon = '\0';
+	if (!isdigit(arg[0]) || !isdigit(colon[1]) ||
+	    kstrtouint(arg, 10, &major) || kstrtouint(colon + 1, 10, &minor))
 		return -EINVAL;
 	if (major >= (1U << 12) || minor >= (1U << 20) || (!major && !minor))
 		return -EINVAL;
@@ -50,14 +58,18 @@ static int control_filter_pid(const char *arg)
 	ret = kstrtoint(arg, 10, &nr);
 	if (ret || nr <= 0)
 		return -EINVAL;
-	/* The writer names a TGID in its own namespace; probes see global ones. */
+	/* The writer names a TGID in its own namespace. */
 	rcu_read_lock();
 	pid = find_vpid(nr);
-	ret = pid && pid_task(pid, PIDTYPE_TGID) ? 0 : -ESRCH;
-	if (!ret)
-		WRITE_ONCE(wpstat_filter_tgid, pid_nr(pid));
+	if (pid && pid_task(pid, PIDTYPE_TGID))
+		pid = get_pid(pid);
+	else
+		pid = NULL;
 	rcu_read_unlock();
-	return ret;
+	if (!pid)
+		return -ESRCH;
+	wpstat_set_filter_pid(pid);
+	return 0;
 }
 
 static int control_exec(char *cmd)
@@ -90,7 +102,7 @@ static int control_exec(char *cmd)
 	}
 	if (n == 2 && !strcmp(words[0], "filter") && !strcmp(words[1], "none")) {
 		WRITE_ONCE(wpstat_filter_dev, 0);
-		WRITE_ONCE(wpstat_filter_tgid, 0);
+		wpstat_set_filter_pid(NULL);
 		return 0;
 	}
 	if (n == 3 && !strcmp(words[0], "filter") && !strcmp(words[1], "dev")) {
@@ -102,7 +114,7 @@ static int control_exec(char *cmd)
 	}
 	if (n == 3 && !strcmp(words[0], "filter") && !strcmp(words[1], "pid")) {
 		if (!strcmp(words[2], "none")) {
-			WRITE_ONCE(wpstat_filter_tgid, 0);
+			wpstat_set_filter_pid(NULL);
 			return 0;
 		}
 		return control_filter_pid(words[2]);
@@ -164,6 +176,7 @@ static int histograms_show(struct seq_file *m, void *v)
 		[WPH_STABLE_WAIT] = "stable_wait_ns",
 		[WPH_BDP_PAUSE] = "bdp_pause_ns",
 	};
+	struct wpstat_table *t;
 	int h, b;
 
 	if (!IS_ENABLED(CONFIG_WPSTAT_HISTOGRAMS)) {
@@ -171,15 +184,17 @@ static int histograms_show(struct seq_file *m, void *v)
 		return 0;
 	}
 	seq_puts(m, "histogram low_ns high_ns count\n");
+	t = wpstat_table_pin();
 	for (h = 0; h < WPH_NR; h++) {
 		for (b = 0; b < WPSTAT_HIST_BUCKETS; b++) {
-			u64 n = WPSTAT_SUM(hist[h][b]);
+			u64 n = WPSTAT_SUMS(t, hist[h][b]);
 
 			if (n)
 				seq_printf(m, "%s %llu %llu %llu\n", names[h],
 					   b ? 1ULL << b : 0, (2ULL << b) - 1, n);
 		}
 	}
+	wpstat_table_put(t);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(histograms);
@@ -187,6 +202,7 @@ DEFINE_SHOW_ATTRIBUTE(histograms);
 static int config_show(struct seq_file *m, void *v)
 {
 	u32 dev = READ_ONCE(wpstat_filter_dev);
+	struct pid *pid;
 
 	seq_printf(m, "kernel %s\n", UTS_RELEASE);
 	seq_printf(m, "max_inodes %u\n", wpstat_max_inodes);
@@ -197,11 +213,18 @@ static int config_show(struct seq_file *m, void *v)
 		seq_printf(m, "filter_dev %u:%u\n", MAJOR(dev), MINOR(dev));
 	else
 		seq_puts(m, "filter_dev none\n");
-	/* The global TGID: probes compare against current->tgid. */
-	if (READ_ONCE(wpstat_filter_tgid))
-		seq_printf(m, "filter_pid %d\n", READ_ONCE(wpstat_filter_tgid));
+	/*
+	 * The global TGID of the process filtered on; once it has exited the
+	 * filter matches nothing (the number may name another process now).
+	 */
+	rcu_read_lock();
+	pid = READ_ONCE(wpstat_filter_pid);
+	if (pid)
+		seq_printf(m, "filter_pid %d\nfilter_pid_alive %d\n", pid_nr(pid),
+			   pid_task(pid, PIDTYPE_TGID) != NULL);
 	else
 		seq_puts(m, "filter_pid none\n");
+	rcu_read_unlock();
 	seq_printf(m, "histograms %s\n",
 		   IS_ENABLED(CONFIG_WPSTAT_HISTOGRAMS) ? "y" : "n");
 	seq_printf(m, "level %s\n", wpstat_level_name(wpstat_get_level()));

@@ -45,6 +45,8 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/page-flags.h>
+#include <linux/pid.h>
+#include <linux/sched/signal.h>
 #include <linux/sched.h>
 #include <linux/stacktrace.h>
 #include <linux/timekeeping.h>
@@ -58,7 +60,7 @@ module_param_named(enable, wpstat_enabled, bool, 0444);
 MODULE_PARM_DESC(enable, "Count from load (default 1); toggled at run time through debugfs wpstat/control");
 
 u32 wpstat_filter_dev;
-pid_t wpstat_filter_tgid;
+struct pid *wpstat_filter_pid;
 int wpstat_counting_level;
 bool wpstat_wait_bit_attached;
 unsigned long wpstat_entry_ip[WPP_NR];
@@ -69,11 +71,30 @@ static struct wpstat_range fww_range, fws_range;
 
 /* ---- filters and keys ------------------------------------------------- */
 
+/*
+ * The process filter holds a reference on the thread group's struct pid:
+ * a number would follow an unrelated process once the pid is reused.
+ */
 static __always_inline bool wpstat_want_task(void)
 {
-	pid_t tgid = READ_ONCE(wpstat_filter_tgid);
+	struct pid *want = READ_ONCE(wpstat_filter_pid);
 
-	return READ_ONCE(wpstat_enabled) && (!tgid || current->tgid == tgid);
+	return READ_ONCE(wpstat_enabled) && (!want || task_tgid(current) == want);
+}
+
+/*
+ * Process context: filter on @pid (a reference the caller passes on), or
+ * on nothing.  The old reference is dropped once no handler can still be
+ * comparing against it (they run with preemption disabled).
+ */
+void wpstat_set_filter_pid(struct pid *pid)
+{
+	struct pid *old = xchg(&wpstat_filter_pid, pid);
+
+	if (old) {
+		synchronize_rcu();
+		put_pid(old);
+	}
 }
 
 /* Fill @key for @inode; false if the device filter excludes it. */
@@ -102,7 +123,7 @@ static __always_inline bool wpstat_key_of_mapping(const struct address_space *ma
 
 static __always_inline void wpstat_hit(enum wpstat_probe_id p)
 {
-	this_cpu_inc(wpstat_stats.hits[p]);
+	this_cpu_inc(wpstat_probe_stats->hits[p]);
 }
 
 static __always_inline bool wpstat_in_range(unsigned long addr,
@@ -252,7 +273,7 @@ struct wpstat_bdp_record {
 	struct wpstat_key key;
 	bool counted;			/* the filters let the call count */
 };
-static DEFINE_PER_CPU(struct wpstat_bdp_record, wpstat_bdp_record);
+static struct wpstat_bdp_record __percpu *wpstat_bdp_record;
 static atomic64_t bdp_unattributed = ATOMIC64_INIT(0);
 
 u64 wpstat_bdp_unattributed(void)
@@ -263,8 +284,8 @@ u64 wpstat_bdp_unattributed(void)
 static __always_inline void bdp_rl_enter(unsigned long parent_ip,
 					 struct pt_regs *args)
 {
-	struct wpstat_bdp_record *r = this_cpu_ptr(&wpstat_bdp_record);
-	struct wpstat_entry *e;
+	struct wpstat_bdp_record *r = this_cpu_ptr(wpstat_bdp_record);
+	struct wpstat_ref ref;
 
 	wpstat_hit(WPP_BDP_RL);
 	r->task = (unsigned long)current;
@@ -273,11 +294,29 @@ static __always_inline void bdp_rl_enter(unsigned long parent_ip,
 		     wpstat_key_of_mapping(wpstat_bdp_rl_mapping(args), &r->key);
 	if (!r->counted)
 		return;
-	e = wpstat_lookup(&r->key);
-	wpstat_add(e, WPC_BDP_CALLS, 1);
+	ref = wpstat_lookup(&r->key);
+	wpstat_add(ref, WPC_BDP_CALLS, 1);
 	/* balance_dirty_pages_ratelimited() tail-calls the _flags variant. */
 	if (wpstat_in_range(parent_ip, &wpstat_fault_dirty_range))
-		wpstat_add(e, WPC_BDP_FAULT_CALLS, 1);
+		wpstat_add(ref, WPC_BDP_FAULT_CALLS, 1);
+}
+
+/*
+ * __destroy_inode(): the inode leaves the inode cache (a deleted file at
+ * its last close, or any inode evicted).  Its row becomes reclaimable; an
+ * event for the same (dev, ino, generation) later takes it back.  Not
+ * filtered: a row is marked whoever destroys the inode.
+ */
+static __always_inline void evict_enter(struct pt_regs *args)
+{
+	struct wpstat_key key;
+	struct inode *inode = wpstat_inode_arg(args);
+
+	wpstat_hit(WPP_EVICT);
+	key.dev = inode->i_sb->s_dev;
+	key.ino = inode->i_ino;
+	key.gen = inode->i_generation;
+	wpstat_mark_gone(&key);
 }
 
 /*
@@ -295,7 +334,7 @@ static void notrace wpstat_entry(unsigned long ip, unsigned long parent_ip,
 	if (unlikely(bit < 0)) {
 		for (p = 0; p < WPP_NR; p++)
 			if (ip == wpstat_entry_ip[p])
-				this_cpu_inc(wpstat_stats.missed[p]);
+				this_cpu_inc(wpstat_probe_stats->missed[p]);
 		return;
 	}
 	if (ip == wpstat_entry_ip[WPP_BDP_RL])
@@ -306,6 +345,8 @@ static void notrace wpstat_entry(unsigned long ip, unsigned long parent_ip,
 		mkwrite_enter(args);
 	else if (ip == wpstat_entry_ip[WPP_MKCLEAN])
 		mkclean_enter(args);
+	else if (ip == wpstat_entry_ip[WPP_EVICT])
+		evict_enter(args);
 	ftrace_test_recursion_unlock(bit);
 }
 
@@ -381,7 +422,7 @@ static void bdp_close_pause(struct wpstat_tctx *c, u64 now)
 /* balance_dirty_pages(): entered only outside the free-run zone. */
 static int bdp_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct wpstat_bdp_record *r = this_cpu_ptr(&wpstat_bdp_record);
+	struct wpstat_bdp_record *r = this_cpu_ptr(wpstat_bdp_record);
 	struct wpstat_tctx *c;
 
 	wpstat_hit(WPP_BDP);
@@ -462,18 +503,18 @@ static void notrace tp_dirty_folio(WPSTAT_TP_FOLIO_PROTO)
 /* Traced once per loop in folio_wait_writeback(), right before it sleeps. */
 static void notrace tp_wait_writeback(WPSTAT_TP_FOLIO_PROTO)
 {
-	struct wpstat_entry *e;
 	struct wpstat_tctx *c;
 	struct wpstat_key key;
+	struct wpstat_ref r;
 
 	wpstat_hit(WPP_TP_WAIT);
 	if (!wpstat_want_task() || !wpstat_key_of_mapping(mapping, &key))
 		return;
-	e = wpstat_lookup(&key);
-	wpstat_add(e, WPC_WB_WAITS, 1);
+	r = wpstat_lookup(&key);
+	wpstat_add(r, WPC_WB_WAITS, 1);
 	if (!mapping_stable_writes(mapping) || !wait_is_stable())
 		return;
-	wpstat_add(e, WPC_STABLE_WAITS, 1);
+	wpstat_add(r, WPC_STABLE_WAITS, 1);
 	/* Announce the wait to folio_wait_bit()'s kretprobe, which times it. */
 	if (!READ_ONCE(wpstat_wait_bit_attached))
 		return;
@@ -506,6 +547,14 @@ static void notrace tp_balance_dirty_pages(WPSTAT_TP_BDP_PROTO)
 	}
 }
 
+/* A task exits: whatever call it was in, its context is released. */
+static void notrace tp_process_exit(WPSTAT_TP_EXIT_PROTO)
+{
+	wpstat_hit(WPP_TP_EXIT);
+	if (p == current)
+		wpstat_tctx_exit_task();
+}
+
 const struct wpstat_handler_set wpstat_handlers[WPP_NR] = {
 	[WPP_MKWRITE] = { .ftrace = wpstat_entry, .krp_entry = mkwrite_entry,
 			  .krp_return = mkwrite_return,
@@ -515,6 +564,7 @@ const struct wpstat_handler_set wpstat_handlers[WPP_NR] = {
 			  .krp_data_size = sizeof(struct wpstat_key) },
 	[WPP_STABLE] = { .ftrace = wpstat_entry },
 	[WPP_BDP_RL] = { .ftrace = wpstat_entry },
+	[WPP_EVICT] = { .ftrace = wpstat_entry },
 	[WPP_BDP] = { .krp_entry = bdp_entry, .krp_return = bdp_return },
 	[WPP_WAIT_BIT] = { .krp_entry = wait_bit_entry,
 			   .krp_return = wait_bit_return,
@@ -522,6 +572,7 @@ const struct wpstat_handler_set wpstat_handlers[WPP_NR] = {
 	[WPP_TP_DIRTY] = { .tp = tp_dirty_folio },
 	[WPP_TP_WAIT] = { .tp = tp_wait_writeback },
 	[WPP_TP_BDP] = { .tp = tp_balance_dirty_pages },
+	[WPP_TP_EXIT] = { .tp = tp_process_exit },
 };
 
 /* ---- floor mode: the same attachments, empty handlers ------------------ */
@@ -552,6 +603,10 @@ static void notrace floor_tp_bdp(WPSTAT_TP_BDP_PROTO)
 {
 }
 
+static void notrace floor_tp_exit(WPSTAT_TP_EXIT_PROTO)
+{
+}
+
 /* Same data_size as the real handlers: the same instance pools. */
 #define FLOOR_KRP(id, size)						\
 	[id] = { .ftrace = floor_entry, .krp_entry = floor_krp_entry,	\
@@ -562,11 +617,13 @@ const struct wpstat_handler_set wpstat_floor_handlers[WPP_NR] = {
 	FLOOR_KRP(WPP_MKCLEAN, sizeof(struct wpstat_key)),
 	[WPP_STABLE] = { .ftrace = floor_entry },
 	[WPP_BDP_RL] = { .ftrace = floor_entry },
+	[WPP_EVICT] = { .ftrace = floor_entry },
 	FLOOR_KRP(WPP_BDP, 0),
 	FLOOR_KRP(WPP_WAIT_BIT, sizeof(u64)),
 	[WPP_TP_DIRTY] = { .tp = floor_tp_folio },
 	[WPP_TP_WAIT] = { .tp = floor_tp_folio },
 	[WPP_TP_BDP] = { .tp = floor_tp_bdp },
+	[WPP_TP_EXIT] = { .tp = floor_tp_exit },
 };
 
 /* ---- set-up --------------------------------------------------------------- */
@@ -599,7 +656,18 @@ int wpstat_handlers_init(void)
 	if (!ret)
 		ret = wpstat_symbol_range((unsigned long)folio_wait_stable,
 					  &fws_range);
-	if (ret)
+	if (ret) {
 		pr_err("cannot find folio_wait_writeback/folio_wait_stable in kallsyms\n");
-	return ret;
+		return ret;
+	}
+	wpstat_bdp_record = alloc_percpu(struct wpstat_bdp_record);
+	return wpstat_bdp_record ? 0 : -ENOMEM;
+}
+
+/* After every handler is gone. */
+void wpstat_handlers_exit(void)
+{
+	free_percpu(wpstat_bdp_record);
+	wpstat_bdp_record = NULL;
+	put_pid(xchg(&wpstat_filter_pid, NULL));
 }

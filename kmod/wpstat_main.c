@@ -25,7 +25,7 @@ static int __init wpstat_init(void)
 		return ret;
 	ret = wpstat_table_init();
 	if (ret)
-		return ret;
+		goto err_handlers;
 	ret = wpstat_tctx_init();
 	if (ret)
 		goto err_table;
@@ -51,6 +51,8 @@ err_tctx:
 	wpstat_tctx_exit();
 err_table:
 	wpstat_table_exit();
+err_handlers:
+	wpstat_handlers_exit();
 	return ret;
 }
 
@@ -63,6 +65,7 @@ static void __exit wpstat_exit(void)
 	wpstat_attach_exit();
 	wpstat_tctx_exit();
 	wpstat_table_exit();
+	wpstat_handlers_exit();
 	pr_info("unloaded\n");
 }
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * wpstat_proc.c - /proc/wpstat/{inodes,summary,counters}.
+ * wpstat_proc.c - /proc/wpstat/{inodes,summary,gone,counters}.
  *
  * /proc/wpstat/inodes is root-only (0400): per-file write activity of other
  * users is not theirs to see, as with /proc/PID/io.  The summary holds only
- * system-wide totals, like /proc/vmstat, and is world-readable, as is the
- * list of counters.
+ * system-wide totals, like /proc/vmstat, and is world-readable, as are the
+ * per-filesystem totals of reclaimed rows and the list of counters.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -122,25 +122,37 @@ static const struct proc_ops inodes_proc_ops = {
 
 /* ---- /proc/wpstat/summary ----------------------------------------------- */
 
+/*
+ * World-readable and cheap: no lock a reader could hold against a reset,
+ * no walk of the table; the table cannot be freed inside the RCU section.
+ */
 static int summary_show(struct seq_file *m, void *v)
 {
 	struct wpstat_table *t;
-	u32 tracked;
-	int c, p;
+	u64 total[WPC_NR], untracked, reclaimed = 0, compactions;
+	u32 tracked, evicted;
+	int c, p, i;
+
+	rcu_read_lock();
+	t = rcu_dereference(wpstat_table);
+	for (c = 0; c < WPC_NR; c++)
+		total[c] = WPSTAT_SUMS(t, total[c]);
+	untracked = WPSTAT_SUMS(t, untracked_events);
+	tracked = t ? atomic_read(&t->nr_tracked) : 0;
+	evicted = t ? atomic_read(&t->nr_evicted) : 0;
+	compactions = t ? t->compactions : 0;
+	for (i = 0; t && i < WPSTAT_GONE_DEVS; i++)
+		reclaimed += READ_ONCE(t->gone[i].inodes);
+	rcu_read_unlock();
 
 	for (c = 0; c < WPC_NR; c++) {
 		seq_puts(m, wpstat_counters[c].name);
-		wpstat_seq_counter(m, c, WPSTAT_SUM(total[c]));
+		wpstat_seq_counter(m, c, total[c]);
 		seq_putc(m, '\n');
 	}
-
-	t = wpstat_table_pin();
-	tracked = wpstat_table_tracked(t);
-	wpstat_table_put(t);
-
 	seq_printf(m, "tracked_inodes %u\n", tracked);
 	seq_printf(m, "max_inodes %u\n", wpstat_max_inodes);
-	seq_printf(m, "untracked_events %llu\n", WPSTAT_SUM(untracked));
+	seq_printf(m, "untracked_events %llu\n", untracked);
 	seq_printf(m, "entry_bytes %zu\n", wpstat_entry_bytes());
 	seq_printf(m, "enabled %d\n", READ_ONCE(wpstat_enabled));
 	seq_printf(m, "floor %d\n", wpstat_floor_mode());
@@ -151,6 +163,10 @@ static int summary_show(struct seq_file *m, void *v)
 	seq_printf(m, "bdp_unattributed %llu\n", wpstat_bdp_unattributed());
 	seq_printf(m, "stable_sites_overflow %llu\n",
 		   wpstat_stable_sites_overflow());
+	seq_printf(m, "gone_marked_inodes %u\n", evicted);
+	seq_printf(m, "reclaimed_inodes %llu\n", reclaimed);
+	seq_printf(m, "compactions %llu\n", compactions);
+	seq_printf(m, "task_contexts_stale %llu\n", wpstat_tctx_stale_count());
 	return 0;
 }
 
@@ -161,6 +177,57 @@ static int summary_open(struct inode *inode, struct file *file)
 
 static const struct proc_ops summary_proc_ops = {
 	.proc_open = summary_open,
+	.proc_read = seq_read,
+	.proc_lseek = seq_lseek,
+	.proc_release = single_release,
+};
+
+/* ---- /proc/wpstat/gone --------------------------------------------------- */
+
+/*
+ * Where the counts are that no row shows: per filesystem, the rows that
+ * compaction reclaimed (inodes destroyed), then "untracked", what found no
+ * slot at all.  The rows of /proc/wpstat/inodes plus these lines add up to
+ * the summary's totals, counter by counter.
+ */
+static int gone_show(struct seq_file *m, void *v)
+{
+	struct wpstat_table *t = wpstat_table_pin();
+	int c, i;
+
+	seq_puts(m, "dev inodes");
+	for (c = 0; c < WPC_NR; c++)
+		seq_printf(m, " %s", wpstat_counters[c].name);
+	seq_putc(m, '\n');
+	for (i = 0; t && i < WPSTAT_GONE_DEVS; i++) {
+		const struct wpstat_gone *g = &t->gone[i];
+
+		if (!READ_ONCE(g->inodes))
+			continue;
+		if (g->dev)
+			seq_printf(m, "%u:%u", MAJOR(g->dev), MINOR(g->dev));
+		else
+			seq_puts(m, "other");
+		seq_put_decimal_ull(m, " ", READ_ONCE(g->inodes));
+		for (c = 0; c < WPC_NR; c++)
+			wpstat_seq_counter(m, c, READ_ONCE(g->count[c]));
+		seq_putc(m, '\n');
+	}
+	seq_puts(m, "untracked -");
+	for (c = 0; c < WPC_NR; c++)
+		wpstat_seq_counter(m, c, WPSTAT_SUMS(t, untracked[c]));
+	seq_putc(m, '\n');
+	wpstat_table_put(t);
+	return 0;
+}
+
+static int gone_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, gone_show, NULL);
+}
+
+static const struct proc_ops gone_proc_ops = {
+	.proc_open = gone_open,
 	.proc_read = seq_read,
 	.proc_lseek = seq_lseek,
 	.proc_release = single_release,
@@ -203,7 +270,8 @@ int wpstat_proc_init(void)
 		return -ENOMEM;
 	if (!proc_create("inodes", 0400, wpstat_proc_dir, &inodes_proc_ops) ||
 	    !proc_create("summary", 0444, wpstat_proc_dir, &summary_proc_ops) ||
-	    !proc_create("counters", 0444, wpstat_proc_dir, &counters_proc_ops)) {
+	    !proc_create("counters", 0444, wpstat_proc_dir, &counters_proc_ops) ||
+	    !proc_create("gone", 0444, wpstat_proc_dir, &gone_proc_ops)) {
 		proc_remove(wpstat_proc_dir);
 		return -ENOMEM;
 	}

@@ -1,19 +1,35 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * wpstat_table.c - the per-inode table and the per-CPU statistics.
+ * wpstat_table.c - the per-inode table, its per-CPU sums, and recycling.
  *
  * Probe handlers find or insert an inode's entry lock-free and add to its
- * atomic counters; readers pin a table with a reference; "reset" swaps in
- * a fresh table under RCU.
+ * atomic counters and to per-CPU sums that belong to the same table, so a
+ * reset (which swaps in a fresh table under RCU) can never leave part of a
+ * total behind.  Readers pin a table with a reference.
+ *
+ * Left loaded for weeks, the table would fill with rows of inodes long
+ * gone.  A row is marked when its inode is destroyed (evicted from the
+ * inode cache, which a deleted file is at its last close), and unmarked if
+ * the same inode is read back and counts again.  When the table runs short
+ * of room (an eighth left, or an insert failed), or a quarter of a
+ * half-full table is marked, compaction (process context,
+ * wpstat_compact()) builds a new
+ * table with the live rows, swaps it in, waits for a grace period, then
+ * adds every count of the old table that the new one lacks: live rows
+ * keep every count, marked rows are folded into their filesystem's "gone"
+ * totals, and the sums carry over.  Counts of live tracked inodes never
+ * change because of it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/irq_work.h>
 #include <linux/jhash.h>
 #include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <linux/workqueue.h>
 
 #include "wpstat.h"
 
@@ -24,7 +40,7 @@
 unsigned int wpstat_max_inodes = 65536;
 struct wpstat_table __rcu *wpstat_table;
 static DEFINE_MUTEX(wpstat_table_mutex);	/* serialises table swaps */
-DEFINE_PER_CPU(struct wpstat_stats, wpstat_stats);
+struct wpstat_probe_stats __percpu *wpstat_probe_stats;
 
 #define WPN(p) BIT(WPP_##p)
 #define WPSTAT_COUNTER(id, nm, need, lvl, hlp)				\
@@ -71,6 +87,8 @@ static void wpstat_table_release(struct kref *ref)
 {
 	struct wpstat_table *t = container_of(ref, struct wpstat_table, ref);
 
+	free_percpu(t->sums);
+	kfree(t->gone);
 	vfree(t->entries);
 	vfree(t->index);
 	kfree(t);
@@ -96,7 +114,9 @@ static struct wpstat_table *wpstat_table_alloc(u32 max_entries)
 	t->index_mask = index_size - 1;
 	t->index = vzalloc(array_size(index_size, sizeof(u32)));
 	t->entries = vzalloc(array_size(max_entries, sizeof(struct wpstat_entry)));
-	if (!t->index || !t->entries) {
+	t->gone = kcalloc(WPSTAT_GONE_DEVS, sizeof(*t->gone), GFP_KERNEL);
+	t->sums = alloc_percpu(struct wpstat_sums);
+	if (!t->index || !t->entries || !t->gone || !t->sums) {
 		wpstat_table_put(t);
 		return NULL;
 	}
@@ -117,30 +137,51 @@ struct wpstat_table *wpstat_table_pin(void)
 	return t;
 }
 
-/* Published entries of @t. */
-u32 wpstat_table_tracked(struct wpstat_table *t)
-{
-	u32 tracked = 0, i, n;
-
-	n = t ? min_t(u32, atomic_read(&t->nr_reserved), t->max_entries) : 0;
-	for (i = 0; i < n; i++)	/* pairs with wpstat_table_find() */
-		tracked += smp_load_acquire(&t->entries[i].valid);
-	return tracked;
-}
-
 static bool wpstat_key_equal(const struct wpstat_key *a,
 			     const struct wpstat_key *b)
 {
 	return a->ino == b->ino && a->dev == b->dev && a->gen == b->gen;
 }
 
+/* ---- compaction, kicked from probe context ------------------------------ */
+
+static unsigned long wpstat_compact_pending;
+static struct work_struct wpstat_compact_work;
+static struct irq_work wpstat_compact_iw;
+
+/* Rows compaction would free: marked gone, or reserved and never published. */
+static u32 wpstat_reclaimable(struct wpstat_table *t)
+{
+	u32 reserved = min_t(u32, atomic_read(&t->nr_reserved), t->max_entries);
+
+	return atomic_read(&t->nr_evicted) + reserved -
+	       atomic_read(&t->nr_tracked);
+}
+
+/* Any context: queue a compaction (irq_work, then a work item) once. */
+static void wpstat_compact_kick(struct wpstat_table *t)
+{
+	if (!wpstat_reclaimable(t) ||
+	    test_and_set_bit(0, &wpstat_compact_pending))
+		return;
+	irq_work_queue(&wpstat_compact_iw);
+}
+
+static void wpstat_compact_irq_work(struct irq_work *iw)
+{
+	queue_work(system_unbound_wq, &wpstat_compact_work);
+}
+
+/* ---- find or insert ------------------------------------------------------- */
+
 /*
- * Find or insert @key.  Safe in any context: no locks, no allocation.
- * Returns NULL when the table is full or the probe run is exhausted; the
- * caller then counts the event as untracked.
+ * Find @key, or insert it if @insert.  Safe in any context: no locks, no
+ * allocation.  NULL when absent (!@insert), or when the table is full or
+ * the probe run exhausted; a compaction is then kicked if it could help.
  */
 static struct wpstat_entry *wpstat_table_find(struct wpstat_table *t,
-					      const struct wpstat_key *key)
+					      const struct wpstat_key *key,
+					      bool insert)
 {
 	struct wpstat_entry *mine = NULL;
 	u32 h = jhash2((const u32 *)key, sizeof(*key) / sizeof(u32), 0);
@@ -152,12 +193,14 @@ static struct wpstat_entry *wpstat_table_find(struct wpstat_table *t,
 		u32 cur = smp_load_acquire(slot);
 
 		if (!cur) {
+			if (!insert)
+				return NULL;
 			if (!mine) {
 				int n = atomic_fetch_add_unless(&t->nr_reserved,
 								1, t->max_entries);
 
 				if (n >= t->max_entries)
-					return NULL;
+					break;
 				mine = &t->entries[n];
 				mine->key = *key;
 			}
@@ -167,26 +210,34 @@ static struct wpstat_entry *wpstat_table_find(struct wpstat_table *t,
 			if (!cur) {
 				/* Readers of valid entries see key and counters. */
 				smp_store_release(&mine->valid, 1);
+				atomic_inc(&t->nr_tracked);
+				if (t->max_entries - atomic_read(&t->nr_reserved) <
+				    t->max_entries / 8 + 1)
+					wpstat_compact_kick(t);
 				return mine;
 			}
 		}
 		if (wpstat_key_equal(&t->entries[cur - 1].key, key)) {
 			/*
 			 * Lost a race to insert the same key: our reserved
-			 * entry stays unpublished (valid == 0), one slot of
-			 * the bound wasted until the next reset.
+			 * entry stays unpublished (valid == 0) until the
+			 * next compaction reclaims it.
 			 */
+			if (mine)
+				wpstat_compact_kick(t);
 			return &t->entries[cur - 1];
 		}
 	}
+	if (insert)
+		wpstat_compact_kick(t);
 	return NULL;
 }
 
-void wpstat_add(struct wpstat_entry *e, enum wpstat_counter c, u64 delta)
+/* An event for a row marked gone: its inode is back (read in again). */
+static void wpstat_revive(struct wpstat_table *t, struct wpstat_entry *e)
 {
-	if (e)
-		atomic64_add(delta, &e->count[c]);
-	this_cpu_add(wpstat_stats.total[c], delta);
+	if (cmpxchg(&e->evicted, 1, 0) == 1)
+		atomic_dec(&t->nr_evicted);
 }
 
 /*
@@ -195,43 +246,59 @@ void wpstat_add(struct wpstat_entry *e, enum wpstat_counter c, u64 delta)
  * disabled; one nested in another (an interrupt) may overwrite the pair
  * half-way, so a hit is trusted only after checking it against the
  * current table: index in range, published, same key.  Never dereferenced
- * for another table, so a stale pair is harmless after a reset.
+ * for another table, so a stale pair is harmless after a swap.
  */
 struct wpstat_last {
 	struct wpstat_table *table;
 	u32 idx;			/* into table->entries */
 };
-static DEFINE_PER_CPU(struct wpstat_last, wpstat_last);
+static struct wpstat_last __percpu *wpstat_last;
 
 /*
  * Called from probe handlers, which run with preemption disabled: an RCU
- * read-side section that the synchronize_rcu() of a reset waits for.
- * A NULL result is counted as untracked.
+ * read-side section that the synchronize_rcu() of a table swap waits for.
+ * The result names the table the event is counted in; its entry is NULL
+ * when the inode found no slot (counted as untracked).
  */
-struct wpstat_entry *wpstat_lookup(const struct wpstat_key *key)
+struct wpstat_ref wpstat_lookup(const struct wpstat_key *key)
 {
-	struct wpstat_table *t = rcu_dereference_sched(wpstat_table);
+	struct wpstat_ref r = { rcu_dereference_sched(wpstat_table), NULL };
+	struct wpstat_last *last = this_cpu_ptr(wpstat_last);
 	struct wpstat_entry *e;
 	u32 idx;
 
-	if (unlikely(!t))
-		goto untracked;
-	idx = this_cpu_read(wpstat_last.idx);
-	if (this_cpu_read(wpstat_last.table) == t && idx < t->max_entries) {
-		e = &t->entries[idx];
+	if (unlikely(!r.t))
+		return r;
+	idx = READ_ONCE(last->idx);
+	if (READ_ONCE(last->table) == r.t && idx < r.t->max_entries) {
+		e = &r.t->entries[idx];
 		/* Pairs with the release in wpstat_table_find(). */
 		if (smp_load_acquire(&e->valid) && wpstat_key_equal(&e->key, key))
-			return e;
+			goto found;
 	}
-	e = wpstat_table_find(t, key);
-	if (unlikely(!e))
-		goto untracked;
-	this_cpu_write(wpstat_last.table, t);
-	this_cpu_write(wpstat_last.idx, (u32)(e - t->entries));
-	return e;
-untracked:
-	this_cpu_inc(wpstat_stats.untracked);
-	return NULL;
+	e = wpstat_table_find(r.t, key, true);
+	if (unlikely(!e)) {
+		this_cpu_inc(r.t->sums->untracked_events);
+		return r;
+	}
+	WRITE_ONCE(last->table, r.t);
+	WRITE_ONCE(last->idx, (u32)(e - r.t->entries));
+found:
+	if (unlikely(READ_ONCE(e->evicted)))
+		wpstat_revive(r.t, e);
+	r.e = e;
+	return r;
+}
+
+void wpstat_add(struct wpstat_ref r, enum wpstat_counter c, u64 delta)
+{
+	if (unlikely(!r.t))
+		return;
+	if (r.e)
+		atomic64_add(delta, &r.e->count[c]);
+	else
+		this_cpu_add(r.t->sums->untracked[c], delta);
+	this_cpu_add(r.t->sums->total[c], delta);
 }
 
 void wpstat_count(const struct wpstat_key *key, enum wpstat_counter c,
@@ -240,78 +307,272 @@ void wpstat_count(const struct wpstat_key *key, enum wpstat_counter c,
 	wpstat_add(wpstat_lookup(key), c, delta);
 }
 
+/* Probe context: the histograms of the current table. */
 void wpstat_hist_add(enum wpstat_hist_id h, u64 ns)
 {
+	struct wpstat_table *t = rcu_dereference_sched(wpstat_table);
 	unsigned int b = ns ? fls64(ns) - 1 : 0;
 
-	if (!IS_ENABLED(CONFIG_WPSTAT_HISTOGRAMS))
+	if (!IS_ENABLED(CONFIG_WPSTAT_HISTOGRAMS) || !t)
 		return;
-	this_cpu_inc(wpstat_stats.hist[h][b]);
+	this_cpu_inc(t->sums->hist[h][b]);
 }
 
-/* The sum over CPUs of the u64 at @offset in struct wpstat_stats. */
-u64 wpstat_stat_sum(size_t offset)
+/*
+ * Probe context: @key's inode is being destroyed.  Its row, if any, is
+ * marked so that a compaction may fold it into the "gone" totals.
+ */
+void wpstat_mark_gone(const struct wpstat_key *key)
+{
+	struct wpstat_table *t = rcu_dereference_sched(wpstat_table);
+	struct wpstat_entry *e;
+
+	if (!t)
+		return;
+	e = wpstat_table_find(t, key, false);
+	/* Pairs with the release in wpstat_table_find(): a published row. */
+	if (!e || !smp_load_acquire(&e->valid) || cmpxchg(&e->evicted, 0, 1))
+		return;
+	/*
+	 * Reclaim early once a quarter of a half-full table is gone (a
+	 * build, a log rotation, a wave of temporary files), so that the
+	 * files that come next find room.
+	 */
+	if (atomic_inc_return(&t->nr_evicted) >= t->max_entries / 4 &&
+	    atomic_read(&t->nr_reserved) >= t->max_entries / 2)
+		wpstat_compact_kick(t);
+}
+
+/* The sum over CPUs of the u64 at @offset in struct wpstat_sums of @t. */
+u64 wpstat_sums_read(struct wpstat_table *t, size_t offset)
+{
+	u64 sum = 0;
+	int cpu;
+
+	if (!t)
+		return 0;
+	for_each_possible_cpu(cpu)
+		sum += *(u64 *)((char *)per_cpu_ptr(t->sums, cpu) + offset);
+	return sum;
+}
+
+/* Likewise for the module-wide probe statistics. */
+u64 wpstat_probe_stat(size_t offset)
 {
 	u64 sum = 0;
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		sum += *(u64 *)((char *)per_cpu_ptr(&wpstat_stats, cpu) + offset);
+		sum += *(u64 *)((char *)per_cpu_ptr(wpstat_probe_stats, cpu) + offset);
 	return sum;
 }
 
+/* ---- swapping tables: reset and compaction -------------------------------- */
+
+/* Swap in @new (mutex held); the old table once no handler can use it. */
+static struct wpstat_table *wpstat_table_swap(struct wpstat_table *new)
+{
+	struct wpstat_table *old;
+
+	old = rcu_replace_pointer(wpstat_table, new,
+				  lockdep_is_held(&wpstat_table_mutex));
+	/* Every handler runs with preemption disabled: an RCU reader. */
+	synchronize_rcu();
+	return old;
+}
+
 /*
- * Start counting from zero.  A fresh table is swapped in and the old one
- * released after a grace period, so probes never see freed memory; readers
- * still holding it finish on it.  Events racing with the reset may land on
- * either side of it.
+ * Start counting from zero: a fresh table, with fresh sums.  Events racing
+ * with the reset land wholly in one table or the other.
  */
 int wpstat_reset(void)
 {
 	struct wpstat_table *new, *old;
-	int cpu;
 
 	new = wpstat_table_alloc(wpstat_max_inodes);
 	if (!new)
 		return -ENOMEM;
-
 	mutex_lock(&wpstat_table_mutex);
-	old = rcu_replace_pointer(wpstat_table, new,
-				  lockdep_is_held(&wpstat_table_mutex));
-	for_each_possible_cpu(cpu) {
-		struct wpstat_stats *s = per_cpu_ptr(&wpstat_stats, cpu);
-
-		memset(s->total, 0, sizeof(s->total));
-		memset(s->hist, 0, sizeof(s->hist));
-		WRITE_ONCE(s->untracked, 0);
-	}
+	old = wpstat_table_swap(new);
 	mutex_unlock(&wpstat_table_mutex);
-
-	synchronize_rcu();
 	wpstat_table_put(old);
 	return 0;
+}
+
+/* The "gone" slot of @dev: its own while there is room, else the last. */
+static struct wpstat_gone *wpstat_gone_of(struct wpstat_table *t, u32 dev)
+{
+	int i;
+
+	for (i = 0; i < WPSTAT_GONE_DEVS - 1; i++) {
+		if (t->gone[i].dev == dev)
+			return &t->gone[i];
+		if (!t->gone[i].dev) {
+			t->gone[i].dev = dev;
+			return &t->gone[i];
+		}
+	}
+	return &t->gone[WPSTAT_GONE_DEVS - 1];	/* dev 0: other filesystems */
+}
+
+/* Fold @e's counts into the gone totals of its filesystem (mutex held). */
+static void wpstat_fold_gone(struct wpstat_table *t, const struct wpstat_entry *e)
+{
+	struct wpstat_gone *g = wpstat_gone_of(t, e->key.dev);
+	int c;
+
+	for (c = 0; c < WPC_NR; c++)
+		WRITE_ONCE(g->count[c], g->count[c] + atomic64_read(&e->count[c]));
+	WRITE_ONCE(g->inodes, g->inodes + 1);
+}
+
+/* Move every count of @e into its row in @t (or untracked, if none fits). */
+static void wpstat_move_row(struct wpstat_table *t, struct wpstat_entry *to,
+			    const struct wpstat_entry *e)
+{
+	int c;
+
+	if (!to)
+		to = wpstat_table_find(t, &e->key, true);
+	for (c = 0; c < WPC_NR; c++) {
+		u64 v = atomic64_read(&e->count[c]);
+
+		if (!v)
+			continue;
+		if (to)
+			atomic64_add(v, &to->count[c]);
+		else
+			this_cpu_add(t->sums->untracked[c], v);
+	}
+	if (to && READ_ONCE(e->evicted) && !cmpxchg(&to->evicted, 0, 1))
+		atomic_inc(&t->nr_evicted);
+}
+
+/* Add the per-CPU sums of @from to @to (process context). */
+static void wpstat_move_sums(struct wpstat_table *to, struct wpstat_table *from)
+{
+	u64 *dst, *src;
+	size_t i, n = sizeof(struct wpstat_sums) / sizeof(u64);
+	int cpu;
+
+	preempt_disable();
+	dst = (u64 *)this_cpu_ptr(to->sums);
+	for_each_possible_cpu(cpu) {
+		src = (u64 *)per_cpu_ptr(from->sums, cpu);
+		for (i = 0; i < n; i++)
+			dst[i] += src[i];
+	}
+	preempt_enable();
+}
+
+/*
+ * Rebuild the table without the rows of destroyed inodes (folded into the
+ * gone totals) and without reserved entries that were never published.
+ * While the new table is built, events still land in the old one; after
+ * the swap and a grace period the old table is final, and every count in
+ * it that the new one lacks is added there.  Readers wait on the mutex, so
+ * no reader sees a row between the swap and the transfer.
+ */
+int wpstat_compact(void)
+{
+	struct wpstat_table *old, *new;
+	u32 i, n, n0, *map;
+	int ret = 0;
+
+	mutex_lock(&wpstat_table_mutex);
+	old = rcu_dereference_protected(wpstat_table,
+					lockdep_is_held(&wpstat_table_mutex));
+	if (!old || !wpstat_reclaimable(old))
+		goto out;
+	new = wpstat_table_alloc(old->max_entries);
+	n0 = min_t(u32, atomic_read(&old->nr_reserved), old->max_entries);
+	map = kvcalloc(max_t(u32, n0, 1), sizeof(*map), GFP_KERNEL);
+	if (!new || !map) {
+		kvfree(map);
+		wpstat_table_put(new);
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* The live rows, by key; the counts come after the swap. */
+	for (i = 0; i < n0; i++) {
+		struct wpstat_entry *e = &old->entries[i], *to;
+
+		/* Pairs with the release in wpstat_table_find(). */
+		if (!smp_load_acquire(&e->valid) || READ_ONCE(e->evicted))
+			continue;
+		to = wpstat_table_find(new, &e->key, true);
+		map[i] = to ? to - new->entries + 1 : 0;
+	}
+	memcpy(new->gone, old->gone, WPSTAT_GONE_DEVS * sizeof(*new->gone));
+	new->compactions = old->compactions + 1;
+
+	wpstat_table_swap(new);
+
+	/* The old table is final: move what the new one does not have. */
+	n = min_t(u32, atomic_read(&old->nr_reserved), old->max_entries);
+	for (i = 0; i < n; i++) {
+		struct wpstat_entry *e = &old->entries[i];
+		bool mapped = i < n0 && map[i];
+
+		/* Pairs with the release in wpstat_table_find(). */
+		if (!smp_load_acquire(&e->valid))
+			continue;
+		if (!mapped && READ_ONCE(e->evicted))
+			wpstat_fold_gone(new, e);
+		else
+			wpstat_move_row(new, mapped ?
+					&new->entries[map[i] - 1] : NULL, e);
+		cond_resched();
+	}
+	wpstat_move_sums(new, old);
+	kvfree(map);
+	wpstat_table_put(old);
+out:
+	mutex_unlock(&wpstat_table_mutex);
+	return ret;
+}
+
+static void wpstat_compact_workfn(struct work_struct *work)
+{
+	int ret = wpstat_compact();
+
+	if (ret)
+		pr_warn_ratelimited("compaction failed: %d\n", ret);
+	clear_bit(0, &wpstat_compact_pending);
 }
 
 int wpstat_table_init(void)
 {
 	struct wpstat_table *t;
 
+	init_irq_work(&wpstat_compact_iw, wpstat_compact_irq_work);
+	INIT_WORK(&wpstat_compact_work, wpstat_compact_workfn);
+	wpstat_probe_stats = alloc_percpu(struct wpstat_probe_stats);
+	wpstat_last = alloc_percpu(struct wpstat_last);
 	t = wpstat_table_alloc(wpstat_max_inodes);
-	if (!t) {
+	if (!wpstat_probe_stats || !wpstat_last || !t) {
 		pr_err("cannot allocate a table for %u inodes\n",
 		       wpstat_max_inodes);
+		wpstat_table_put(t);
+		free_percpu(wpstat_last);
+		free_percpu(wpstat_probe_stats);
 		return -ENOMEM;
 	}
 	rcu_assign_pointer(wpstat_table, t);
 	return 0;
 }
 
-/* After every handler is gone (wpstat_attach_exit()). */
+/* After every handler is gone (wpstat_attach_exit()): none can kick. */
 void wpstat_table_exit(void)
 {
-	struct wpstat_table *t = rcu_dereference_protected(wpstat_table, 1);
+	struct wpstat_table *t;
 
+	irq_work_sync(&wpstat_compact_iw);
+	cancel_work_sync(&wpstat_compact_work);
+	t = rcu_dereference_protected(wpstat_table, 1);
 	RCU_INIT_POINTER(wpstat_table, NULL);
 	synchronize_rcu();
 	wpstat_table_put(t);
+	free_percpu(wpstat_last);
+	free_percpu(wpstat_probe_stats);
 }

@@ -23,6 +23,25 @@
 
 static struct wpstat_tctx *wpstat_tctx;
 static atomic64_t wpstat_tctx_overflow = ATOMIC64_INIT(0);
+static atomic64_t wpstat_tctx_stale = ATOMIC64_INIT(0);
+
+/*
+ * Whether @c, owned by the current task_struct, is this task's and not a
+ * dead task's whose task_struct was reused: the exit tracepoint releases
+ * contexts (wpstat_tctx_exit_task()), and the start time says so too.
+ */
+static bool tctx_mine(struct wpstat_tctx *c)
+{
+	if (c->start == current->start_time)
+		return true;
+	/* A leftover of a task that died without release: take it over. */
+	c->active = 0;
+	c->pause_start = 0;
+	c->wait_folio = NULL;
+	c->start = current->start_time;
+	atomic64_inc(&wpstat_tctx_stale);
+	return true;
+}
 
 /* The current task's context, or NULL. */
 struct wpstat_tctx *wpstat_tctx_find(void)
@@ -34,7 +53,7 @@ struct wpstat_tctx *wpstat_tctx_find(void)
 	for (i = 0; i < WPSTAT_TCTX_PROBE; i++) {
 		struct wpstat_tctx *c = &wpstat_tctx[(h + i) % WPSTAT_TCTX_SLOTS];
 
-		if (READ_ONCE(c->owner) == me)
+		if (READ_ONCE(c->owner) == me && tctx_mine(c))
 			return c;
 	}
 	return NULL;
@@ -56,7 +75,7 @@ struct wpstat_tctx *wpstat_tctx_get(void)
 
 		c = &wpstat_tctx[(h + i) % WPSTAT_TCTX_SLOTS];
 		owner = READ_ONCE(c->owner);
-		if (owner == me)
+		if (owner == me && tctx_mine(c))
 			return c;
 		if (!owner && free == WPSTAT_TCTX_PROBE)
 			free = i;
@@ -67,6 +86,7 @@ struct wpstat_tctx *wpstat_tctx_get(void)
 			c->active = 0;
 			c->pause_start = 0;
 			c->wait_folio = NULL;
+			c->start = current->start_time;
 			return c;
 		}
 	}
@@ -85,6 +105,28 @@ void wpstat_tctx_put(struct wpstat_tctx *c, unsigned int bit)
 u64 wpstat_tctx_exhausted(void)
 {
 	return atomic64_read(&wpstat_tctx_overflow);
+}
+
+/* Contexts found left over by a task that died inside a probed call. */
+u64 wpstat_tctx_stale_count(void)
+{
+	return atomic64_read(&wpstat_tctx_stale);
+}
+
+/*
+ * The current task is exiting (sched_process_exit): release its context,
+ * whatever call it died in (an oops inside balance_dirty_pages() never
+ * returns to release it).
+ */
+void wpstat_tctx_exit_task(void)
+{
+	struct wpstat_tctx *c = wpstat_tctx_find();
+
+	if (c) {
+		c->active = 0;
+		/* Fields done with before another task claims it. */
+		smp_store_release(&c->owner, 0);
+	}
 }
 
 int wpstat_tctx_init(void)
