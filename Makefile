@@ -49,7 +49,7 @@ check: setup
 # 100,000 control writes, longer thread and truncate races.
 stress: setup
 	@$(MAKE) --no-print-directory build
-	@WPSTAT_STRESS=1 SUITES="$${SUITES:-ksft:wpstat_reliab bats:reliability}" \
+	@WPSTAT_STRESS=1 SUITES="$${SUITES:-ksft:wpstat_reliab ksft:wpstat_longrun bats:reliability}" \
 		scripts/check.sh
 
 # The module suites on a debug 6.12 kernel (KASAN, lockdep, kmemleak),

@@ -15,6 +15,11 @@
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${WPSTAT_CHECK_OUT:-$top/results/check}
+# Two runs into one results directory would delete each other's files
+# under the running guests.
+mkdir -p "$(dirname "$out")"
+exec 9>"$out.lock"
+flock -n 9 || { echo "check: another run is using $out (WPSTAT_CHECK_OUT= for a second one)" >&2; exit 2; }
 rm -rf "$out" && mkdir -p "$out/host"
 # Space-separated: a newline in KVERS breaks make recipes that inherit it.
 kvers=$(echo ${KVERS:-$("$top/scripts/kernels.sh" installed)})

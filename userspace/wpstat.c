@@ -1716,7 +1716,7 @@ static void status_json(bool loaded, int refcnt,
 			const struct wpstat_kvlist *config,
 			const struct probe_list *probes, int debugfs_err)
 {
-	const char *hint, *v;
+	const char *hint, *v, *w;
 	size_t i;
 	int c, first;
 
@@ -1772,8 +1772,10 @@ static void status_json(bool loaded, int refcnt,
 	v = wpstat_kv_get(config, "filter_dev");
 	json_string_or_null(stdout, v && strcmp(v, "none") ? v : NULL);
 	v = wpstat_kv_get(config, "filter_pid");
-	printf(", \"pid\": %s}, \"probes\": [",
-	       v && isdigit((unsigned char)v[0]) && strcmp(v, "0") ? v : "null");
+	w = wpstat_kv_get(config, "filter_pid_alive");
+	printf(", \"pid\": %s, \"pid_exited\": %s}, \"probes\": [",
+	       v && isdigit((unsigned char)v[0]) && strcmp(v, "0") ? v : "null",
+	       w && !strcmp(w, "0") ? "true" : "false");
 	for (i = 0; i < probes->n; i++) {
 		const struct probe_info *p = &probes->p[i];
 
@@ -1809,7 +1811,7 @@ static void status_text(bool loaded, int refcnt,
 			const struct wpstat_kvlist *config,
 			const struct probe_list *probes, int debugfs_err)
 {
-	const char *hint, *v, *w;
+	const char *hint, *v, *w, *alive;
 	size_t i, nattached = 0;
 	bool first;
 	int c;
@@ -1834,8 +1836,11 @@ static void status_text(bool loaded, int refcnt,
 	} else {
 		v = wpstat_kv_get(config, "filter_dev");
 		w = wpstat_kv_get(config, "filter_pid");
-		printf("filters:     dev %s, pid %s\n", v ? v : "?",
-		       !w ? "?" : strcmp(w, "0") ? w : "none");
+		alive = wpstat_kv_get(config, "filter_pid_alive");
+		printf("filters:     dev %s, pid %s%s\n", v ? v : "?",
+		       !w ? "?" : strcmp(w, "0") ? w : "none",
+		       alive && !strcmp(alive, "0") ?
+		       " (exited: matches nothing)" : "");
 		for (i = 0; i < probes->n; i++)
 			nattached += probe_attached(&probes->p[i]);
 		printf("probes:      %zu of %zu attached:", nattached, probes->n);

@@ -17,6 +17,7 @@
 #define WPSTAT_INODES_PATH	"/proc/wpstat/inodes"
 #define WPSTAT_SUMMARY_PATH	"/proc/wpstat/summary"
 #define WPSTAT_COUNTERS_PATH	"/proc/wpstat/counters"
+#define WPSTAT_GONE_PATH	"/proc/wpstat/gone"
 #define WPSTAT_CONTROL_PATH	"/sys/kernel/debug/wpstat/control"
 #define WPSTAT_MAX_COUNTERS	64
 

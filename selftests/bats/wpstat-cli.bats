@@ -298,7 +298,7 @@ teardown() {
 		.loaded == true and .kernel == $k and .enabled == false and
 		.parameters.max_inodes == $mi and .max_inodes == ($mi | tonumber) and
 		(.tracked_inodes | type) == "number" and .debugfs == "ok" and
-		.filter == {"dev": null, "pid": $pid} and
+		.filter == {"dev": null, "pid": $pid, "pid_exited": false} and
 		(.probes | length) == $n and
 		(.probes_attached | length) + (.probes_unavailable | length) == $n and
 		(.probes_attached | index("mkwrite")) != null and
@@ -680,6 +680,12 @@ EOF
 	# The shell that sets the filter becomes the workload: same TGID.
 	bash -c 'wpstat filter pid $$ && exec wpload --file "$1" --size 256K --passes 1 --sync msync --quiet' _ "$g" >/dev/null
 	[ "$(counter "$g" mkwrite_first)" = 64 ]
+	# That process has exited: the filter matches nothing, and says so.
+	grep -qx 'filter_pid_alive 0' "$CONFIG"
+	run --separate-stderr wpstat status
+	assert_line --regexp '^filters: .* \(exited: matches nothing\)$'
+	run --separate-stderr wpstat status --json
+	jq -e '.filter.pid_exited == true' <<<"$output"
 	wpstat filter dev "$(sb_dev "$g")"
 	run --separate-stderr wpstat filter none
 	assert_success

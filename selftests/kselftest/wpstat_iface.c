@@ -137,6 +137,9 @@ TEST(control_rejects_bad_commands_and_changes_nothing)
 		"filter pid 0", "filter pid abc", "filter pid 1x",
 		"filter pid 99999999999", "filter none x", "filter all",
 		"enable\nreset", "reset\n\n", "re\tset",
+		"filter dev 4294967304:1", "filter dev 8:4294967297",
+		"filter dev 99999999999:1", "filter dev +8:1", "filter dev 8:+1",
+		"filter dev 8:-1", "filter dev 8: 1",
 		"level", "level fast", "level Counts", "LEVEL timing",
 		"level counts timing", "level 0", "level timing\ncounts",
 	};

@@ -1,0 +1,600 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * wpstat_longrun: what a module left loaded for weeks meets.
+ *
+ *   soak.waves        with max_inodes=4096, waves of files created,
+ *                     written, deleted and dropped (21,000 files; 1,001,000
+ *                     with WPSTAT_STRESS=1) while one long-lived hot file is
+ *                     written between waves: the hot file's counts stay
+ *                     exact, every wave's files get rows although the table
+ *                     filled many times over, memory stays flat, and every
+ *                     event is accounted: rows + gone + untracked = totals.
+ *   reset.under_writers  100 resets while 4 writers run on 2 CPUs: after
+ *                     the last one and a quiet period, the totals equal the
+ *                     sum of the rows exactly (per-table per-CPU sums).
+ *   filter.pid_reuse  a pid filter on a process that exits does not follow
+ *                     the next process that gets the same pid (forced with
+ *                     ns_last_pid in a pid namespace).
+ *   summary.reader_vs_resets  a non-root reader looping on the summary and
+ *                     root resetting both make progress, each operation
+ *                     bounded.
+ *
+ * Runs as root in a guest with wpstat.ko loaded and $WPSTAT_FS_DIR/ext4
+ * mounted (selftests/run-guest.sh); reloads the module and puts the
+ * default one back.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <time.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "wpstat_test.h"
+#include "kselftest_harness.h"
+
+#define NOBODY		65534
+#define HOT_PAGES	16
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void must_reload(struct __test_metadata *_metadata, const char *params)
+{
+	ASSERT_EQ(0, wps_reload(params)) TH_LOG("reloading with '%s' failed",
+						 params ? params : "");
+	ASSERT_TRUE(wps_loaded());
+}
+
+/* ---- accounting: rows + gone + untracked = totals ---------------------- */
+
+/* Per counter: the summary total, the sum over rows, over gone lines. */
+struct account {
+	int64_t total[WPS_N], rows[WPS_N], gone[WPS_N];
+	int64_t nrows, gone_inodes;
+};
+
+/* The counter columns of /proc/wpstat/gone ("dev inodes c..."), summed. */
+static int read_gone(struct account *a)
+{
+	char buf[1 << 16], *line, *save = NULL, *tok, *s2;
+	int col[WPS_N + 2], ncol = 0, i;
+
+	if (wps_slurp(WPSTAT_GONE_PATH, buf, sizeof(buf)) <= 0)
+		return -1;
+	line = strtok_r(buf, "\n", &save);
+	for (tok = strtok_r(line, " ", &s2); tok; tok = strtok_r(NULL, " ", &s2)) {
+		col[ncol] = -1;
+		for (i = 0; i < (int)WPS_N; i++)
+			if (!strcmp(tok, wps_names[i]))
+				col[ncol] = i;
+		if (++ncol == WPS_N + 2)
+			break;
+	}
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		int c = 0;
+
+		for (tok = strtok_r(line, " ", &s2); tok && c < ncol;
+		     tok = strtok_r(NULL, " ", &s2), c++) {
+			if (c == 1 && strcmp(tok, "-"))
+				a->gone_inodes += strtoll(tok, NULL, 10);
+			if (c >= 2 && col[c] >= 0 && strcmp(tok, "-"))
+				a->gone[col[c]] += strtoll(tok, NULL, 10);
+		}
+	}
+	return 0;
+}
+
+/*
+ * A consistent account, counting disabled: re-read until no compaction
+ * moved rows between the reads.
+ */
+static int read_account(struct account *a)
+{
+	struct wpstat_snapshot s;
+	int64_t before;
+	size_t r;
+	int i, tries;
+
+	for (tries = 0; tries < 20; tries++) {
+		memset(a, 0, sizeof(*a));
+		before = wps_summary("compactions");
+		if (wpstat_snapshot_read(NULL, &s))
+			return -1;
+		for (r = 0; r < s.nrows; r++) {
+			for (i = 0; i < (int)WPS_N; i++) {
+				int c = wpstat_counter_index(&s, wps_names[i]);
+
+				if (c >= 0 && s.rows[r].avail[c])
+					a->rows[i] += s.rows[r].val[c];
+			}
+		}
+		a->nrows = s.nrows;
+		wpstat_snapshot_free(&s);
+		if (read_gone(a))
+			return -1;
+		for (i = 0; i < (int)WPS_N; i++)
+			a->total[i] = wps_summary(wps_names[i]);
+		if (wps_summary("compactions") == before)
+			return 0;
+	}
+	return -1;
+}
+
+static void expect_accounted(struct __test_metadata *_metadata,
+			     const struct account *a)
+{
+	int i;
+
+	for (i = 0; i < (int)WPS_N; i++) {
+		if (a->total[i] < 0)	/* not produced at this level */
+			continue;
+		EXPECT_EQ(a->total[i], a->rows[i] + a->gone[i])
+			TH_LOG("%s: total %lld, rows %lld, gone + untracked %lld",
+			       wps_names[i], (long long)a->total[i],
+			       (long long)a->rows[i], (long long)a->gone[i]);
+	}
+}
+
+/* ---- memory ------------------------------------------------------------ */
+
+static long meminfo_kb(const char *key)
+{
+	char buf[8192], *p;
+	size_t len = strlen(key);
+
+	if (wps_slurp("/proc/meminfo", buf, sizeof(buf)) <= 0)
+		return -1;
+	for (p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, key, len) && p[len] == ':')
+			return strtol(p + len + 1, NULL, 10);
+	return -1;
+}
+
+static int wpstat_vmalloc_areas(void)
+{
+	FILE *f = fopen("/proc/vmallocinfo", "re");
+	char line[1024];
+	int n = 0;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "[wpstat]") != NULL;
+	fclose(f);
+	return n;
+}
+
+/* ---- soak -------------------------------------------------------------- */
+
+FIXTURE(soak) {
+	char dir[256];
+	char hot[256];
+	int hot_fd;
+	char *map;
+};
+
+FIXTURE_SETUP(soak)
+{
+	const char *fs = getenv("WPSTAT_FS_DIR");
+
+	must_reload(_metadata, "max_inodes=4096");
+	snprintf(self->dir, sizeof(self->dir), "%s/ext4/soak.%d",
+		 fs ? fs : "/tmp/wpstat", getpid());
+	ASSERT_EQ(0, mkdir(self->dir, 0755));
+	self->hot_fd = wps_scratch("ext4", "soak-hot", HOT_PAGES, self->hot,
+				   sizeof(self->hot));
+	ASSERT_LE(0, self->hot_fd);
+	self->map = mmap(NULL, HOT_PAGES * PAGE, PROT_READ | PROT_WRITE,
+			 MAP_SHARED, self->hot_fd, 0);
+	ASSERT_NE(MAP_FAILED, self->map);
+}
+
+FIXTURE_TEARDOWN(soak)
+{
+	char cmd[512];
+
+	wps_control("enable");
+	if (self->map && self->map != MAP_FAILED)
+		munmap(self->map, HOT_PAGES * PAGE);
+	if (self->hot_fd >= 0)
+		close(self->hot_fd);
+	unlink(self->hot);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->dir);
+	if (system(cmd))
+		TH_LOG("could not remove %s", self->dir);
+	wps_reload(NULL);
+}
+
+/* Wait until compaction has taken the marked rows (or @sec pass). */
+static void settle_compaction(int sec)
+{
+	int i;
+
+	for (i = 0; i < sec * 10; i++) {
+		if (wps_summary("gone_marked_inodes") < 64)
+			return;
+		usleep(100 * 1000);
+	}
+}
+
+/*
+ * Files per wave: as many as leave room in 4096 slots for the hot file and
+ * the filesystem's own metadata rows (the block device's page cache).
+ */
+#define WAVE_FILES	3500
+
+TEST_F_TIMEOUT(soak, waves, 3600)
+{
+	const int waves = wps_stress() ? 286 : 6;
+	static struct wpstat_file_key keys[WAVE_FILES];
+	struct wpstat_file_key hot_key;
+	long vmalloc0 = 0, areas0 = 0;
+	struct wpstat_snapshot s;
+	char path[512], buf[PAGE];
+	long untracked_files = 0;
+	struct account a;
+	struct wps hot;
+	int w, i, fd;
+
+	memset(buf, 'w', sizeof(buf));
+	ASSERT_EQ(0, wpstat_fd_key(self->hot_fd, &hot_key));
+	for (w = 0; w < waves; w++) {
+		size_t found = 0;
+
+		/* The hot file: one store per page, msync. */
+		wps_store_pages(self->map, HOT_PAGES, w + 1);
+		ASSERT_EQ(0, msync(self->map, HOT_PAGES * PAGE, MS_SYNC));
+
+		for (i = 0; i < WAVE_FILES; i++) {
+			snprintf(path, sizeof(path), "%s/w%d.%d", self->dir, w, i);
+			fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+			ASSERT_LE(0, fd);
+			ASSERT_EQ(PAGE, pwrite(fd, buf, PAGE, 0));
+			ASSERT_EQ(0, wpstat_fd_key(fd, &keys[i]));
+			close(fd);
+		}
+		/* Every file of the wave has a row, however full it was. */
+		ASSERT_EQ(0, wpstat_snapshot_read(NULL, &s));
+		for (i = 0; i < WAVE_FILES; i++)
+			found += wpstat_snapshot_find_key(&s, &keys[i]) != NULL;
+		wpstat_snapshot_free(&s);
+		untracked_files += WAVE_FILES - found;
+		if (w < 3 || w == waves - 1 || found != WAVE_FILES)
+			TH_LOG("wave %d: %zu of %d files tracked, %lld compactions, %lld reclaimed",
+			       w, found, WAVE_FILES,
+			       (long long)wps_summary("compactions"),
+			       (long long)wps_summary("reclaimed_inodes"));
+		EXPECT_EQ(WAVE_FILES, found) TH_LOG("wave %d", w);
+
+		for (i = 0; i < WAVE_FILES; i++) {
+			snprintf(path, sizeof(path), "%s/w%d.%d", self->dir, w, i);
+			ASSERT_EQ(0, unlink(path));
+		}
+		ASSERT_EQ(0, system("sync; echo 2 >/proc/sys/vm/drop_caches"));
+		settle_compaction(30);
+		if (w == 1) {	/* after the first reclaim: the steady state */
+			vmalloc0 = meminfo_kb("VmallocUsed");
+			areas0 = wpstat_vmalloc_areas();
+		}
+	}
+	EXPECT_EQ(0, untracked_files);
+	EXPECT_LE(waves - 2, wps_summary("compactions"));
+	EXPECT_LE((int64_t)(waves - 1) * WAVE_FILES,
+		  wps_summary("reclaimed_inodes"));
+
+	/* The hot file: wave 1 first writes, then one wp fault per page each. */
+	ASSERT_EQ(0, wps_read_key(&hot_key, &hot));
+	EXPECT_EQ(HOT_PAGES, hot.mkwrite_first);
+	EXPECT_EQ(HOT_PAGES * (waves - 1), hot.mkwrite_wp);
+	EXPECT_EQ(HOT_PAGES * waves, hot.mkclean_calls);
+	EXPECT_EQ(HOT_PAGES * waves, hot.dirtied);
+	EXPECT_EQ(HOT_PAGES * waves, hot.bdp_fault_calls);
+
+	/* Memory: table swaps free what they allocate. */
+	EXPECT_EQ(areas0, wpstat_vmalloc_areas());
+	EXPECT_GE(vmalloc0 + 1024, meminfo_kb("VmallocUsed"))
+		TH_LOG("VmallocUsed %ld -> %ld kB", vmalloc0,
+		       meminfo_kb("VmallocUsed"));
+
+	/* Every event accounted, counter by counter. */
+	ASSERT_EQ(0, wps_control("disable"));
+	ASSERT_EQ(0, read_account(&a));
+	TH_LOG("%lld rows, %lld inodes gone", (long long)a.nrows,
+	       (long long)a.gone_inodes);
+	expect_accounted(_metadata, &a);
+	ASSERT_EQ(0, wps_control("enable"));
+}
+
+/* ---- resets under writers ------------------------------------------------ */
+
+FIXTURE(writers) {
+	pid_t kids[4];
+	int *stop;
+};
+
+FIXTURE_SETUP(writers)
+{
+	self->stop = mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->stop);
+}
+
+FIXTURE_TEARDOWN(writers)
+{
+	int k;
+
+	*self->stop = 1;
+	for (k = 0; k < 4; k++)
+		if (self->kids[k] > 0) {
+			kill(self->kids[k], SIGKILL);
+			waitpid(self->kids[k], NULL, 0);
+		}
+	wps_control("enable");
+	munmap(self->stop, sizeof(int));
+}
+
+/* Two mmap+msync writers and two pwrite writers, each on its own file. */
+static void writer(int k, volatile int *stop)
+{
+	char path[256], buf[PAGE];
+	int fd = wps_scratch("ext4", k < 2 ? "reset-mmap" : "reset-pwrite", 32,
+			     path, sizeof(path));
+	char *map;
+	int p;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (fd < 0)
+		_exit(1);
+	memset(buf, k, sizeof(buf));
+	map = k < 2 ? mmap(NULL, 32 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED,
+			   fd, 0) : NULL;
+	if (map == MAP_FAILED)
+		_exit(1);
+	while (!*stop) {
+		if (map) {
+			wps_store_pages(map, 32, k);
+			msync(map, 32 * PAGE, MS_SYNC);
+		} else {
+			for (p = 0; p < 32; p++)
+				if (pwrite(fd, buf, PAGE, p * PAGE) != PAGE)
+					_exit(1);
+			fsync(fd);
+		}
+	}
+	_exit(0);
+}
+
+TEST_F_TIMEOUT(writers, resets_leave_exact_totals, 600)
+{
+	uint64_t t0, worst = 0;
+	struct account a;
+	int k, i, status;
+
+	for (k = 0; k < 4; k++) {
+		self->kids[k] = fork();
+		ASSERT_LE(0, self->kids[k]);
+		if (!self->kids[k])
+			writer(k, self->stop);
+	}
+	usleep(200 * 1000);
+	for (i = 0; i < 100; i++) {
+		t0 = now_ns();
+		ASSERT_EQ(0, wps_control("reset"));
+		if (now_ns() - t0 > worst)
+			worst = now_ns() - t0;
+	}
+	*self->stop = 1;
+	for (k = 0; k < 4; k++) {
+		ASSERT_EQ(self->kids[k], waitpid(self->kids[k], &status, 0));
+		self->kids[k] = 0;
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	}
+	TH_LOG("100 resets under 4 writers, the slowest %.1f ms", worst / 1e6);
+	/* A quiet period: writeback the writers started has finished. */
+	ASSERT_EQ(0, system("sync"));
+	usleep(500 * 1000);
+	ASSERT_EQ(0, wps_control("disable"));
+	ASSERT_EQ(0, read_account(&a));
+	expect_accounted(_metadata, &a);
+	for (i = 0; i < (int)WPS_N; i++)
+		EXPECT_EQ(0, a.gone[i]) TH_LOG("%s: no row was reclaimed or lost",
+					      wps_names[i]);
+	EXPECT_LT(0, a.total[0] + a.total[1] + a.total[10]) TH_LOG("counted nothing");
+}
+
+/* ---- pid filter and pid reuse --------------------------------------------- */
+
+/* Store to @npages of a fresh ext4 file and msync; its key in @key. */
+static int touch_new_file(const char *tag, struct wpstat_file_key *key)
+{
+	char path[256];
+	char *map;
+	int fd = wps_scratch("ext4", tag, 4, path, sizeof(path));
+
+	if (fd < 0)
+		return fd;
+	map = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return -errno;
+	wps_store_pages(map, 4, 1);
+	msync(map, 4 * PAGE, MS_SYNC);
+	munmap(map, 4 * PAGE);
+	wpstat_fd_key(fd, key);
+	close(fd);
+	unlink(path);
+	return 0;
+}
+
+struct reuse_result {
+	pid_t first, second;		/* pids inside the namespace */
+	struct wpstat_file_key first_key, second_key;
+	int filter_ret;
+	int step;
+};
+
+/* A child of the namespace's init that touches a file and exits. */
+static pid_t spawn_toucher(const char *tag, struct wpstat_file_key *key,
+			   int go_fd)
+{
+	pid_t pid = fork();
+	char c;
+
+	if (pid == 0) {
+		if (go_fd >= 0 && read(go_fd, &c, 1) != 1)
+			_exit(2);
+		_exit(touch_new_file(tag, key) ? 1 : 0);
+	}
+	return pid;
+}
+
+/*
+ * Runs as pid 1 of a new pid namespace: filter on its child (pid 2), let
+ * the child write and exit, set ns_last_pid to 1 and fork again: the new
+ * child is pid 2 as well.
+ */
+static int reuse_init(struct reuse_result *res)
+{
+	int go[2], status;
+	char cmd[64];
+	FILE *f;
+
+	if (pipe(go))
+		return 10;
+	res->first = spawn_toucher("reuse-first", &res->first_key, go[0]);
+	if (res->first < 0)
+		return 11;
+	snprintf(cmd, sizeof(cmd), "filter pid %d", res->first);
+	res->filter_ret = wps_control(cmd);
+	if (write(go[1], "g", 1) != 1)
+		return 12;
+	if (waitpid(res->first, &status, 0) != res->first || status)
+		return 13;
+	res->step = 1;
+	f = fopen("/proc/sys/kernel/ns_last_pid", "we");
+	if (!f || fprintf(f, "%d", res->first - 1) < 0 || fclose(f))
+		return 14;
+	res->second = spawn_toucher("reuse-second", &res->second_key, -1);
+	if (res->second < 0 || waitpid(res->second, &status, 0) != res->second ||
+	    status)
+		return 15;
+	res->step = 2;
+	return 0;
+}
+
+TEST(pid_filter_does_not_follow_a_reused_pid)
+{
+	struct reuse_result *res;
+	struct wps w1, w2;
+	int status;
+	pid_t outer;
+
+	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, res);
+	outer = fork();
+	ASSERT_LE(0, outer);
+	if (outer == 0) {
+		pid_t init;
+
+		if (unshare(CLONE_NEWPID))
+			_exit(20);
+		init = fork();	/* pid 1 of the new namespace */
+		if (init == 0)
+			_exit(reuse_init(res));
+		_exit(waitpid(init, &status, 0) == init && WIFEXITED(status) ?
+		      WEXITSTATUS(status) : 21);
+	}
+	ASSERT_EQ(outer, waitpid(outer, &status, 0));
+	wps_control("filter none");
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status)) TH_LOG("namespace set-up failed at step %d",
+						 res->step);
+	ASSERT_EQ(0, res->filter_ret);
+	ASSERT_EQ(res->first, res->second) TH_LOG("ns_last_pid did not force the pid");
+	ASSERT_EQ(0, wps_read_key(&res->first_key, &w1));
+	ASSERT_EQ(0, wps_read_key(&res->second_key, &w2));
+	/* The filtered process was counted, its namesake was not. */
+	EXPECT_EQ(4, w1.mkwrite_first);
+	EXPECT_EQ(0, w2.mkwrite_first);
+	EXPECT_EQ(0, w2.dirtied);
+	munmap(res, sizeof(*res));
+}
+
+/* ---- summary readers and resets ------------------------------------------- */
+
+FIXTURE(progress) {
+};
+
+FIXTURE_SETUP(progress)
+{
+}
+
+FIXTURE_TEARDOWN(progress)
+{
+}
+
+TEST_F_TIMEOUT(progress, summary_reader_and_resets, 300)
+{
+	struct progress {
+		long reads;
+		uint64_t worst;
+		int stop;
+	} *pr;
+	uint64_t t0, worst = 0;
+	int i, status;
+	pid_t reader;
+
+	pr = mmap(NULL, sizeof(*pr), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, pr);
+	reader = fork();
+	ASSERT_LE(0, reader);
+	if (reader == 0) {
+		char buf[8192];
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
+		    setresuid(NOBODY, NOBODY, NOBODY))
+			_exit(1);
+		while (!pr->stop) {
+			uint64_t s = now_ns();
+
+			if (wps_slurp(WPSTAT_SUMMARY_PATH, buf, sizeof(buf)) <= 0)
+				_exit(2);
+			s = now_ns() - s;
+			if (s > pr->worst)
+				pr->worst = s;
+			pr->reads++;
+		}
+		_exit(0);
+	}
+	usleep(100 * 1000);
+	for (i = 0; i < 50; i++) {
+		t0 = now_ns();
+		ASSERT_EQ(0, wps_control("reset"));
+		if (now_ns() - t0 > worst)
+			worst = now_ns() - t0;
+	}
+	pr->stop = 1;
+	ASSERT_EQ(reader, waitpid(reader, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status)) TH_LOG("the reader failed");
+	TH_LOG("50 resets (slowest %.1f ms) beside %ld summary reads by nobody (slowest %.1f ms)",
+	       worst / 1e6, pr->reads, pr->worst / 1e6);
+	EXPECT_LT(50, pr->reads);
+	/* Neither waits on the other: generous bounds, for a TCG guest. */
+	EXPECT_GT(2000000000ULL, worst);
+	EXPECT_GT(2000000000ULL, pr->worst);
+	munmap(pr, sizeof(*pr));
+}
+
+TEST_HARNESS_MAIN
