@@ -145,10 +145,72 @@ struct wpstat_table *wpstat_table_pin(void);
 void wpstat_table_put(struct wpstat_table *t);
 int wpstat_reset(void);
 int wpstat_compact(void);
-struct wpstat_ref wpstat_lookup(const struct wpstat_key *key);
-void wpstat_add(struct wpstat_ref r, enum wpstat_counter c, u64 delta);
-void wpstat_count(const struct wpstat_key *key, enum wpstat_counter c,
-		  u64 delta);
+struct wpstat_ref wpstat_lookup_slow(struct wpstat_table *t,
+				     const struct wpstat_key *key);
+void wpstat_revive(struct wpstat_table *t, struct wpstat_entry *e);
+
+static __always_inline bool wpstat_key_equal(const struct wpstat_key *a,
+					     const struct wpstat_key *b)
+{
+	return a->ino == b->ino && a->dev == b->dev && a->gen == b->gen;
+}
+
+/*
+ * The entry each CPU found last: a writer streams events for one inode, so
+ * most lookups skip the hash.  Only probe handlers use it, with preemption
+ * disabled; one nested in another (an interrupt) may overwrite the pair
+ * half-way, so a hit is trusted only after checking it against the
+ * current table: index in range, published, same key.  Never dereferenced
+ * for another table, so a stale pair is harmless after a swap.
+ */
+struct wpstat_last {
+	struct wpstat_table *table;
+	u32 idx;			/* into table->entries */
+};
+extern struct wpstat_last __percpu *wpstat_last;
+
+/*
+ * Called from probe handlers, which run with preemption disabled: an RCU
+ * read-side section that the synchronize_rcu() of a table swap waits for.
+ * The result names the table the event is counted in; its entry is NULL
+ * when the inode found no slot (counted as untracked).  Inline: it runs
+ * for every event, and the usual answer is the entry of the last one.
+ */
+static __always_inline struct wpstat_ref wpstat_lookup(const struct wpstat_key *key)
+{
+	struct wpstat_table *t = rcu_dereference_sched(wpstat_table);
+	struct wpstat_last *last = this_cpu_ptr(wpstat_last);
+	u32 idx = READ_ONCE(last->idx);
+
+	if (likely(READ_ONCE(last->table) == t && t && idx < t->max_entries)) {
+		struct wpstat_entry *e = &t->entries[idx];
+
+		/* Pairs with the release in wpstat_table_find(). */
+		if (likely(smp_load_acquire(&e->valid) &&
+			   wpstat_key_equal(&e->key, key) &&
+			   !READ_ONCE(e->evicted)))
+			return (struct wpstat_ref){ t, e };
+	}
+	return wpstat_lookup_slow(t, key);
+}
+
+static __always_inline void wpstat_add(struct wpstat_ref r,
+				       enum wpstat_counter c, u64 delta)
+{
+	if (unlikely(!r.t))
+		return;
+	if (likely(r.e))
+		atomic64_add(delta, &r.e->count[c]);
+	else
+		this_cpu_add(r.t->sums->untracked[c], delta);
+	this_cpu_add(r.t->sums->total[c], delta);
+}
+
+static __always_inline void wpstat_count(const struct wpstat_key *key,
+					 enum wpstat_counter c, u64 delta)
+{
+	wpstat_add(wpstat_lookup(key), c, delta);
+}
 void wpstat_hist_add(enum wpstat_hist_id h, u64 ns);
 void wpstat_mark_gone(const struct wpstat_key *key);
 u64 wpstat_sums_read(struct wpstat_table *t, size_t offset);

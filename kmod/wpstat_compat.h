@@ -61,6 +61,22 @@ static inline bool wpstat_vmf_has_pte(const struct vm_fault *vmf)
 /* folio_mkclean(), folio_wait_stable(): (struct folio *folio) */
 #define wpstat_folio_arg(p)	((struct folio *)wpstat_arg(p, 0))
 
+/*
+ * The address_space of a page-cache folio, without a call: folio_mapping()
+ * is exported, but every buffered write would pay for the call.  A folio
+ * whose mapping carries flags (anonymous, KSM, movable) has no file and
+ * yields NULL, as does one with no mapping; the folios of the points that
+ * use this (folio_wait_stable, folio_mkclean) are page-cache folios,
+ * where folio->mapping is the mapping itself (same on both kernels).
+ */
+static __always_inline struct address_space *
+wpstat_folio_file_mapping(struct folio *folio)
+{
+	unsigned long m = (unsigned long)READ_ONCE(folio->mapping);
+
+	return m & PAGE_MAPPING_FLAGS ? NULL : (struct address_space *)m;
+}
+
 /* __destroy_inode(struct inode *inode), both kernels (fs/inode.c). */
 #define wpstat_inode_arg(p)	((struct inode *)wpstat_arg(p, 0))
 
@@ -130,14 +146,6 @@ static inline unsigned long wpstat_task_switches(const struct task_struct *t)
  */
 #if !defined(CONFIG_DYNAMIC_FTRACE_WITH_ARGS) || !defined(CONFIG_STACKTRACE)
 #error "wpstat needs DYNAMIC_FTRACE_WITH_ARGS and STACKTRACE"
-#endif
-
-/*
- * folio_mapping() is exported on both kernels; Kbuild checks the
- * declaration so a kernel without it fails at build time, not at load.
- */
-#ifndef WPSTAT_HAVE_FOLIO_MAPPING
-#error "kernel headers lack folio_mapping(): unsupported kernel"
 #endif
 
 #endif /* _WPSTAT_COMPAT_H */

@@ -232,7 +232,7 @@ static __always_inline bool mkclean_key(struct folio *folio,
 					struct wpstat_key *key)
 {
 	return READ_ONCE(wpstat_enabled) &&
-	       wpstat_key_of_mapping(folio_mapping(folio), key);
+	       wpstat_key_of_mapping(wpstat_folio_file_mapping(folio), key);
 }
 
 static __always_inline void mkclean_enter(struct pt_regs *args)
@@ -252,7 +252,7 @@ static __always_inline void stable_enter(unsigned long parent_ip,
 	struct wpstat_key key;
 
 	wpstat_hit(WPP_STABLE);
-	mapping = folio_mapping(wpstat_folio_arg(args));
+	mapping = wpstat_folio_file_mapping(wpstat_folio_arg(args));
 	if (wpstat_want_task() && wpstat_key_of_mapping(mapping, &key)) {
 		wpstat_count(&key, WPC_STABLE_CALLS, 1);
 		if (mapping_stable_writes(mapping))

@@ -137,12 +137,6 @@ struct wpstat_table *wpstat_table_pin(void)
 	return t;
 }
 
-static bool wpstat_key_equal(const struct wpstat_key *a,
-			     const struct wpstat_key *b)
-{
-	return a->ino == b->ino && a->dev == b->dev && a->gen == b->gen;
-}
-
 /* ---- compaction, kicked from probe context ------------------------------ */
 
 static unsigned long wpstat_compact_pending;
@@ -234,77 +228,38 @@ static struct wpstat_entry *wpstat_table_find(struct wpstat_table *t,
 }
 
 /* An event for a row marked gone: its inode is back (read in again). */
-static void wpstat_revive(struct wpstat_table *t, struct wpstat_entry *e)
+void wpstat_revive(struct wpstat_table *t, struct wpstat_entry *e)
 {
 	if (cmpxchg(&e->evicted, 1, 0) == 1)
 		atomic_dec(&t->nr_evicted);
 }
 
-/*
- * The entry each CPU found last: a writer streams events for one inode, so
- * most lookups skip the hash.  Only probe handlers use it, with preemption
- * disabled; one nested in another (an interrupt) may overwrite the pair
- * half-way, so a hit is trusted only after checking it against the
- * current table: index in range, published, same key.  Never dereferenced
- * for another table, so a stale pair is harmless after a swap.
- */
-struct wpstat_last {
-	struct wpstat_table *table;
-	u32 idx;			/* into table->entries */
-};
-static struct wpstat_last __percpu *wpstat_last;
+struct wpstat_last __percpu *wpstat_last;
 
 /*
- * Called from probe handlers, which run with preemption disabled: an RCU
- * read-side section that the synchronize_rcu() of a table swap waits for.
- * The result names the table the event is counted in; its entry is NULL
- * when the inode found no slot (counted as untracked).
+ * wpstat_lookup()'s slow path (wpstat.h has the fast one: the entry this
+ * CPU found last): hash, find or insert, and remember the entry.
  */
-struct wpstat_ref wpstat_lookup(const struct wpstat_key *key)
+struct wpstat_ref wpstat_lookup_slow(struct wpstat_table *t,
+				     const struct wpstat_key *key)
 {
-	struct wpstat_ref r = { rcu_dereference_sched(wpstat_table), NULL };
+	struct wpstat_ref r = { t, NULL };
 	struct wpstat_last *last = this_cpu_ptr(wpstat_last);
 	struct wpstat_entry *e;
-	u32 idx;
 
-	if (unlikely(!r.t))
+	if (unlikely(!t))
 		return r;
-	idx = READ_ONCE(last->idx);
-	if (READ_ONCE(last->table) == r.t && idx < r.t->max_entries) {
-		e = &r.t->entries[idx];
-		/* Pairs with the release in wpstat_table_find(). */
-		if (smp_load_acquire(&e->valid) && wpstat_key_equal(&e->key, key))
-			goto found;
-	}
-	e = wpstat_table_find(r.t, key, true);
+	e = wpstat_table_find(t, key, true);
 	if (unlikely(!e)) {
-		this_cpu_inc(r.t->sums->untracked_events);
+		this_cpu_inc(t->sums->untracked_events);
 		return r;
 	}
-	WRITE_ONCE(last->table, r.t);
-	WRITE_ONCE(last->idx, (u32)(e - r.t->entries));
-found:
+	WRITE_ONCE(last->table, t);
+	WRITE_ONCE(last->idx, (u32)(e - t->entries));
 	if (unlikely(READ_ONCE(e->evicted)))
-		wpstat_revive(r.t, e);
+		wpstat_revive(t, e);
 	r.e = e;
 	return r;
-}
-
-void wpstat_add(struct wpstat_ref r, enum wpstat_counter c, u64 delta)
-{
-	if (unlikely(!r.t))
-		return;
-	if (r.e)
-		atomic64_add(delta, &r.e->count[c]);
-	else
-		this_cpu_add(r.t->sums->untracked[c], delta);
-	this_cpu_add(r.t->sums->total[c], delta);
-}
-
-void wpstat_count(const struct wpstat_key *key, enum wpstat_counter c,
-		  u64 delta)
-{
-	wpstat_add(wpstat_lookup(key), c, delta);
 }
 
 /* Probe context: the histograms of the current table. */
