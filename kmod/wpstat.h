@@ -10,6 +10,7 @@
  *   wpstat_proc.c      /proc/wpstat/{inodes,summary}
  *   wpstat_attach.c    attachment registry: levels, skip_probes, floor
  *   wpstat_handlers.c  the probe handlers, the enable switch and filters
+ *   wpstat_stalls.c    the process x file stall table
  *   wpstat_tctx.c      per-task call contexts
  *   wpstat_table.c     the inode table and the per-CPU statistics
  */
@@ -50,11 +51,18 @@ enum wpstat_counter {
 	WPC_NR
 };
 
+/* How a counter merges events, rows and CPUs. */
+enum wpstat_kind {
+	WPK_SUM,		/* added up */
+	WPK_MAX,		/* the worst single event */
+};
+
 struct wpstat_counter_info {
 	const char *name;	/* column and summary name */
 	const char *help;
 	u32 needs;		/* BIT(WPP_*) of the points it is made from */
 	u8 level;		/* the lowest level that produces it */
+	u8 kind;		/* enum wpstat_kind */
 };
 
 extern const struct wpstat_counter_info wpstat_counters[WPC_NR];
@@ -85,12 +93,41 @@ struct wpstat_entry {
 	atomic64_t count[WPC_NR];
 };
 
-/* Per-CPU sums that belong to one table, so a reset swaps them too. */
+/*
+ * Per-CPU sums that belong to one table, so a reset swaps them too.  For
+ * a WPK_MAX counter each CPU keeps its own maximum.
+ */
 struct wpstat_sums {
 	u64 total[WPC_NR];
 	u64 untracked[WPC_NR];		/* the part of total without a row */
 	u64 untracked_events;		/* lookups that found no slot */
-	u64 hist[WPH_NR][WPSTAT_HIST_BUCKETS];
+};
+
+/*
+ * What the histograms count: every event, one filesystem, or one file.
+ * Changed only by swapping in new, empty histograms (wpstat_hist_scope()).
+ */
+enum wpstat_hist_scope_kind {
+	WPHS_ALL,
+	WPHS_DEV,
+	WPHS_INODE,
+};
+
+struct wpstat_hist_scope {
+	int kind;			/* enum wpstat_hist_scope_kind */
+	u32 dev;			/* WPHS_DEV, WPHS_INODE */
+	u64 ino;			/* WPHS_INODE */
+	u32 gen;
+};
+
+struct wpstat_hist_counts {
+	u64 n[WPH_NR][WPSTAT_HIST_BUCKETS];
+};
+
+struct wpstat_hists {
+	struct wpstat_hist_scope scope;
+	struct wpstat_hist_counts __percpu *counts;
+	struct rcu_head rcu;
 };
 
 /* Rows reclaimed from one filesystem (the last slot: all others). */
@@ -211,31 +248,91 @@ static __always_inline void wpstat_count(const struct wpstat_key *key,
 {
 	wpstat_add(wpstat_lookup(key), c, delta);
 }
-void wpstat_hist_add(enum wpstat_hist_id h, u64 ns);
+
+/* Raise @v to at least @x; any context. */
+static inline void wpstat_atomic_max(atomic64_t *v, u64 x)
+{
+	s64 old = atomic64_read(v);
+
+	while ((u64)old < x && !atomic64_try_cmpxchg(v, &old, x))
+		;
+}
+
+/* A WPK_MAX counter: the slow paths only (a wait or a pause ended). */
+static inline void wpstat_count_max(const struct wpstat_key *key,
+				    enum wpstat_counter c, u64 x)
+{
+	struct wpstat_ref r = wpstat_lookup(key);
+	struct wpstat_sums *sums;
+
+	if (unlikely(!r.t))
+		return;
+	sums = this_cpu_ptr(r.t->sums);
+	if (likely(r.e))
+		wpstat_atomic_max(&r.e->count[c], x);
+	else if (sums->untracked[c] < x)
+		sums->untracked[c] = x;
+	if (sums->total[c] < x)
+		sums->total[c] = x;
+}
+
+void wpstat_hist_add(enum wpstat_hist_id h, const struct wpstat_key *key,
+		     u64 ns);
+int wpstat_hist_set_scope(const struct wpstat_hist_scope *scope);
+void wpstat_hist_scope_show(struct seq_file *m);
+int wpstat_hist_read(struct wpstat_hist_counts *sum);
 void wpstat_mark_gone(const struct wpstat_key *key);
-u64 wpstat_sums_read(struct wpstat_table *t, size_t offset);
+u64 wpstat_sums_read(struct wpstat_table *t, size_t offset, bool max);
 #define WPSTAT_SUMS(t, field) \
-	wpstat_sums_read(t, offsetof(struct wpstat_sums, field))
+	wpstat_sums_read(t, offsetof(struct wpstat_sums, field), false)
+#define WPSTAT_COUNTER_TOTAL(t, c) \
+	wpstat_sums_read(t, offsetof(struct wpstat_sums, total[c]), \
+			 wpstat_counters[c].kind == WPK_MAX)
 u64 wpstat_probe_stat(size_t offset);
 #define WPSTAT_PROBE_STAT(field) \
 	wpstat_probe_stat(offsetof(struct wpstat_probe_stats, field))
 size_t wpstat_entry_bytes(void);
+
+/* ---- wpstat_stalls.c ----------------------------------------------------- */
+
+/* The causes a process x file row counts, in /proc/wpstat/stalls order. */
+enum wpstat_stall_field {
+	WPS_FAULT_FIRST, WPS_FAULT_WP, WPS_FAULT_NS, WPS_FAULT_MAX,
+	WPS_STABLE, WPS_STABLE_NS, WPS_STABLE_MAX,
+	WPS_WB, WPS_WB_NS, WPS_WB_MAX,
+	WPS_PAUSE, WPS_PAUSE_NS, WPS_PAUSE_MAX,
+	WPS_NR
+};
+
+extern unsigned int wpstat_max_stalls;
+int wpstat_stalls_init(void);
+void wpstat_stalls_exit(void);
+int wpstat_stalls_reset(void);
+void wpstat_stall_add(const struct wpstat_key *key, enum wpstat_stall_field f,
+		      u64 delta);
+void wpstat_stall_max(const struct wpstat_key *key, enum wpstat_stall_field f,
+		      u64 x);
+void wpstat_stalls_summary(struct seq_file *m);
+int wpstat_stalls_proc_init(struct proc_dir_entry *dir);
 
 /* ---- wpstat_tctx.c ------------------------------------------------------ */
 
 /* Calls in progress that a task's later events must be joined to. */
 enum {
 	WPT_BDP		= 1,	/* inside balance_dirty_pages() */
-	WPT_STABLE	= 2,	/* about to wait in folio_wait_stable() */
+	WPT_WAIT	= 2,	/* about to wait for writeback (wait_stable says where) */
+	WPT_WB		= 4,	/* a flusher inside wb_writeback() (wb_reason says why) */
 };
 
 struct wpstat_tctx {
 	unsigned long owner;	/* the task, as an identity: never dereferenced */
 	unsigned int active;	/* WPT_* calls in progress */
 	bool bdp_async;		/* BDP_ASYNC: a traced pause is not slept */
+	bool wait_stable;	/* WPT_WAIT: in folio_wait_stable(), else in a fault */
+	int wb_reason;		/* WPT_WB: enum wb_reason of the work */
 	struct wpstat_key bdp_key;
 	u64 pause_start;	/* ns; 0 when not in a throttle pause */
-	const void *wait_folio;	/* the folio of a WPT_STABLE wait: identity */
+	const void *wait_folio;	/* the folio of a WPT_WAIT wait: identity */
 	struct wpstat_key wait_key;
 	u64 start;		/* the owner's start_time: a reused task_struct differs */
 };
@@ -285,6 +382,8 @@ struct wpstat_range {
 	unsigned long size;
 };
 extern struct wpstat_range wpstat_fault_dirty_range;
+/* do_page_mkwrite(): a wait below it is a wait in a write fault. */
+extern struct wpstat_range wpstat_mkwrite_range;
 
 int wpstat_symbol_range(unsigned long addr, struct wpstat_range *r);
 int wpstat_handlers_init(void);

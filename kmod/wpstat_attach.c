@@ -251,6 +251,10 @@ static void wpstat_resolve_addresses(void)
 		if (wpstat_probes[p].mech[WPL_COUNTS] == WPM_FTRACE ||
 		    wpstat_probes[p].mech[WPL_TIMING] == WPM_FTRACE)
 			wpstat_entry_ip[p] = wpstat_probes[p].addr;
+	/* Unknown (size 0): no wait is taken for one in a write fault. */
+	if (wpstat_probes[WPP_MKWRITE].addr)
+		wpstat_symbol_range(wpstat_probes[WPP_MKWRITE].addr,
+				    &wpstat_mkwrite_range);
 }
 
 static int attach_mech(enum wpstat_probe_id p, enum wpstat_mech m)

@@ -17,6 +17,7 @@
 #include <linux/pagemap.h>
 #include <linux/sched.h>
 #include <linux/writeback.h>
+#include <asm/syscall.h>
 
 /*
  * Arguments at function entry.  An ftrace_ops callback registered without
@@ -125,6 +126,43 @@ wpstat_folio_file_mapping(struct folio *folio)
 /* writeback:writeback_dirty_folio and writeback:folio_wait_writeback. */
 #define WPSTAT_TP_FOLIO_PROTO						\
 	void *data, struct folio *folio, struct address_space *mapping
+
+/*
+ * writeback:writeback_start and writeback:writeback_written, traced by a
+ * flusher in wb_writeback() around each pass that writes pages.  struct
+ * wb_writeback_work is private to fs/fs-writeback.c; its head up to
+ * reason is the same on 6.1 and 6.12 (nr_pages, sb, sync_mode, one
+ * unsigned int of bit fields, reason), and only reason is read.
+ */
+struct wb_writeback_work;
+#define WPSTAT_TP_WB_WORK_PROTO						\
+	void *data, struct bdi_writeback *wb, struct wb_writeback_work *work
+
+struct wpstat_wb_work_head {
+	long nr_pages;
+	struct super_block *sb;
+	enum writeback_sync_modes sync_mode;
+	unsigned int bits;
+	enum wb_reason reason;
+};
+
+static inline int wpstat_wb_work_reason(const struct wb_writeback_work *work)
+{
+	int reason = READ_ONCE(((const struct wpstat_wb_work_head *)work)->reason);
+
+	return reason >= 0 && reason < WB_REASON_MAX ? reason : -1;
+}
+
+/*
+ * The system call the current task is in, or -1: a kernel thread, a
+ * 32-bit call (other numbers) or no call (a fault).  x86-64 numbers.
+ */
+static __always_inline long wpstat_syscall_nr(void)
+{
+	if (current->flags & PF_KTHREAD || in_ia32_syscall())
+		return -1;
+	return syscall_get_nr(current, task_pt_regs(current));
+}
 
 /* sched:sched_process_exit, (struct task_struct *p) on both kernels. */
 #define WPSTAT_TP_EXIT_PROTO	void *data, struct task_struct *p

@@ -13,9 +13,11 @@
 #include <linux/ctype.h>
 #include <linux/debugfs.h>
 #include <linux/kdev_t.h>
+#include <linux/namei.h>
 #include <linux/pid.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <generated/utsrelease.h>
@@ -27,27 +29,119 @@ static DEFINE_MUTEX(wpstat_control_mutex);
 
 /* ---- control ------------------------------------------------------------ */
 
-#define WPSTAT_CONTROL_MAX	64
+/* Room for "histogram path " and a path. */
+#define WPSTAT_CONTROL_MAX	(PATH_MAX + 16)
+
+/* A decimal number with no sign, space or other decoration. */
+static int control_uint(const char *s, unsigned int *v)
+{
+	return isdigit(s[0]) ? kstrtouint(s, 10, v) : -EINVAL;
+}
 
 /*
  * "MAJ:MIN" in decimal, each part checked against what a dev_t holds
  * (kstrtouint fails on overflow; sscanf("%u") would wrap 4294967304 to 8).
+ * @rest: where a further ":..." part starts, or NULL if none is allowed.
  */
-static int control_filter_dev(char *arg)
+static int control_parse_dev(char *arg, u32 *dev, char **rest)
 {
 	unsigned int major, minor;
-	char *colon = strchr(arg, ':');
+	char *colon = strchr(arg, ':'), *colon2;
 
 	if (!colon)
 		return -EINVAL;
 	*colon = '\0';
-	if (!isdigit(arg[0]) || !isdigit(colon[1]) ||
-	    kstrtouint(arg, 10, &major) || kstrtouint(colon + 1, 10, &minor))
+	colon2 = strchr(colon + 1, ':');
+	if (colon2) {
+		if (!rest)
+			return -EINVAL;
+		*colon2 = '\0';
+		*rest = colon2 + 1;
+	} else if (rest) {
+		*rest = NULL;
+	}
+	if (control_uint(arg, &major) || control_uint(colon + 1, &minor))
 		return -EINVAL;
 	if (major >= (1U << 12) || minor >= (1U << 20) || (!major && !minor))
 		return -EINVAL;
-	WRITE_ONCE(wpstat_filter_dev, MKDEV(major, minor));
+	*dev = MKDEV(major, minor);
 	return 0;
+}
+
+static int control_filter_dev(char *arg)
+{
+	u32 dev;
+	int ret = control_parse_dev(arg, &dev, NULL);
+
+	if (!ret)
+		WRITE_ONCE(wpstat_filter_dev, dev);
+	return ret;
+}
+
+/* "inode MAJ:MIN:INO[:GEN]" */
+static int control_hist_inode(char *arg, struct wpstat_hist_scope *scope)
+{
+	char *rest, *gen;
+	unsigned long long ino;
+	unsigned int g = 0;
+
+	if (control_parse_dev(arg, &scope->dev, &rest) || !rest)
+		return -EINVAL;
+	gen = strchr(rest, ':');
+	if (gen) {
+		*gen++ = '\0';
+		if (control_uint(gen, &g))
+			return -EINVAL;
+	}
+	if (!isdigit(rest[0]) || kstrtoull(rest, 10, &ino) || !ino)
+		return -EINVAL;
+	scope->kind = WPHS_INODE;
+	scope->ino = ino;
+	scope->gen = g;
+	return 0;
+}
+
+/* "path FILE": the file's inode as the kernel names it (an absolute path). */
+static int control_hist_path(const char *path, struct wpstat_hist_scope *scope)
+{
+	struct inode *inode;
+	struct path p;
+	int ret;
+
+	if (path[0] != '/')
+		return -EINVAL;
+	ret = kern_path(path, LOOKUP_FOLLOW, &p);
+	if (ret)
+		return ret;
+	inode = d_inode(p.dentry);
+	scope->kind = WPHS_INODE;
+	scope->dev = inode->i_sb->s_dev;
+	scope->ino = inode->i_ino;
+	scope->gen = inode->i_generation;
+	path_put(&p);
+	return 0;
+}
+
+/* histogram all | dev MAJ:MIN | inode MAJ:MIN:INO[:GEN] (path: see caller) */
+static int control_histogram(char **words, int n)
+{
+	struct wpstat_hist_scope scope = { .kind = WPHS_ALL };
+
+	if (n == 2 && !strcmp(words[1], "all"))
+		return wpstat_hist_set_scope(&scope);
+	if (n != 3)
+		return -EINVAL;
+	if (!strcmp(words[1], "dev")) {
+		if (control_parse_dev(words[2], &scope.dev, NULL))
+			return -EINVAL;
+		scope.kind = WPHS_DEV;
+	} else if (!strcmp(words[1], "inode")) {
+		if (control_hist_inode(words[2], &scope))
+			return -EINVAL;
+	} else {
+		return -EINVAL;
+	}
+	return wpstat_hist_set_scope(&scope);
 }
 
 static int control_filter_pid(const char *arg)
@@ -74,9 +168,18 @@ static int control_filter_pid(const char *arg)
 
 static int control_exec(char *cmd)
 {
+	static const char hist_path[] = "histogram path ";
+	struct wpstat_hist_scope scope;
 	char *words[4];
-	int n = 0;
+	int n = 0, ret;
 	char *w;
+
+	/* The one command whose argument may hold spaces: the rest is a path. */
+	if (!strncmp(cmd, hist_path, sizeof(hist_path) - 1)) {
+		ret = control_hist_path(skip_spaces(cmd + sizeof(hist_path) - 1),
+					&scope);
+		return ret ? ret : wpstat_hist_set_scope(&scope);
+	}
 
 	while ((w = strsep(&cmd, " \t")) != NULL) {
 		if (!*w)
@@ -95,6 +198,8 @@ static int control_exec(char *cmd)
 		WRITE_ONCE(wpstat_enabled, false);
 		return 0;
 	}
+	if (n >= 2 && !strcmp(words[0], "histogram"))
+		return control_histogram(words, n);
 	if (n == 2 && !strcmp(words[0], "level")) {
 		int level = wpstat_level_parse(words[1]);
 
@@ -125,7 +230,7 @@ static int control_exec(char *cmd)
 static ssize_t control_write(struct file *file, const char __user *ubuf,
 			     size_t len, loff_t *ppos)
 {
-	char buf[WPSTAT_CONTROL_MAX + 1];
+	char *buf;
 	size_t i;
 	int ret;
 
@@ -133,9 +238,9 @@ static ssize_t control_write(struct file *file, const char __user *ubuf,
 		return -EPERM;
 	if (len == 0 || len > WPSTAT_CONTROL_MAX)
 		return -EINVAL;
-	if (copy_from_user(buf, ubuf, len))
-		return -EFAULT;
-	buf[len] = '\0';
+	buf = memdup_user_nul(ubuf, len);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
 	/*
 	 * One command per write; binary, or a second line, is malformed.  So
 	 * is any byte over 0x7f: the kernel's ctype is Latin-1, where 0xa0
@@ -144,12 +249,15 @@ static ssize_t control_write(struct file *file, const char __user *ubuf,
 	for (i = 0; i < len; i++) {
 		if (buf[i] == '\n' && i == len - 1)
 			break;
-		if (!isascii(buf[i]) || (!isprint(buf[i]) && buf[i] != '\t'))
+		if (!isascii(buf[i]) || (!isprint(buf[i]) && buf[i] != '\t')) {
+			kfree(buf);
 			return -EINVAL;
+		}
 	}
 	mutex_lock(&wpstat_control_mutex);
 	ret = control_exec(strim(buf));
 	mutex_unlock(&wpstat_control_mutex);
+	kfree(buf);
 	return ret ? ret : len;
 }
 
@@ -176,25 +284,27 @@ static int histograms_show(struct seq_file *m, void *v)
 		[WPH_STABLE_WAIT] = "stable_wait_ns",
 		[WPH_BDP_PAUSE] = "bdp_pause_ns",
 	};
-	struct wpstat_table *t;
+	struct wpstat_hist_counts *counts;
 	int h, b;
 
 	if (!IS_ENABLED(CONFIG_WPSTAT_HISTOGRAMS)) {
 		seq_puts(m, "# histograms not built (CONFIG_WPSTAT_HISTOGRAMS=n)\n");
 		return 0;
 	}
+	counts = kzalloc(sizeof(*counts), GFP_KERNEL);
+	if (!counts)
+		return -ENOMEM;
+	wpstat_hist_read(counts);
 	seq_puts(m, "histogram low_ns high_ns count\n");
-	t = wpstat_table_pin();
 	for (h = 0; h < WPH_NR; h++) {
 		for (b = 0; b < WPSTAT_HIST_BUCKETS; b++) {
-			u64 n = WPSTAT_SUMS(t, hist[h][b]);
-
-			if (n)
+			if (counts->n[h][b])
 				seq_printf(m, "%s %llu %llu %llu\n", names[h],
-					   b ? 1ULL << b : 0, (2ULL << b) - 1, n);
+					   b ? 1ULL << b : 0, (2ULL << b) - 1,
+					   counts->n[h][b]);
 		}
 	}
-	wpstat_table_put(t);
+	kfree(counts);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(histograms);
@@ -228,6 +338,10 @@ static int config_show(struct seq_file *m, void *v)
 	seq_printf(m, "histograms %s\n",
 		   IS_ENABLED(CONFIG_WPSTAT_HISTOGRAMS) ? "y" : "n");
 	seq_printf(m, "level %s\n", wpstat_level_name(wpstat_get_level()));
+	seq_puts(m, "histogram_scope ");
+	wpstat_hist_scope_show(m);
+	seq_putc(m, '\n');
+	seq_printf(m, "max_stalls %u\n", wpstat_max_stalls);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(config);
@@ -242,7 +356,11 @@ static int help_show(struct seq_file *m, void *v)
 		 "  reset | enable | disable | level counts|timing\n"
 		 "  filter dev MAJ:MIN | filter pid TGID\n"
 		 "  filter dev none | filter pid none | filter none\n"
-		 "counters (/proc/wpstat/inodes columns; '-': not produced at this level or not attached):\n");
+		 "  histogram all | histogram dev MAJ:MIN\n"
+		 "  histogram inode MAJ:MIN:INO[:GEN] | histogram path /ABSOLUTE/FILE\n"
+		 "    (durations of that scope only; starts the histograms empty)\n"
+		 "counters (/proc/wpstat/inodes columns; '-': not produced at this level or not attached;\n"
+		 "          *_max_ns: the worst single event, not a sum):\n");
 	for (c = 0; c < WPC_NR; c++)
 		seq_printf(m, "  %-16s %s%s\n", wpstat_counters[c].name,
 			   wpstat_counters[c].help,

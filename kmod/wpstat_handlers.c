@@ -31,7 +31,13 @@
  *   folio_wait_writeback   tracepoint: a writeback wait; a stable-page wait
  *                          if the stack shows it was tail-called from a
  *                          learned folio_wait_stable() call site
- *   folio_wait_bit         kretprobe: times that stable-page wait
+ *   folio_wait_bit         kretprobe: times that stable-page wait, or a
+ *                          writeback wait in the write path
+ *   writeback_start/_written  tracepoints: a flusher's pass and its reason,
+ *                          for the trigger of the folio_mkclean calls in it
+ *
+ * Events of a task also count in its process's row of the stall table
+ * (wpstat_stalls.c): faults, waits, pauses, with times where it blocks.
  *
  * Level "timing" moves do_page_mkwrite and folio_mkclean to kretprobes for
  * mkwrite_ns and mkclean_ptes.  Both mechanisms count the same events: the
@@ -51,6 +57,7 @@
 #include <linux/stacktrace.h>
 #include <linux/timekeeping.h>
 #include <linux/trace_recursion.h>
+#include <asm/unistd.h>
 
 #include "wpstat.h"
 #include "wpstat_compat.h"
@@ -65,6 +72,7 @@ int wpstat_counting_level;
 bool wpstat_wait_bit_attached;
 unsigned long wpstat_entry_ip[WPP_NR];
 struct wpstat_range wpstat_fault_dirty_range;
+struct wpstat_range wpstat_mkwrite_range;
 
 /* folio_wait_writeback() and folio_wait_stable(), both exported. */
 static struct wpstat_range fww_range, fws_range;
@@ -184,21 +192,53 @@ u64 wpstat_stable_sites_overflow(void)
 	return atomic64_read(&stable_sites_overflow);
 }
 
-#define WPSTAT_STACK_DEPTH	12
+#define WPSTAT_STACK_DEPTH	16
 
-/* Called from the folio_wait_writeback tracepoint: a task about to sleep. */
-static noinline bool wait_is_stable(void)
+enum wpstat_wait_kind {
+	WPW_OTHER,		/* fsync, truncate, ...: not a write's stall */
+	WPW_STABLE,		/* folio_wait_stable(), on a stable mapping */
+	WPW_WRITE,		/* other writeback wait in a write fault or write(2) */
+};
+
+/* A write system call: its writeback waits are the writer's stalls. */
+static bool in_write_syscall(void)
+{
+	switch (wpstat_syscall_nr()) {
+	case __NR_write:
+	case __NR_pwrite64:
+	case __NR_writev:
+	case __NR_pwritev:
+	case __NR_pwritev2:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Called from the folio_wait_writeback tracepoint: a task about to sleep.
+ * A stable-page wait is folio_wait_writeback() returning into a
+ * folio_wait_stable() call site; any other wait is the writer's if it is
+ * below do_page_mkwrite() or in a write system call.
+ */
+static noinline enum wpstat_wait_kind wait_classify(bool stable_mapping)
 {
 	unsigned long entries[WPSTAT_STACK_DEPTH];
 	unsigned int n, i;
+	bool fww = false;
 
 	n = stack_trace_save(entries, ARRAY_SIZE(entries), 0);
-	for (i = 0; i + 1 < n; i++) {
-		if (wpstat_in_range(entries[i], &fww_range))
-			return wpstat_in_range(entries[i + 1], &fws_range) ||
-			       stable_site_known(entries[i + 1]);
+	for (i = 0; i < n; i++) {
+		if (!fww && i + 1 < n && wpstat_in_range(entries[i], &fww_range)) {
+			fww = true;
+			if (stable_mapping &&
+			    (wpstat_in_range(entries[i + 1], &fws_range) ||
+			     stable_site_known(entries[i + 1])))
+				return WPW_STABLE;
+		} else if (fww && wpstat_in_range(entries[i], &wpstat_mkwrite_range)) {
+			return WPW_WRITE;
+		}
 	}
-	return false;
+	return in_write_syscall() ? WPW_WRITE : WPW_OTHER;
 }
 
 /* ---- entry-only callbacks (one ftrace_ops, wpstat_entry()) ------------- */
@@ -216,6 +256,14 @@ static __always_inline bool mkwrite_key(struct vm_fault *vmf,
 	return true;
 }
 
+/* A write fault: the inode's count and the process's row. */
+static __always_inline void mkwrite_count(const struct wpstat_key *key,
+					  bool first)
+{
+	wpstat_count(key, first ? WPC_MKWRITE_FIRST : WPC_MKWRITE_WP, 1);
+	wpstat_stall_add(key, first ? WPS_FAULT_FIRST : WPS_FAULT_WP, 1);
+}
+
 static __always_inline void mkwrite_enter(struct pt_regs *args)
 {
 	struct wpstat_key key;
@@ -224,7 +272,7 @@ static __always_inline void mkwrite_enter(struct pt_regs *args)
 	wpstat_hit(WPP_MKWRITE);
 	if (READ_ONCE(wpstat_counting_level) == WPL_COUNTS &&
 	    mkwrite_key(wpstat_mkwrite_vmf(args), &key, &first))
-		wpstat_count(&key, first ? WPC_MKWRITE_FIRST : WPC_MKWRITE_WP, 1);
+		mkwrite_count(&key, first);
 }
 
 /* Writeback runs in kworkers: the task filter does not apply to mkclean. */
@@ -235,6 +283,57 @@ static __always_inline bool mkclean_key(struct folio *folio,
 	       wpstat_key_of_mapping(wpstat_folio_file_mapping(folio), key);
 }
 
+/*
+ * What started the writeback that is cleaning a folio: reclaim; for a
+ * flusher, the reason of its pass (writeback_start); for any other task,
+ * the system call it is in.
+ */
+static enum wpstat_counter mkclean_trigger(void)
+{
+	unsigned int flags = current->flags;
+	struct wpstat_tctx *c;
+
+	if (flags & (PF_KSWAPD | PF_MEMALLOC))
+		return WPC_MKCLEAN_RECLAIM;
+	if (flags & PF_KTHREAD) {
+		c = wpstat_tctx_find();
+		if (!c || !(c->active & WPT_WB))
+			return WPC_MKCLEAN_OTHER;
+		switch (c->wb_reason) {
+		case WB_REASON_PERIODIC:
+			return WPC_MKCLEAN_FLUSHER_PERIODIC;
+		case WB_REASON_BACKGROUND:
+			return WPC_MKCLEAN_FLUSHER_BACKGROUND;
+		case WB_REASON_SYNC:
+			return WPC_MKCLEAN_SYNC;
+		case WB_REASON_VMSCAN:
+			return WPC_MKCLEAN_RECLAIM;
+		}
+		return WPC_MKCLEAN_OTHER;
+	}
+	switch (wpstat_syscall_nr()) {
+	case __NR_msync:
+		return WPC_MKCLEAN_MSYNC;
+	case __NR_fsync:
+	case __NR_fdatasync:
+		return WPC_MKCLEAN_FSYNC;
+	case __NR_sync_file_range:
+		return WPC_MKCLEAN_SYNC_FILE_RANGE;
+	case __NR_sync:
+	case __NR_syncfs:
+		return WPC_MKCLEAN_SYNC;
+	}
+	return WPC_MKCLEAN_OTHER;
+}
+
+static __always_inline void mkclean_count(const struct wpstat_key *key)
+{
+	struct wpstat_ref r = wpstat_lookup(key);
+
+	wpstat_add(r, WPC_MKCLEAN_CALLS, 1);
+	wpstat_add(r, mkclean_trigger(), 1);
+}
+
 static __always_inline void mkclean_enter(struct pt_regs *args)
 {
 	struct wpstat_key key;
@@ -242,7 +341,7 @@ static __always_inline void mkclean_enter(struct pt_regs *args)
 	wpstat_hit(WPP_MKCLEAN);
 	if (READ_ONCE(wpstat_counting_level) == WPL_COUNTS &&
 	    mkclean_key(wpstat_folio_arg(args), &key))
-		wpstat_count(&key, WPC_MKCLEAN_CALLS, 1);
+		mkclean_count(&key);
 }
 
 static __always_inline void stable_enter(unsigned long parent_ip,
@@ -367,7 +466,7 @@ static int mkwrite_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	if (READ_ONCE(wpstat_counting_level) != WPL_TIMING ||
 	    !mkwrite_key(wpstat_mkwrite_vmf(regs), &d->key, &first))
 		return 1;
-	wpstat_count(&d->key, first ? WPC_MKWRITE_FIRST : WPC_MKWRITE_WP, 1);
+	mkwrite_count(&d->key, first);
 	d->start = ktime_get_ns();
 	return 0;
 }
@@ -379,7 +478,10 @@ static int mkwrite_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	u64 ns = ktime_get_ns() - d->start;
 
 	wpstat_count(&d->key, WPC_MKWRITE_NS, ns);
-	wpstat_hist_add(WPH_MKWRITE, ns);
+	wpstat_count_max(&d->key, WPC_MKWRITE_MAX_NS, ns);
+	wpstat_stall_add(&d->key, WPS_FAULT_NS, ns);
+	wpstat_stall_max(&d->key, WPS_FAULT_MAX, ns);
+	wpstat_hist_add(WPH_MKWRITE, &d->key, ns);
 	return 0;
 }
 NOKPROBE_SYMBOL(mkwrite_return);
@@ -392,7 +494,7 @@ static int mkclean_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	if (READ_ONCE(wpstat_counting_level) != WPL_TIMING ||
 	    !mkclean_key(wpstat_folio_arg(regs), key))
 		return 1;
-	wpstat_count(key, WPC_MKCLEAN_CALLS, 1);
+	mkclean_count(key);
 	return 0;
 }
 NOKPROBE_SYMBOL(mkclean_entry);
@@ -416,7 +518,10 @@ static void bdp_close_pause(struct wpstat_tctx *c, u64 now)
 	ns = now - c->pause_start;
 	c->pause_start = 0;
 	wpstat_count(&c->bdp_key, WPC_BDP_PAUSE_NS, ns);
-	wpstat_hist_add(WPH_BDP_PAUSE, ns);
+	wpstat_count_max(&c->bdp_key, WPC_BDP_PAUSE_MAX_NS, ns);
+	wpstat_stall_add(&c->bdp_key, WPS_PAUSE_NS, ns);
+	wpstat_stall_max(&c->bdp_key, WPS_PAUSE_MAX, ns);
+	wpstat_hist_add(WPH_BDP_PAUSE, &c->bdp_key, ns);
 }
 
 /* balance_dirty_pages(): entered only outside the free-run zone. */
@@ -457,7 +562,7 @@ static int bdp_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(bdp_return);
 
-/* folio_wait_bit(): only a stable-page wait announced by the tracepoint. */
+/* folio_wait_bit(): only a wait announced by the tracepoint. */
 static int wait_bit_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct wpstat_tctx *c;
@@ -466,7 +571,7 @@ static int wait_bit_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	if (wpstat_wait_bit_nr(regs) != PG_writeback)
 		return 1;
 	c = wpstat_tctx_find();
-	if (!c || !(c->active & WPT_STABLE) ||
+	if (!c || !(c->active & WPT_WAIT) ||
 	    c->wait_folio != wpstat_wait_bit_folio(regs))
 		return 1;
 	*(u64 *)ri->data = ktime_get_ns();
@@ -479,10 +584,18 @@ static int wait_bit_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	u64 ns = ktime_get_ns() - *(u64 *)ri->data;
 	struct wpstat_tctx *c = wpstat_tctx_find();
 
-	if (c && (c->active & WPT_STABLE)) {
-		wpstat_count(&c->wait_key, WPC_STABLE_WAIT_NS, ns);
-		wpstat_hist_add(WPH_STABLE_WAIT, ns);
-		wpstat_tctx_put(c, WPT_STABLE);
+	if (c && (c->active & WPT_WAIT)) {
+		if (c->wait_stable) {
+			wpstat_count(&c->wait_key, WPC_STABLE_WAIT_NS, ns);
+			wpstat_count_max(&c->wait_key, WPC_STABLE_WAIT_MAX_NS, ns);
+			wpstat_stall_add(&c->wait_key, WPS_STABLE_NS, ns);
+			wpstat_stall_max(&c->wait_key, WPS_STABLE_MAX, ns);
+			wpstat_hist_add(WPH_STABLE_WAIT, &c->wait_key, ns);
+		} else {
+			wpstat_stall_add(&c->wait_key, WPS_WB_NS, ns);
+			wpstat_stall_max(&c->wait_key, WPS_WB_MAX, ns);
+		}
+		wpstat_tctx_put(c, WPT_WAIT);
 	}
 	return 0;
 }
@@ -503,6 +616,7 @@ static void notrace tp_dirty_folio(WPSTAT_TP_FOLIO_PROTO)
 /* Traced once per loop in folio_wait_writeback(), right before it sleeps. */
 static void notrace tp_wait_writeback(WPSTAT_TP_FOLIO_PROTO)
 {
+	enum wpstat_wait_kind kind;
 	struct wpstat_tctx *c;
 	struct wpstat_key key;
 	struct wpstat_ref r;
@@ -512,16 +626,23 @@ static void notrace tp_wait_writeback(WPSTAT_TP_FOLIO_PROTO)
 		return;
 	r = wpstat_lookup(&key);
 	wpstat_add(r, WPC_WB_WAITS, 1);
-	if (!mapping_stable_writes(mapping) || !wait_is_stable())
+	kind = wait_classify(mapping_stable_writes(mapping));
+	if (kind == WPW_OTHER)
 		return;
-	wpstat_add(r, WPC_STABLE_WAITS, 1);
+	if (kind == WPW_STABLE) {
+		wpstat_add(r, WPC_STABLE_WAITS, 1);
+		wpstat_stall_add(&key, WPS_STABLE, 1);
+	} else {
+		wpstat_stall_add(&key, WPS_WB, 1);
+	}
 	/* Announce the wait to folio_wait_bit()'s kretprobe, which times it. */
 	if (!READ_ONCE(wpstat_wait_bit_attached))
 		return;
 	c = wpstat_tctx_get();
 	if (!c)
 		return;
-	c->active |= WPT_STABLE;
+	c->active |= WPT_WAIT;
+	c->wait_stable = kind == WPW_STABLE;
 	c->wait_folio = folio;
 	c->wait_key = key;
 }
@@ -543,8 +664,31 @@ static void notrace tp_balance_dirty_pages(WPSTAT_TP_BDP_PROTO)
 	bdp_close_pause(c, now);
 	if (pause > 0 && !c->bdp_async) {
 		wpstat_count(&c->bdp_key, WPC_BDP_PAUSES, 1);
+		wpstat_stall_add(&c->bdp_key, WPS_PAUSE, 1);
 		c->pause_start = now;
 	}
+}
+
+/* A flusher starts a pass: its reason is the trigger of its mkcleans. */
+static void notrace tp_wb_start(WPSTAT_TP_WB_WORK_PROTO)
+{
+	struct wpstat_tctx *c;
+
+	wpstat_hit(WPP_TP_WB_START);
+	c = wpstat_tctx_get();
+	if (!c)
+		return;
+	c->active |= WPT_WB;
+	c->wb_reason = wpstat_wb_work_reason(work);
+}
+
+static void notrace tp_wb_written(WPSTAT_TP_WB_WORK_PROTO)
+{
+	struct wpstat_tctx *c = wpstat_tctx_find();
+
+	wpstat_hit(WPP_TP_WB_WRITTEN);
+	if (c && (c->active & WPT_WB))
+		wpstat_tctx_put(c, WPT_WB);
 }
 
 /* A task exits: whatever call it was in, its context is released. */
@@ -572,6 +716,8 @@ const struct wpstat_handler_set wpstat_handlers[WPP_NR] = {
 	[WPP_TP_DIRTY] = { .tp = tp_dirty_folio },
 	[WPP_TP_WAIT] = { .tp = tp_wait_writeback },
 	[WPP_TP_BDP] = { .tp = tp_balance_dirty_pages },
+	[WPP_TP_WB_START] = { .tp = tp_wb_start },
+	[WPP_TP_WB_WRITTEN] = { .tp = tp_wb_written },
 	[WPP_TP_EXIT] = { .tp = tp_process_exit },
 };
 
@@ -607,6 +753,10 @@ static void notrace floor_tp_exit(WPSTAT_TP_EXIT_PROTO)
 {
 }
 
+static void notrace floor_tp_wb(WPSTAT_TP_WB_WORK_PROTO)
+{
+}
+
 /* Same data_size as the real handlers: the same instance pools. */
 #define FLOOR_KRP(id, size)						\
 	[id] = { .ftrace = floor_entry, .krp_entry = floor_krp_entry,	\
@@ -623,6 +773,8 @@ const struct wpstat_handler_set wpstat_floor_handlers[WPP_NR] = {
 	[WPP_TP_DIRTY] = { .tp = floor_tp_folio },
 	[WPP_TP_WAIT] = { .tp = floor_tp_folio },
 	[WPP_TP_BDP] = { .tp = floor_tp_bdp },
+	[WPP_TP_WB_START] = { .tp = floor_tp_wb },
+	[WPP_TP_WB_WRITTEN] = { .tp = floor_tp_wb },
 	[WPP_TP_EXIT] = { .tp = floor_tp_exit },
 };
 

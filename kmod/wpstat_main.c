@@ -26,9 +26,12 @@ static int __init wpstat_init(void)
 	ret = wpstat_table_init();
 	if (ret)
 		goto err_handlers;
-	ret = wpstat_tctx_init();
+	ret = wpstat_stalls_init();
 	if (ret)
 		goto err_table;
+	ret = wpstat_tctx_init();
+	if (ret)
+		goto err_stalls;
 	ret = wpstat_proc_init();
 	if (ret)
 		goto err_tctx;
@@ -49,6 +52,8 @@ err_output:
 	wpstat_proc_exit();
 err_tctx:
 	wpstat_tctx_exit();
+err_stalls:
+	wpstat_stalls_exit();
 err_table:
 	wpstat_table_exit();
 err_handlers:
@@ -64,6 +69,7 @@ static void __exit wpstat_exit(void)
 	/* ... then handlers: this waits for every running handler. */
 	wpstat_attach_exit();
 	wpstat_tctx_exit();
+	wpstat_stalls_exit();
 	wpstat_table_exit();
 	wpstat_handlers_exit();
 	pr_info("unloaded\n");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * wpstat_proc.c - /proc/wpstat/{inodes,summary,gone,counters}.
+ * wpstat_proc.c - /proc/wpstat/{inodes,summary,gone,counters}; the stalls
+ * file is wpstat_stalls.c's.
  *
  * /proc/wpstat/inodes is root-only (0400): per-file write activity of other
  * users is not theirs to see, as with /proc/PID/io.  The summary holds only
@@ -136,7 +137,7 @@ static int summary_show(struct seq_file *m, void *v)
 	rcu_read_lock();
 	t = rcu_dereference(wpstat_table);
 	for (c = 0; c < WPC_NR; c++)
-		total[c] = WPSTAT_SUMS(t, total[c]);
+		total[c] = WPSTAT_COUNTER_TOTAL(t, c);
 	untracked = WPSTAT_SUMS(t, untracked_events);
 	tracked = t ? atomic_read(&t->nr_tracked) : 0;
 	evicted = t ? atomic_read(&t->nr_evicted) : 0;
@@ -167,6 +168,10 @@ static int summary_show(struct seq_file *m, void *v)
 	seq_printf(m, "reclaimed_inodes %llu\n", reclaimed);
 	seq_printf(m, "compactions %llu\n", compactions);
 	seq_printf(m, "task_contexts_stale %llu\n", wpstat_tctx_stale_count());
+	wpstat_stalls_summary(m);
+	seq_puts(m, "histogram_scope ");
+	wpstat_hist_scope_show(m);
+	seq_putc(m, '\n');
 	return 0;
 }
 
@@ -215,7 +220,9 @@ static int gone_show(struct seq_file *m, void *v)
 	}
 	seq_puts(m, "untracked -");
 	for (c = 0; c < WPC_NR; c++)
-		wpstat_seq_counter(m, c, WPSTAT_SUMS(t, untracked[c]));
+		wpstat_seq_counter(m, c, wpstat_sums_read(t,
+				   offsetof(struct wpstat_sums, untracked[c]),
+				   wpstat_counters[c].kind == WPK_MAX));
 	seq_putc(m, '\n');
 	wpstat_table_put(t);
 	return 0;
@@ -271,7 +278,8 @@ int wpstat_proc_init(void)
 	if (!proc_create("inodes", 0400, wpstat_proc_dir, &inodes_proc_ops) ||
 	    !proc_create("summary", 0444, wpstat_proc_dir, &summary_proc_ops) ||
 	    !proc_create("counters", 0444, wpstat_proc_dir, &counters_proc_ops) ||
-	    !proc_create("gone", 0444, wpstat_proc_dir, &gone_proc_ops)) {
+	    !proc_create("gone", 0444, wpstat_proc_dir, &gone_proc_ops) ||
+	    wpstat_stalls_proc_init(wpstat_proc_dir)) {
 		proc_remove(wpstat_proc_dir);
 		return -ENOMEM;
 	}

@@ -24,6 +24,7 @@
 
 #include <linux/irq_work.h>
 #include <linux/jhash.h>
+#include <linux/kdev_t.h>
 #include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -43,9 +44,9 @@ static DEFINE_MUTEX(wpstat_table_mutex);	/* serialises table swaps */
 struct wpstat_probe_stats __percpu *wpstat_probe_stats;
 
 #define WPN(p) BIT(WPP_##p)
-#define WPSTAT_COUNTER(id, nm, need, lvl, hlp)				\
+#define WPSTAT_COUNTER(id, nm, knd, need, lvl, hlp)			\
 	[WPC_##id] = { .name = #nm, .help = hlp, .needs = need,		\
-		       .level = WPL_##lvl },
+		       .level = WPL_##lvl, .kind = WPK_##knd },
 const struct wpstat_counter_info wpstat_counters[WPC_NR] = {
 #include "wpstat_counters.def"
 };
@@ -262,15 +263,122 @@ struct wpstat_ref wpstat_lookup_slow(struct wpstat_table *t,
 	return r;
 }
 
-/* Probe context: the histograms of the current table. */
-void wpstat_hist_add(enum wpstat_hist_id h, u64 ns)
+/* ---- histograms ----------------------------------------------------------- */
+
+/*
+ * The histograms and their scope, swapped as one under RCU: a reset or a
+ * new scope starts from empty histograms, and no event is counted under
+ * a scope it does not belong to.
+ */
+static struct wpstat_hists __rcu *wpstat_hists;
+static DEFINE_MUTEX(wpstat_hists_mutex);
+
+static struct wpstat_hists *wpstat_hists_alloc(const struct wpstat_hist_scope *scope)
 {
-	struct wpstat_table *t = rcu_dereference_sched(wpstat_table);
+	struct wpstat_hists *h = kzalloc(sizeof(*h), GFP_KERNEL);
+
+	if (!h)
+		return NULL;
+	h->scope = *scope;
+	if (IS_ENABLED(CONFIG_WPSTAT_HISTOGRAMS)) {
+		h->counts = alloc_percpu(struct wpstat_hist_counts);
+		if (!h->counts) {
+			kfree(h);
+			return NULL;
+		}
+	}
+	return h;
+}
+
+static void wpstat_hists_free(struct wpstat_hists *h)
+{
+	if (!h)
+		return;
+	free_percpu(h->counts);
+	kfree(h);
+}
+
+static void wpstat_hists_free_rcu(struct rcu_head *rcu)
+{
+	wpstat_hists_free(container_of(rcu, struct wpstat_hists, rcu));
+}
+
+/* Probe context: one duration of @key's file, if the scope wants it. */
+void wpstat_hist_add(enum wpstat_hist_id id, const struct wpstat_key *key,
+		     u64 ns)
+{
+	struct wpstat_hists *h = rcu_dereference_sched(wpstat_hists);
 	unsigned int b = ns ? fls64(ns) - 1 : 0;
 
-	if (!IS_ENABLED(CONFIG_WPSTAT_HISTOGRAMS) || !t)
+	if (!IS_ENABLED(CONFIG_WPSTAT_HISTOGRAMS) || !h || !h->counts)
 		return;
-	this_cpu_inc(t->sums->hist[h][b]);
+	switch (h->scope.kind) {
+	case WPHS_INODE:
+		if (key->ino != h->scope.ino || key->gen != h->scope.gen)
+			return;
+		fallthrough;
+	case WPHS_DEV:
+		if (key->dev != h->scope.dev)
+			return;
+	}
+	this_cpu_inc(h->counts->n[id][b]);
+}
+
+/* Process context: start empty histograms under @scope (NULL: the same). */
+int wpstat_hist_set_scope(const struct wpstat_hist_scope *scope)
+{
+	struct wpstat_hists *new, *old;
+
+	mutex_lock(&wpstat_hists_mutex);
+	old = rcu_dereference_protected(wpstat_hists,
+					lockdep_is_held(&wpstat_hists_mutex));
+	new = wpstat_hists_alloc(scope ? scope : &old->scope);
+	if (!new) {
+		mutex_unlock(&wpstat_hists_mutex);
+		return -ENOMEM;
+	}
+	rcu_assign_pointer(wpstat_hists, new);
+	mutex_unlock(&wpstat_hists_mutex);
+	/* Readers and handlers use them only inside RCU read sections. */
+	call_rcu(&old->rcu, wpstat_hists_free_rcu);
+	return 0;
+}
+
+/* "all", "dev MAJ:MIN" or "inode MAJ:MIN:INO:GEN", no newline. */
+void wpstat_hist_scope_show(struct seq_file *m)
+{
+	struct wpstat_hists *h;
+
+	rcu_read_lock();
+	h = rcu_dereference(wpstat_hists);
+	if (!h || h->scope.kind == WPHS_ALL) {
+		seq_puts(m, "all");
+	} else {
+		seq_printf(m, "%s %u:%u", h->scope.kind == WPHS_DEV ?
+			   "dev" : "inode", MAJOR(h->scope.dev),
+			   MINOR(h->scope.dev));
+		if (h->scope.kind == WPHS_INODE)
+			seq_printf(m, ":%llu:%u", h->scope.ino, h->scope.gen);
+	}
+	rcu_read_unlock();
+}
+
+/* The counts of every CPU, added into @sum; -ENODATA if not built. */
+int wpstat_hist_read(struct wpstat_hist_counts *sum)
+{
+	struct wpstat_hists *h;
+	int cpu, i, b;
+
+	if (!IS_ENABLED(CONFIG_WPSTAT_HISTOGRAMS))
+		return -ENODATA;
+	rcu_read_lock();
+	h = rcu_dereference(wpstat_hists);
+	for_each_possible_cpu(cpu)
+		for (i = 0; i < WPH_NR; i++)
+			for (b = 0; b < WPSTAT_HIST_BUCKETS; b++)
+				sum->n[i][b] += per_cpu_ptr(h->counts, cpu)->n[i][b];
+	rcu_read_unlock();
+	return 0;
 }
 
 /*
@@ -298,17 +406,25 @@ void wpstat_mark_gone(const struct wpstat_key *key)
 		wpstat_compact_kick(t);
 }
 
-/* The sum over CPUs of the u64 at @offset in struct wpstat_sums of @t. */
-u64 wpstat_sums_read(struct wpstat_table *t, size_t offset)
+/* The sum (or @max) over CPUs of the u64 at @offset in struct wpstat_sums. */
+u64 wpstat_sums_read(struct wpstat_table *t, size_t offset, bool max)
 {
-	u64 sum = 0;
+	u64 sum = 0, v;
 	int cpu;
 
 	if (!t)
 		return 0;
-	for_each_possible_cpu(cpu)
-		sum += *(u64 *)((char *)per_cpu_ptr(t->sums, cpu) + offset);
+	for_each_possible_cpu(cpu) {
+		v = *(u64 *)((char *)per_cpu_ptr(t->sums, cpu) + offset);
+		sum = max ? max(sum, v) : sum + v;
+	}
 	return sum;
+}
+
+/* @a and @b merged as counter @c merges. */
+static u64 wpstat_merge(enum wpstat_counter c, u64 a, u64 b)
+{
+	return wpstat_counters[c].kind == WPK_MAX ? max(a, b) : a + b;
 }
 
 /* Likewise for the module-wide probe statistics. */
@@ -343,10 +459,18 @@ static struct wpstat_table *wpstat_table_swap(struct wpstat_table *new)
 int wpstat_reset(void)
 {
 	struct wpstat_table *new, *old;
+	int ret;
 
 	new = wpstat_table_alloc(wpstat_max_inodes);
 	if (!new)
 		return -ENOMEM;
+	ret = wpstat_stalls_reset();
+	if (!ret)
+		ret = wpstat_hist_set_scope(NULL);
+	if (ret) {
+		wpstat_table_put(new);
+		return ret;
+	}
 	mutex_lock(&wpstat_table_mutex);
 	old = wpstat_table_swap(new);
 	mutex_unlock(&wpstat_table_mutex);
@@ -377,7 +501,8 @@ static void wpstat_fold_gone(struct wpstat_table *t, const struct wpstat_entry *
 	int c;
 
 	for (c = 0; c < WPC_NR; c++)
-		WRITE_ONCE(g->count[c], g->count[c] + atomic64_read(&e->count[c]));
+		WRITE_ONCE(g->count[c], wpstat_merge(c, g->count[c],
+						     atomic64_read(&e->count[c])));
 	WRITE_ONCE(g->inodes, g->inodes + 1);
 }
 
@@ -394,28 +519,35 @@ static void wpstat_move_row(struct wpstat_table *t, struct wpstat_entry *to,
 
 		if (!v)
 			continue;
-		if (to)
+		if (to && wpstat_counters[c].kind == WPK_MAX)
+			wpstat_atomic_max(&to->count[c], v);
+		else if (to)
 			atomic64_add(v, &to->count[c]);
 		else
-			this_cpu_add(t->sums->untracked[c], v);
+			this_cpu_write(t->sums->untracked[c],
+				       wpstat_merge(c, this_cpu_read(t->sums->untracked[c]), v));
 	}
 	if (to && READ_ONCE(e->evicted) && !cmpxchg(&to->evicted, 0, 1))
 		atomic_inc(&t->nr_evicted);
 }
 
-/* Add the per-CPU sums of @from to @to (process context). */
+/* Merge the per-CPU sums of @from into @to (process context). */
 static void wpstat_move_sums(struct wpstat_table *to, struct wpstat_table *from)
 {
-	u64 *dst, *src;
-	size_t i, n = sizeof(struct wpstat_sums) / sizeof(u64);
-	int cpu;
+	struct wpstat_sums *dst, *src;
+	int cpu, c;
 
 	preempt_disable();
-	dst = (u64 *)this_cpu_ptr(to->sums);
+	dst = this_cpu_ptr(to->sums);
 	for_each_possible_cpu(cpu) {
-		src = (u64 *)per_cpu_ptr(from->sums, cpu);
-		for (i = 0; i < n; i++)
-			dst[i] += src[i];
+		src = per_cpu_ptr(from->sums, cpu);
+		for (c = 0; c < WPC_NR; c++) {
+			dst->total[c] = wpstat_merge(c, dst->total[c],
+						     src->total[c]);
+			dst->untracked[c] = wpstat_merge(c, dst->untracked[c],
+							 src->untracked[c]);
+		}
+		dst->untracked_events += src->untracked_events;
 	}
 	preempt_enable();
 }
@@ -498,6 +630,8 @@ static void wpstat_compact_workfn(struct work_struct *work)
 
 int wpstat_table_init(void)
 {
+	struct wpstat_hist_scope all = { .kind = WPHS_ALL };
+	struct wpstat_hists *hists;
 	struct wpstat_table *t;
 
 	init_irq_work(&wpstat_compact_iw, wpstat_compact_irq_work);
@@ -505,14 +639,17 @@ int wpstat_table_init(void)
 	wpstat_probe_stats = alloc_percpu(struct wpstat_probe_stats);
 	wpstat_last = alloc_percpu(struct wpstat_last);
 	t = wpstat_table_alloc(wpstat_max_inodes);
-	if (!wpstat_probe_stats || !wpstat_last || !t) {
+	hists = wpstat_hists_alloc(&all);
+	if (!wpstat_probe_stats || !wpstat_last || !t || !hists) {
 		pr_err("cannot allocate a table for %u inodes\n",
 		       wpstat_max_inodes);
+		wpstat_hists_free(hists);
 		wpstat_table_put(t);
 		free_percpu(wpstat_last);
 		free_percpu(wpstat_probe_stats);
 		return -ENOMEM;
 	}
+	rcu_assign_pointer(wpstat_hists, hists);
 	rcu_assign_pointer(wpstat_table, t);
 	return 0;
 }
@@ -528,6 +665,10 @@ void wpstat_table_exit(void)
 	RCU_INIT_POINTER(wpstat_table, NULL);
 	synchronize_rcu();
 	wpstat_table_put(t);
+	/* After the call_rcu() callbacks of scope changes. */
+	rcu_barrier();
+	wpstat_hists_free(rcu_dereference_protected(wpstat_hists, 1));
+	RCU_INIT_POINTER(wpstat_hists, NULL);
 	free_percpu(wpstat_last);
 	free_percpu(wpstat_probe_stats);
 }
