@@ -62,6 +62,32 @@ PREDICTIONS = [
     ("10", "Two processes (or threads) writing at once: exact per-file counts.",
      "per-inode keys (dev, ino, generation)",
      [r"two_processes", r"two processes", r"threads"]),
+    ("11", "A store while another process fsyncs the file on a stable-writes "
+           "device: the storing process's row has the stable-page wait "
+           "(about the 200 ms device delay); the fsyncing process has no "
+           "row; the NPAGES (16) write-protects are attributed to fsync.",
+     "ext4_sync_file -> filemap_fdatawrite -> folio_clear_dirty_for_io -> "
+     "folio_mkclean in the fsync(2) caller; block_page_mkwrite -> "
+     "folio_wait_stable; __filemap_fdatawait_range is not a write",
+     [r"fsync_other\."]),
+    ("12", "Each trigger cleans exactly the NPAGES (16) stored pages: "
+           "msync, sync_file_range, sync and syncfs (by the flusher, "
+           "WB_REASON_SYNC), the periodic flusher (WB_REASON_PERIODIC, "
+           "dirty_expire_centisecs=100); a throttled writer's pages by the "
+           "background flusher.",
+     "msync -> vfs_fsync_range; ksys_sync -> sync_inodes_sb -> wb_writeback "
+     "(reason SYNC); wb_check_old_data_flush (PERIODIC); "
+     "balance_dirty_pages -> wb_start_background_writeback (BACKGROUND)",
+     [r"trigger\.", r"throttle\."]),
+    ("13", "4 processes x 2 files: each process takes NPAGES (16) first-write "
+           "faults per file on its own PTEs, and the process rows add up "
+           "exactly to the inode's counters.",
+     "do_shared_fault: PTEs are per mm; rows keyed by (tgid, dev, ino, gen)",
+     [r"rows_add_up"]),
+    ("14", "With max_stalls=4, 12 files touched once: 4 rows, 8 overflow "
+           "events, no row made.",
+     "preallocated table, no allocation in probe context",
+     [r"overflow_is_counted"]),
 ]
 
 TAP_LINE = re.compile(r"^(not ok|ok) \d+ (.*?)(?: # (SKIP|skip).*)?$")
@@ -75,7 +101,8 @@ def read_results(resdir):
         if not os.path.isdir(kdir) or kver == "host":
             continue
         rows = []
-        for suite in ("wpstat_predict", "wpstat_slowdev", "predictions"):
+        for suite in ("wpstat_predict", "wpstat_slowdev", "wpstat_stalls",
+                      "predictions"):
             path = os.path.join(kdir, suite + ".tap")
             if not os.path.exists(path):
                 continue

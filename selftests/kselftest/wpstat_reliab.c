@@ -1001,7 +1001,7 @@ FIXTURE_TEARDOWN(rel)
  */
 #define FZ_PID		-1
 #define FZ_ANY		-2
-#define FZ_MAX		64	/* WPSTAT_CONTROL_MAX */
+#define FZ_MAX		(4096 + 16)	/* WPSTAT_CONTROL_MAX: PATH_MAX + 16 */
 #define FZ_BUF		8192
 
 enum fz_cmd {
@@ -1335,9 +1335,9 @@ static size_t fz_gen(uint64_t *r, char *b, const struct fz_ctx *ctx)
 		i = FZ_RND(r, 2) ? FZ_MAX : FZ_MAX + 1;
 		memset(b + len, ' ', i - len);
 		return i;
-	case 17:		/* overlong, a quarter over 4 KiB */
-		len = FZ_RND(r, 4) ? FZ_MAX + 1 + FZ_RND(r, 4096 - FZ_MAX) :
-		      4097 + FZ_RND(r, FZ_BUF - 4097);
+	case 17:		/* overlong, a quarter far over */
+		len = FZ_RND(r, 4) ? FZ_MAX + 1 + FZ_RND(r, 64) :
+		      FZ_MAX + 1 + FZ_RND(r, FZ_BUF - FZ_MAX - 1);
 		i = fz_valid(r, b, ctx);
 		memset(b + i, FZ_RND(r, 2) ? ' ' : 'a', len - i);
 		return len;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 
 #include "wpstat_proc.h"
@@ -31,6 +32,12 @@ struct wps {
 	int64_t dirtied;
 	int64_t bdp_calls, bdp_fault_calls, bdp_throttled, bdp_pauses;
 	int64_t bdp_pause_ns;
+	/* mkclean_calls by trigger; they add up to mkclean_calls */
+	int64_t mkclean_msync, mkclean_fsync, mkclean_sync_file_range;
+	int64_t mkclean_sync, mkclean_flusher_periodic;
+	int64_t mkclean_flusher_background, mkclean_reclaim, mkclean_other;
+	/* maxima: a delta of two reads is meaningless, read them directly */
+	int64_t mkwrite_max_ns, stable_wait_max_ns, bdp_pause_max_ns;
 };
 
 static const char *const wps_names[] = {
@@ -40,6 +47,10 @@ static const char *const wps_names[] = {
 	"dirtied",
 	"bdp_calls", "bdp_fault_calls", "bdp_throttled", "bdp_pauses",
 	"bdp_pause_ns",
+	"mkclean_msync", "mkclean_fsync", "mkclean_sync_file_range",
+	"mkclean_sync", "mkclean_flusher_periodic",
+	"mkclean_flusher_background", "mkclean_reclaim", "mkclean_other",
+	"mkwrite_max_ns", "stable_wait_max_ns", "bdp_pause_max_ns",
 };
 
 #define WPS_N	(sizeof(wps_names) / sizeof(wps_names[0]))
@@ -148,6 +159,16 @@ static inline int wps_read_key(const struct wpstat_file_key *key,
 	return wps_read_row(NULL, key, w);
 }
 
+/* A maximum (the worst single event), merged by max, never added. */
+static inline int wps_is_max(size_t i)
+{
+	const char *n = wps_names[i];
+	size_t len = strlen(n);
+
+	return len > 7 && !strcmp(n + len - 7, "_max_ns");
+}
+
+/* Counts since @before; a maximum keeps its value @after. */
 static inline struct wps wps_delta(const struct wps *after,
 				   const struct wps *before)
 {
@@ -157,7 +178,8 @@ static inline struct wps wps_delta(const struct wps *after,
 	size_t i;
 
 	for (i = 0; i < WPS_N; i++)
-		dv[i] = (a[i] < 0 || b[i] < 0) ? -1 : a[i] - b[i];
+		dv[i] = (a[i] < 0 || b[i] < 0) ? -1 :
+			wps_is_max(i) ? a[i] : a[i] - b[i];
 	return d;
 }
 
@@ -335,6 +357,100 @@ static inline unsigned long wps_load_pages(const char *map, size_t npages)
 	for (i = 0; i < npages; i++)
 		sum += *(const volatile char *)(map + i * PAGE);
 	return sum;
+}
+
+/* ---- /proc/wpstat/stalls ---------------------------------------------- */
+
+#define STALLS_PATH	"/proc/wpstat/stalls"
+
+/* One row of /proc/wpstat/stalls, fields by header name; -1 for "-". */
+struct stall_row {
+	long tgid;
+	unsigned int major, minor;
+	unsigned long long ino;
+	unsigned int gen;
+	char comm[64];
+	int64_t fault_first, fault_wp, fault_ns, fault_max_ns;
+	int64_t stable_waits, stable_ns, stable_max_ns;
+	int64_t wb_waits, wb_ns, wb_max_ns;
+	int64_t pauses, pause_ns, pause_max_ns;
+};
+
+static const char *const stall_names[] = {
+	"fault_first", "fault_wp", "fault_ns", "fault_max_ns",
+	"stable_waits", "stable_ns", "stable_max_ns",
+	"wb_waits", "wb_ns", "wb_max_ns",
+	"pauses", "pause_ns", "pause_max_ns",
+};
+#define STALL_N	(sizeof(stall_names) / sizeof(stall_names[0]))
+
+/*
+ * Every row of the stalls file for @path's inode (all of them if @path is
+ * NULL) into @rows (at most @max): the number found, or -1.
+ */
+static inline int read_stalls(const char *path, struct stall_row *rows, int max)
+{
+	static char buf[1 << 20];
+	char *line, *save = NULL, *tok, *s2;
+	int col[64], ncol = 0, n = 0, i, c;
+	struct stat st;
+
+	if (path && stat(path, &st))
+		return -1;
+	if (wps_slurp(STALLS_PATH, buf, sizeof(buf)) <= 0)
+		return -1;
+	line = strtok_r(buf, "\n", &save);
+	/* The published start of the header, then the causes by name. */
+	if (!line || strncmp(line, "tgid comm dev ino gen cgroup ", 29))
+		return -1;
+	for (tok = strtok_r(line, " ", &s2); tok && ncol < 64;
+	     tok = strtok_r(NULL, " ", &s2), ncol++) {
+		col[ncol] = -1;
+		for (i = 0; i < (int)STALL_N; i++)
+			if (!strcmp(tok, stall_names[i]))
+				col[ncol] = i;
+	}
+	while ((line = strtok_r(NULL, "\n", &save)) && n < max) {
+		struct stall_row r = { 0 };
+		int64_t *v = &r.fault_first;
+
+		for (c = 0, tok = strtok_r(line, " ", &s2); tok && c < ncol;
+		     tok = strtok_r(NULL, " ", &s2), c++) {
+			if (c == 0)
+				r.tgid = atol(tok);
+			else if (c == 1)
+				snprintf(r.comm, sizeof(r.comm), "%s", tok);
+			else if (c == 2)
+				sscanf(tok, "%u:%u", &r.major, &r.minor);
+			else if (c == 3)
+				r.ino = strtoull(tok, NULL, 10);
+			else if (c == 4)
+				r.gen = strtoul(tok, NULL, 10);
+			else if (col[c] >= 0)
+				v[col[c]] = strcmp(tok, "-") ? strtoll(tok, NULL, 10) : -1;
+		}
+		if (path && (r.ino != st.st_ino || r.major != major(st.st_dev) ||
+			     r.minor != minor(st.st_dev)))
+			continue;
+		rows[n++] = r;
+	}
+	return n;
+}
+
+/* @tgid's row for @path, zero if none; the number of such rows (0 or 1). */
+static inline int stall_of(const char *path, long tgid, struct stall_row *out)
+{
+	struct stall_row rows[64];
+	int n = read_stalls(path, rows, 64), i, found = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < n; i++) {
+		if (rows[i].tgid == tgid) {
+			*out = rows[i];
+			found++;
+		}
+	}
+	return n < 0 ? -1 : found;
 }
 
 #endif

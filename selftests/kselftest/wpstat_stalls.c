@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * wpstat_stalls: who stalled on which file (/proc/wpstat/stalls), what
+ * write-protected the pages (the mkclean_<trigger> columns of
+ * /proc/wpstat/inodes), and the histogram scope.
+ *
+ * Predictions, from the kernel sources (6.1 and 6.12 alike):
+ *  S1 A process that stores into a file while another process fsyncs it
+ *     on a stable-writes device waits in folio_wait_stable() for the
+ *     writeback the fsync started: the waits and their time (about the
+ *     device's write delay) are in the storing process's row; the fsyncing
+ *     process waits too, but in __filemap_fdatawait_range(), not in a
+ *     write, so it has no row.  fsync cleans every dirty page through
+ *     folio_clear_dirty_for_io() -> folio_mkclean(), in the fsyncing
+ *     task's fsync(2): NPAGES calls attributed to fsync.
+ *  S2 The same pages cleaned by msync(2), sync_file_range(2), sync(2)
+ *     (done by the flusher for the caller, wb_writeback() with
+ *     WB_REASON_SYNC), or by nobody but the periodic flusher once they
+ *     are older than dirty_expire_centisecs (wb_check_old_data_flush(),
+ *     WB_REASON_PERIODIC): exactly NPAGES folio_mkclean calls, all with
+ *     that trigger.
+ *  S3 Every process that maps a file and stores into each page takes one
+ *     first-write fault per page on its own PTEs (do_shared_fault; no PTE
+ *     is shared between processes), whoever else touched the page: each
+ *     row has fault_first == NPAGES, and the rows add up to the file's
+ *     mkwrite_first and mkwrite_wp exactly.
+ *  S4 max_stalls rows are preallocated: with the table full, every
+ *     further event is counted in stall_overflow_events and no row is
+ *     made.
+ * Dirty throttling by process and file, and the flusher-background
+ * trigger of a throttled writer, are checked in wpstat_slowdev.
+ */
+#include "wpstat_slowdev.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include "kselftest_harness.h"
+
+#define NPAGES		16
+#define DELAY_MS	200
+/* The summary's histogram_scope line, without the name. */
+static void hist_scope(char *out, size_t size)
+{
+	char buf[8192], *p;
+
+	out[0] = '\0';
+	if (wps_slurp(WPSTAT_SUMMARY_PATH, buf, sizeof(buf)) < 0)
+		return;
+	p = strstr(buf, "\nhistogram_scope ");
+	if (p)
+		snprintf(out, size, "%.*s", (int)strcspn(p + 17, "\n"), p + 17);
+}
+
+/* Entries of histogram @name in debugfs wpstat/histograms. */
+static int64_t hist_count(const char *name)
+{
+	char buf[16384], *line, *save = NULL, n[64];
+	unsigned long long lo, hi, cnt;
+	int64_t sum = 0;
+
+	if (wps_slurp("/sys/kernel/debug/wpstat/histograms", buf, sizeof(buf)) < 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		if (sscanf(line, "%63s %llu %llu %llu", n, &lo, &hi, &cnt) == 4 &&
+		    !strcmp(n, name))
+			sum += cnt;
+	return sum;
+}
+
+/* ---- S1: a store stalled by another process's fsync ----------------------- */
+
+FIXTURE(fsync_other) {
+	char path[256];
+};
+
+FIXTURE_SETUP(fsync_other)
+{
+	ASSERT_TRUE(wps_loaded());
+	ASSERT_EQ(0, slowdev_up("ext4", "", DELAY_MS, 1))
+		TH_LOG("cannot set up ext4 on null_blk + dm-delay");
+	snprintf(self->path, sizeof(self->path), SLOW_DIR "/shared");
+}
+
+FIXTURE_TEARDOWN(fsync_other)
+{
+	wps_control("histogram all");
+	slowdev_down();
+}
+
+TEST_F_TIMEOUT(fsync_other, store_waits_for_fsync_of_other_process, 120)
+{
+	struct stall_row mine, theirs, any;
+	struct wps before, mid, after, d;
+	int fd, i, status;
+	uint64_t t0;
+	pid_t syncer;
+	char *map;
+	char cmd[320];
+
+	fd = open(self->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, NPAGES * PAGE));
+	map = mmap(NULL, NPAGES * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	/* Blocks allocated and clean, then dirty again: a fsync has work. */
+	wps_store_pages(map, NPAGES, 1);
+	ASSERT_EQ(0, fsync(fd));
+	snprintf(cmd, sizeof(cmd), "histogram path %s", self->path);
+	ASSERT_EQ(0, wps_control(cmd));
+	wps_store_pages(map, NPAGES, 2);
+	ASSERT_EQ(0, wps_read(self->path, &before));
+
+	syncer = fork();
+	ASSERT_LE(0, syncer);
+	if (!syncer) {
+		int cfd = open(self->path, O_RDWR | O_CLOEXEC);
+
+		_exit(cfd < 0 || fsync(cfd) ? 1 : 0);
+	}
+	/* Store once the fsync has write-protected every page (S1). */
+	for (i = 0; i < 2000; i++) {
+		ASSERT_EQ(0, wps_read(self->path, &mid));
+		if (mid.mkclean_calls - before.mkclean_calls >= NPAGES)
+			break;
+		usleep(1000);
+	}
+	t0 = now_ns();
+	*(volatile char *)map = 3;
+	t0 = now_ns() - t0;
+	ASSERT_EQ(syncer, waitpid(syncer, &status, 0));
+	ASSERT_EQ(0, status);
+	ASSERT_EQ(0, wps_read(self->path, &after));
+	d = wps_delta(&after, &before);
+	ASSERT_EQ(1, stall_of(self->path, getpid(), &mine));
+	ASSERT_LE(0, stall_of(self->path, syncer, &theirs));
+	TH_LOG("store %.1f ms; mine: stable_waits %lld stable %.1f ms max %.1f ms; "
+	       "fsync triggers %lld of %lld mkclean calls",
+	       t0 / 1e6, (long long)mine.stable_waits, mine.stable_ns / 1e6,
+	       mine.stable_max_ns / 1e6, (long long)d.mkclean_fsync,
+	       (long long)d.mkclean_calls);
+
+	/* The fsyncing process made no row for the file: it only waited. */
+	EXPECT_EQ(0, stall_of(self->path, syncer, &any));
+	/* NPAGES write-protects, all by the child's fsync(2). */
+	EXPECT_EQ(NPAGES, d.mkclean_calls);
+	EXPECT_EQ(NPAGES, d.mkclean_fsync);
+	/* One store, one write-protect fault that waited for the I/O. */
+	EXPECT_EQ(1, d.mkwrite_wp);
+	EXPECT_EQ(1, d.stable_waits);
+	EXPECT_EQ(1, mine.stable_waits);
+	/* Waited for most of the device delay, as measured by the store. */
+	EXPECT_LE(DELAY_MS / 2 * 1000000LL, mine.stable_ns);
+	EXPECT_GE((int64_t)t0, mine.stable_ns);
+	EXPECT_EQ(mine.stable_ns, mine.stable_max_ns);
+	EXPECT_EQ(d.stable_wait_ns, mine.stable_ns);
+	EXPECT_EQ(mine.stable_max_ns, after.stable_wait_max_ns);
+	/* This process's faults: 2 x NPAGES first/wp, then one more wp. */
+	EXPECT_EQ(NPAGES, mine.fault_first);
+	EXPECT_EQ(NPAGES + 1, mine.fault_wp);
+	/* The histogram of this file has that wait (scope: this file). */
+	EXPECT_EQ(1, hist_count("stable_wait_ns"));
+	munmap(map, NPAGES * PAGE);
+	close(fd);
+}
+
+/* ---- S2: triggers ----------------------------------------------------------- */
+
+enum trigger { T_MSYNC, T_SFR, T_SYNC, T_SYNCFS, T_PERIODIC };
+
+FIXTURE(trigger) {
+	char path[256];
+	int fd;
+	char *map;
+	char saved_expire[32], saved_interval[32];
+};
+
+FIXTURE_VARIANT(trigger) {
+	enum trigger how;
+	const char *column;
+};
+
+FIXTURE_VARIANT_ADD(trigger, msync) { T_MSYNC, "mkclean_msync" };
+FIXTURE_VARIANT_ADD(trigger, sync_file_range) { T_SFR, "mkclean_sync_file_range" };
+FIXTURE_VARIANT_ADD(trigger, sync) { T_SYNC, "mkclean_sync" };
+FIXTURE_VARIANT_ADD(trigger, syncfs) { T_SYNCFS, "mkclean_sync" };
+FIXTURE_VARIANT_ADD(trigger, flusher_periodic) { T_PERIODIC, "mkclean_flusher_periodic" };
+
+FIXTURE_SETUP(trigger)
+{
+	ASSERT_TRUE(wps_loaded());
+	ASSERT_LT(0, wps_slurp("/proc/sys/vm/dirty_expire_centisecs",
+			       self->saved_expire, sizeof(self->saved_expire)));
+	ASSERT_LT(0, wps_slurp("/proc/sys/vm/dirty_writeback_centisecs",
+			       self->saved_interval, sizeof(self->saved_interval)));
+	self->fd = wps_scratch("ext4", "trigger", NPAGES, self->path,
+			       sizeof(self->path));
+	ASSERT_LE(0, self->fd);
+	self->map = mmap(NULL, NPAGES * PAGE, PROT_READ | PROT_WRITE,
+			 MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, self->map);
+	/* Blocks allocated, pages clean: later passes only clean our stores. */
+	wps_store_pages(self->map, NPAGES, 1);
+	ASSERT_EQ(0, fsync(self->fd));
+}
+
+FIXTURE_TEARDOWN(trigger)
+{
+	munmap(self->map, NPAGES * PAGE);
+	close(self->fd);
+	unlink(self->path);
+	sh("sysctl -q vm.dirty_expire_centisecs=%d vm.dirty_writeback_centisecs=%d",
+	   atoi(self->saved_expire), atoi(self->saved_interval));
+}
+
+/* A mkclean_<trigger> column of @w by name. */
+static int64_t column(const struct wps *w, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < WPS_N; i++)
+		if (!strcmp(wps_names[i], name))
+			return ((const int64_t *)w)[i];
+	return -2;
+}
+
+TEST_F_TIMEOUT(trigger, every_clean_has_its_trigger, 120)
+{
+	struct wps before, after, d;
+	int i;
+
+	if (variant->how == T_PERIODIC)
+		ASSERT_EQ(0, sh("sysctl -q vm.dirty_expire_centisecs=100 "
+				"vm.dirty_writeback_centisecs=100"));
+	ASSERT_EQ(0, wps_read(self->path, &before));
+	wps_store_pages(self->map, NPAGES, 2);
+	switch (variant->how) {
+	case T_MSYNC:
+		ASSERT_EQ(0, msync(self->map, NPAGES * PAGE, MS_SYNC));
+		break;
+	case T_SFR:
+		ASSERT_EQ(0, sync_file_range(self->fd, 0, 0,
+					     SYNC_FILE_RANGE_WAIT_BEFORE |
+					     SYNC_FILE_RANGE_WRITE |
+					     SYNC_FILE_RANGE_WAIT_AFTER));
+		break;
+	case T_SYNC:
+		sync();
+		break;
+	case T_SYNCFS:
+		ASSERT_EQ(0, syncfs(self->fd));
+		break;
+	case T_PERIODIC:
+		/* Nothing: the flusher's next pass after 1 s of age. */
+		for (i = 0; i < 300; i++) {
+			ASSERT_EQ(0, wps_read(self->path, &after));
+			if (after.mkclean_calls - before.mkclean_calls >= NPAGES)
+				break;
+			usleep(100000);
+		}
+		break;
+	}
+	ASSERT_EQ(0, wps_read(self->path, &after));
+	d = wps_delta(&after, &before);
+	TH_LOG("%s: mkclean_calls %lld, %s %lld, other %lld", variant->column,
+	       (long long)d.mkclean_calls, variant->column,
+	       (long long)column(&d, variant->column), (long long)d.mkclean_other);
+	EXPECT_EQ(NPAGES, d.mkclean_calls);
+	EXPECT_EQ(NPAGES, column(&d, variant->column));
+	/* The triggers add up to the calls. */
+	EXPECT_EQ(d.mkclean_calls, d.mkclean_msync + d.mkclean_fsync +
+		  d.mkclean_sync_file_range + d.mkclean_sync +
+		  d.mkclean_flusher_periodic + d.mkclean_flusher_background +
+		  d.mkclean_reclaim + d.mkclean_other);
+}
+
+/* ---- S3: 4 processes x 2 files add up to the inode totals ----------------- */
+
+#define NPROC	4
+
+TEST(rows_add_up_to_inode_totals)
+{
+	char path[2][256];
+	struct wps before[2], after[2];
+	pid_t kids[NPROC];
+	int fd[2], f, k, status;
+
+	ASSERT_TRUE(wps_loaded());
+	for (f = 0; f < 2; f++) {
+		fd[f] = wps_scratch("ext4", f ? "sum1" : "sum0", NPAGES, path[f],
+				    sizeof(path[f]));
+		ASSERT_LE(0, fd[f]);
+		ASSERT_EQ(0, wps_read(path[f], &before[f]));
+	}
+	for (k = 0; k < NPROC; k++) {
+		kids[k] = fork();
+		ASSERT_LE(0, kids[k]);
+		if (!kids[k]) {
+			int round;
+
+			/* Two rounds per file: first-write, then (after msync) wp. */
+			for (f = 0; f < 2; f++) {
+				char *m = mmap(NULL, NPAGES * PAGE,
+					       PROT_READ | PROT_WRITE,
+					       MAP_SHARED, fd[f], 0);
+
+				if (m == MAP_FAILED)
+					_exit(1);
+				for (round = 0; round < 2; round++) {
+					wps_store_pages(m, NPAGES, round + k);
+					msync(m, NPAGES * PAGE, MS_SYNC);
+				}
+				munmap(m, NPAGES * PAGE);
+			}
+			_exit(0);
+		}
+	}
+	for (k = 0; k < NPROC; k++) {
+		ASSERT_EQ(kids[k], waitpid(kids[k], &status, 0));
+		ASSERT_EQ(0, status);
+	}
+	for (f = 0; f < 2; f++) {
+		struct stall_row rows[64];
+		int64_t first = 0, wp = 0, stable = 0, pauses = 0;
+		struct wps d;
+		int n, i;
+
+		ASSERT_EQ(0, wps_read(path[f], &after[f]));
+		d = wps_delta(&after[f], &before[f]);
+		n = read_stalls(path[f], rows, 64);
+		ASSERT_EQ(NPROC, n) TH_LOG("rows for file %d", f);
+		for (i = 0; i < n; i++) {
+			for (k = 0; k < NPROC && rows[i].tgid != kids[k]; k++)
+				;
+			EXPECT_GT(NPROC, k) TH_LOG("row of pid %ld", rows[i].tgid);
+			EXPECT_EQ(NPAGES, rows[i].fault_first);
+			first += rows[i].fault_first;
+			wp += rows[i].fault_wp;
+			stable += rows[i].stable_waits;
+			pauses += rows[i].pauses;
+		}
+		TH_LOG("file %d: first %lld wp %lld (inode %lld %lld)", f,
+		       (long long)first, (long long)wp,
+		       (long long)d.mkwrite_first, (long long)d.mkwrite_wp);
+		EXPECT_EQ(NPROC * NPAGES, d.mkwrite_first);
+		EXPECT_EQ(d.mkwrite_first, first);
+		EXPECT_EQ(d.mkwrite_wp, wp);
+		EXPECT_LE(NPAGES, wp);	/* at least the last msync's victims */
+		EXPECT_EQ(d.stable_waits, stable);
+		EXPECT_EQ(d.bdp_pauses, pauses);
+		close(fd[f]);
+		unlink(path[f]);
+	}
+}
+
+/* ---- S4: overflow ----------------------------------------------------------- */
+
+#define MAX_STALLS	4
+#define NFILES		12
+
+TEST(overflow_is_counted_and_makes_no_row)
+{
+	char path[NFILES][256], cmd[64];
+	int64_t bytes, rows0, over0;
+	int i, fd;
+
+	ASSERT_EQ(0, wps_reload("max_stalls=" "4"));
+	ASSERT_EQ(MAX_STALLS, wps_summary("max_stalls"));
+	bytes = wps_summary("stall_row_bytes");
+	EXPECT_LT(0, bytes);
+	/* Only this process counts: nothing else in the guest fills the table. */
+	snprintf(cmd, sizeof(cmd), "filter pid %d", getpid());
+	ASSERT_EQ(0, wps_control(cmd));
+	rows0 = wps_summary("stall_rows");
+	over0 = wps_summary("stall_overflow_events");
+	EXPECT_EQ(0, rows0);
+	EXPECT_EQ(0, over0);
+	/* One first-write fault per file: one event each. */
+	for (i = 0; i < NFILES; i++) {
+		char *m;
+
+		fd = wps_scratch("ext4", "over", 1, path[i], sizeof(path[i]));
+		ASSERT_LE(0, fd);
+		m = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		ASSERT_NE(MAP_FAILED, m);
+		*(volatile char *)m = 1;
+		munmap(m, PAGE);
+		close(fd);
+	}
+	EXPECT_EQ(MAX_STALLS, wps_summary("stall_rows"));
+	EXPECT_EQ(NFILES - MAX_STALLS, wps_summary("stall_overflow_events"));
+	EXPECT_EQ(MAX_STALLS, read_stalls(NULL, (struct stall_row[MAX_STALLS + 1]){ 0 },
+					  MAX_STALLS + 1));
+	/* A reset empties the table, at the same preallocated size. */
+	ASSERT_EQ(0, wps_control("reset"));
+	EXPECT_EQ(0, wps_summary("stall_rows"));
+	EXPECT_EQ(0, wps_summary("stall_overflow_events"));
+	EXPECT_EQ(MAX_STALLS, wps_summary("max_stalls"));
+	for (i = 0; i < NFILES; i++)
+		unlink(path[i]);
+	wps_control("filter none");
+	EXPECT_EQ(0, wps_reload(NULL));
+}
+
+/* ---- histogram scope commands ------------------------------------------------ */
+
+TEST(histogram_commands)
+{
+	static const char *const bad[] = {
+		"histogram", "histogram dev", "histogram dev 8",
+		"histogram dev 0:0", "histogram dev 8:1:2", "histogram dev 4096:0",
+		"histogram dev -8:1", "histogram inode 8:1", "histogram inode 8:1:0",
+		"histogram inode 8:1:x", "histogram inode 8:1:5:x",
+		"histogram inode 8:1:5:4294967296", "histogram all now",
+		"histogram files", "histogram path relative/file",
+		"histogram path /nonexistent/wpstat", "histogram path",
+	};
+	char before[128], now[128], path[256], want[320];
+	struct stat st;
+	size_t i;
+	int fd;
+
+	ASSERT_TRUE(wps_loaded());
+	ASSERT_EQ(0, wps_control("histogram dev 7:3"));
+	hist_scope(before, sizeof(before));
+	EXPECT_STREQ("dev 7:3", before);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_NE(0, wps_control(bad[i])) TH_LOG("'%s' accepted", bad[i]);
+		hist_scope(now, sizeof(now));
+		EXPECT_STREQ(before, now) TH_LOG("after '%s'", bad[i]);
+	}
+	fd = wps_scratch("ext4", "hist", 1, path, sizeof(path));
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fstat(fd, &st));
+	snprintf(want, sizeof(want), "histogram path %s", path);
+	ASSERT_EQ(0, wps_control(want));
+	hist_scope(now, sizeof(now));
+	snprintf(want, sizeof(want), "inode %u:%u:%llu:", major(st.st_dev),
+		 minor(st.st_dev), (unsigned long long)st.st_ino);
+	EXPECT_EQ(0, strncmp(now, want, strlen(want))) TH_LOG("%s", now);
+	snprintf(want, sizeof(want), "histogram inode %u:%u:%llu",
+		 major(st.st_dev), minor(st.st_dev), (unsigned long long)st.st_ino);
+	ASSERT_EQ(0, wps_control(want));
+	hist_scope(now, sizeof(now));
+	EXPECT_EQ(0, strncmp(now, want + 10, strlen(want + 10))) TH_LOG("%s", now);
+	ASSERT_EQ(0, wps_control("histogram all"));
+	hist_scope(now, sizeof(now));
+	EXPECT_STREQ("all", now);
+	close(fd);
+	unlink(path);
+}
+
+/* Root only, like the inodes file: other users' processes and files. */
+TEST(stalls_file_is_root_only)
+{
+	struct stat st;
+
+	ASSERT_EQ(0, stat(STALLS_PATH, &st));
+	EXPECT_EQ(0400, st.st_mode & 0777);
+}
+
+TEST_HARNESS_MAIN
