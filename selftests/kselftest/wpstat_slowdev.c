@@ -80,6 +80,7 @@ TEST_F_TIMEOUT(stable, store_while_writeback_in_flight, 120)
 {
 	uint64_t t0, store_ns;
 	struct wps before, after, d;
+	struct stall_row row;
 
 	/* Dirty every page and give it blocks; then clean it once. */
 	wps_store_pages(self->map, NPAGES, 1);
@@ -112,6 +113,16 @@ TEST_F_TIMEOUT(stable, store_while_writeback_in_flight, 120)
 	} else {
 		EXPECT_GT(DELAY_MS / 2 * 1000000ULL, store_ns);
 	}
+	/*
+	 * This process's row: the wait is its own, as a stable-page wait,
+	 * or (btrfs) as a writeback wait below do_page_mkwrite; fsync's
+	 * waits are not a write's and are in neither.
+	 */
+	ASSERT_EQ(1, stall_of(self->path, getpid(), &row));
+	EXPECT_EQ(d.stable_waits, row.stable_waits);
+	EXPECT_EQ(variant->blocks && !variant->stable_wait, row.wb_waits);
+	if (variant->blocks && !variant->stable_wait)
+		EXPECT_LE(DELAY_MS / 2 * 1000000LL, row.wb_ns);
 	if (variant->stable_wait) {
 		EXPECT_LE(1, d.stable_waits);
 		EXPECT_LE(DELAY_MS / 2 * 1000000LL, d.stable_wait_ns);
