@@ -502,7 +502,9 @@ static int row_ptr_cmp(const void *a, const void *b)
 
 /*
  * The change of row @a since @b (NULL: none before), into @d.  A counter
- * that went down (a reset in between) counts from zero.  @bcol maps @a's
+ * that went down (a reset in between) counts from zero.  A maximum
+ * (wpstat_counter_is_max) has no change to speak of: it keeps its value
+ * after, and alone it does not make a row changed.  @bcol maps @a's
  * columns to @b's.  Returns whether anything changed.
  */
 static bool row_delta(const struct wpstat_snapshot *after,
@@ -519,6 +521,10 @@ static bool row_delta(const struct wpstat_snapshot *after,
 		d->val[c] = 0;
 		if (!a->avail[c])
 			continue;
+		if (wpstat_counter_is_max(after->names[c])) {
+			d->val[c] = v;
+			continue;
+		}
 		if (b && bcol[c] >= 0 && b->avail[bcol[c]] &&
 		    b->val[bcol[c]] <= v)
 			v -= b->val[bcol[c]];
@@ -1068,6 +1074,17 @@ static const struct {
 	{ "bdp_throttled", "Ratelimited calls that entered balance_dirty_pages" },
 	{ "bdp_pauses", "Dirty-throttling pauses" },
 	{ "bdp_pause_ns", "Time paused by dirty throttling" },
+	{ "mkclean_msync", "folio_mkclean calls in writeback started by msync(2)" },
+	{ "mkclean_fsync", "folio_mkclean calls in writeback started by fsync(2) or fdatasync(2)" },
+	{ "mkclean_sync_file_range", "folio_mkclean calls in writeback started by sync_file_range(2)" },
+	{ "mkclean_sync", "folio_mkclean calls in writeback started by sync(2) or syncfs(2)" },
+	{ "mkclean_flusher_periodic", "folio_mkclean calls in the flusher's periodic writeback (dirty_expire)" },
+	{ "mkclean_flusher_background", "folio_mkclean calls in the flusher's background writeback (over the background threshold)" },
+	{ "mkclean_reclaim", "folio_mkclean calls in writeback started by reclaim" },
+	{ "mkclean_other", "folio_mkclean calls in writeback started by anything else" },
+	{ "mkwrite_max_ns", "Longest single page_mkwrite call" },
+	{ "stable_wait_max_ns", "Longest single wait in folio_wait_stable" },
+	{ "bdp_pause_max_ns", "Longest single dirty-throttling pause" },
 };
 
 static const char *help_of(const char *name)
@@ -1080,19 +1097,39 @@ static const char *help_of(const char *name)
 	return NULL;
 }
 
-/* wpstat_<name>_total, or wpstat_<name less _ns>_seconds_total. */
-static void prom_metric_name(char *buf, size_t len, const char *counter)
+/*
+ * <prefix><name>_total, or <prefix><name less _ns>_seconds_total; a
+ * maximum is a gauge: <prefix><name less _ns>_seconds, no _total.
+ */
+static void prom_metric_name(char *buf, size_t len, const char *prefix,
+			     const char *counter)
 {
 	size_t n = strlen(counter), i, p;
+	bool ns = is_ns_counter(counter);
 
-	if (is_ns_counter(counter))
+	if (ns)
 		n -= 3;
-	p = snprintf(buf, len, "wpstat_");
+	p = snprintf(buf, len, "%s", prefix);
 	for (i = 0; i < n && p + 1 < len; i++, p++)
 		buf[p] = isalnum((unsigned char)counter[i]) ? counter[i] : '_';
 	buf[p] = '\0';
-	strncat(buf, is_ns_counter(counter) ? "_seconds_total" : "_total",
-		len - p - 1);
+	strncat(buf, wpstat_counter_is_max(counter) ? (ns ? "_seconds" : "") :
+		ns ? "_seconds_total" : "_total", len - p - 1);
+}
+
+static const char *prom_type(const char *counter)
+{
+	return wpstat_counter_is_max(counter) ? "gauge" : "counter";
+}
+
+/* A value, nanoseconds as seconds. */
+static void prom_value(FILE *out, const char *counter, uint64_t v)
+{
+	if (is_ns_counter(counter))
+		fprintf(out, " %" PRIu64 ".%09" PRIu64 "\n", v / NSEC_PER_SEC,
+			v % NSEC_PER_SEC);
+	else
+		fprintf(out, " %" PRIu64 "\n", v);
 }
 
 static void prom_labels(FILE *out, const struct file_row *f)
@@ -1145,11 +1182,12 @@ static void print_prometheus(FILE *out, const struct file_list *l,
 			any = l->rows[i].avail[c];
 		if (!any)
 			continue;
-		prom_metric_name(metric, sizeof(metric), s->names[c]);
+		prom_metric_name(metric, sizeof(metric), "wpstat_", s->names[c]);
 		fprintf(out, "# HELP %s %s", metric, help ? help : "wpstat counter ");
 		if (!help)
 			fputs(s->names[c], out);
-		fprintf(out, " (per file).\n# TYPE %s counter\n", metric);
+		fprintf(out, " (per file).\n# TYPE %s %s\n", metric,
+			prom_type(s->names[c]));
 		for (i = 0; i < n; i++) {
 			const struct file_row *f = &l->rows[i];
 
@@ -1157,12 +1195,7 @@ static void print_prometheus(FILE *out, const struct file_list *l,
 				continue;
 			fputs(metric, out);
 			prom_labels(out, f);
-			if (is_ns_counter(s->names[c]))
-				fprintf(out, " %" PRIu64 ".%09" PRIu64 "\n",
-					f->val[c] / NSEC_PER_SEC,
-					f->val[c] % NSEC_PER_SEC);
-			else
-				fprintf(out, " %" PRIu64 "\n", f->val[c]);
+			prom_value(out, s->names[c], f->val[c]);
 		}
 	}
 	prom_gauge(out, summary, "tracked_inodes", "wpstat_tracked_inodes",
