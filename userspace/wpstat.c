@@ -11,6 +11,7 @@
  *   wpstat stalls [...]                            who stalled, where, why
  *   wpstat top [...]                               stalls per interval
  *   wpstat reset | enable | disable | filter ...   debugfs wpstat/control
+ *   wpstat level ... | histogram ...               debugfs wpstat/control
  *
  * Errors are one line on stderr starting "wpstat: "; exit status 1 for
  * run-time errors, 2 for usage errors (run: the command's own status).
@@ -128,6 +129,10 @@ static void usage(FILE *out)
 "                      cheapest) or timing (adds mkwrite_ns, mkclean_ptes)\n"
 "  filter dev MAJ:MIN | filter pid TGID | filter path FILE | filter none\n"
 "                      count only one filesystem and/or one process\n"
+"  histogram all | histogram dev MAJ:MIN | histogram inode MAJ:MIN:INO[:GEN]\n"
+"      | histogram path FILE\n"
+"                      which events the debugfs histograms count (clears\n"
+"                      them)\n"
 "\n"
 "Options:\n"
 "  -h, --help          show this help and exit\n"
@@ -1788,7 +1793,13 @@ static void status_json(bool loaded, int refcnt,
 	SUMMARY_NUM("max_inodes");
 	SUMMARY_NUM("untracked_events");
 	SUMMARY_NUM("entry_bytes");
+	SUMMARY_NUM("stall_rows");
+	SUMMARY_NUM("max_stalls");
+	SUMMARY_NUM("stall_overflow_events");
+	SUMMARY_NUM("stall_row_bytes");
 #undef SUMMARY_NUM
+	fputs(", \"histogram_scope\": ", stdout);
+	json_string_or_null(stdout, wpstat_kv_get(summary, "histogram_scope"));
 	/* Every counter that reads "-", and those of them only level timing makes. */
 	for (c = 0; c < 2; c++) {
 		printf("%s\"counters_%s\": [", c ? "], " : ", ",
@@ -1929,6 +1940,22 @@ static void status_text(bool loaded, int refcnt,
 	if (v)
 		printf(", %s untracked events", v);
 	putchar('\n');
+	/* Modules before issue 13 have neither line. */
+	v = wpstat_kv_get(summary, "stall_rows");
+	w = wpstat_kv_get(summary, "max_stalls");
+	if (v || w) {
+		printf("stalls:      %s rows of %s", v ? v : "?", w ? w : "?");
+		v = wpstat_kv_get(summary, "stall_row_bytes");
+		if (v)
+			printf(" (%s bytes each)", v);
+		v = wpstat_kv_get(summary, "stall_overflow_events");
+		if (v)
+			printf(", %s overflow events", v);
+		putchar('\n');
+	}
+	v = wpstat_kv_get(summary, "histogram_scope");
+	if (v)
+		printf("histograms:  %s\n", v);
 }
 
 static int cmd_status(int argc, char **argv)
@@ -4157,6 +4184,142 @@ static int cmd_level(int argc, char **argv)
 	return ret;
 }
 
+/* "MAJ:MIN:INO[:GEN]" as decimal numbers, nothing else. */
+static bool parse_inode_key(const char *arg, struct wpstat_file_key *key)
+{
+	unsigned long long v[4];
+	const char *p = arg;
+	char *end;
+	int n = 0;
+
+	for (;;) {
+		if (n == 4 || !isdigit((unsigned char)*p))
+			return false;
+		errno = 0;
+		v[n++] = strtoull(p, &end, 10);
+		if (errno)
+			return false;
+		if (!*end)
+			break;
+		if (*end != ':')
+			return false;
+		p = end + 1;
+	}
+	if (n < 3 || v[0] > UINT_MAX || v[1] > UINT_MAX ||
+	    (n == 4 && v[3] > UINT32_MAX))
+		return false;
+	key->major = v[0];
+	key->minor = v[1];
+	key->ino = v[2];
+	key->gen = n == 4 ? v[3] : 0;
+	key->have_gen = n == 4;
+	return true;
+}
+
+/*
+ * The control file takes one line of printable ASCII, split into words at
+ * blanks: a path with a blank or another byte cannot be passed.
+ */
+static bool control_word_ok(const char *s)
+{
+	for (; *s; s++)
+		if (!isascii((unsigned char)*s) || !isgraph((unsigned char)*s))
+			return false;
+	return true;
+}
+
+/* histogram: which events the debugfs histograms count (and clear them). */
+static int cmd_histogram(int argc, char **argv)
+{
+	char cmd[PATH_MAX + 32], einval[PATH_MAX + 160];
+	struct wpstat_kvlist summary;
+	struct wpstat_file_key key;
+	const char *what, *arg, *scope;
+	unsigned int maj, min;
+	char *abs = NULL;
+	int ret, nargs, err;
+
+	ret = no_options("histogram", argc, argv, 2);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	nargs = argc - optind;
+	what = nargs ? argv[optind] : NULL;
+	arg = nargs > 1 ? argv[optind + 1] : NULL;
+	if (!what)
+		return usage_error("histogram: expected all, dev MAJ:MIN, inode MAJ:MIN:INO[:GEN] or path FILE");
+	if (!strcmp(what, "all")) {
+		if (arg)
+			return usage_error("histogram all: unexpected argument '%s'",
+					   arg);
+		snprintf(cmd, sizeof(cmd), "histogram all");
+		einval[0] = '\0';
+	} else if (strcmp(what, "dev") && strcmp(what, "inode") &&
+		   strcmp(what, "path")) {
+		return usage_error("histogram: unknown scope '%s' (expected all, dev, inode or path)",
+				   what);
+	} else if (!arg) {
+		return usage_error("histogram %s: missing %s", what,
+				   !strcmp(what, "dev") ? "MAJ:MIN" :
+				   !strcmp(what, "inode") ? "MAJ:MIN:INO[:GEN]" :
+				   "FILE");
+	} else if (!strcmp(what, "dev")) {
+		if (!parse_dev(arg, &maj, &min))
+			return usage_error("histogram dev: invalid device '%s' (expected MAJ:MIN, e.g. 8:1)",
+					   arg);
+		snprintf(cmd, sizeof(cmd), "histogram dev %u:%u", maj, min);
+		snprintf(einval, sizeof(einval),
+			 "the module rejected device %u:%u (it needs major < 4096, minor < 1048576, not 0:0)",
+			 maj, min);
+	} else if (!strcmp(what, "inode")) {
+		if (!parse_inode_key(arg, &key))
+			return usage_error("histogram inode: invalid inode '%s' (expected MAJ:MIN:INO[:GEN], e.g. 8:1:12 or 8:1:12:3405691582)",
+					   arg);
+		ret = snprintf(cmd, sizeof(cmd), "histogram inode %u:%u:%" PRIu64,
+			       key.major, key.minor, key.ino);
+		if (key.have_gen)
+			snprintf(cmd + ret, sizeof(cmd) - ret, ":%" PRIu32,
+				 key.gen);
+		snprintf(einval, sizeof(einval),
+			 "the module rejected inode %s (device major < 4096, minor < 1048576, not 0:0)",
+			 arg);
+	} else {
+		/* The kernel looks the path up itself: give it an absolute one. */
+		abs = realpath(arg, NULL);
+		if (!abs)
+			return runtime_error("histogram path: %s: %s", arg,
+					     strerror(errno));
+		if (!control_word_ok(abs)) {
+			err = wpstat_path_key(abs, &key);
+			free(abs);
+			if (err)
+				return runtime_error("histogram path: %s: %s", arg,
+						     strerror(-err));
+			ret = snprintf(cmd, sizeof(cmd), "%u:%u:%" PRIu64,
+				       key.major, key.minor, key.ino);
+			if (key.have_gen)
+				snprintf(cmd + ret, sizeof(cmd) - ret, ":%" PRIu32,
+					 key.gen);
+			return usage_error("histogram path: '%s' has a blank or a byte that is not printable ASCII, which the control file cannot carry; name it by inode: wpstat histogram inode %s",
+					   arg, cmd);
+		}
+		snprintf(cmd, sizeof(cmd), "histogram path %s", abs);
+		snprintf(einval, sizeof(einval),
+			 "the module rejected 'histogram path %s' (path too long for the control file, or not a file it can look up)",
+			 abs);
+	}
+	ret = control_command(cmd, einval[0] ? einval : NULL, NULL);
+	if (!ret) {
+		/* What the module made of it, e.g. the path's inode. */
+		if (wpstat_kv_read(WPSTAT_SUMMARY_PATH, &summary))
+			memset(&summary, 0, sizeof(summary));
+		scope = wpstat_kv_get(&summary, "histogram_scope");
+		printf("histogram scope: %s\n", scope ? scope : cmd + 10);
+		wpstat_kv_free(&summary);
+	}
+	free(abs);
+	return ret;
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 static const struct {
@@ -4176,6 +4339,7 @@ static const struct {
 	{ "disable",	cmd_simple_control },
 	{ "filter",	cmd_filter },
 	{ "level",	cmd_level },
+	{ "histogram",	cmd_histogram },
 };
 
 int main(int argc, char **argv)
@@ -4221,6 +4385,6 @@ int main(int argc, char **argv)
 			ret = runtime_error("write error: %s", strerror(errno));
 		return ret;
 	}
-	return usage_error("unknown command '%s' (commands: load, unload, status, show, watch, run, stalls, top, reset, enable, disable, filter, level; see wpstat --help)",
+	return usage_error("unknown command '%s' (commands: load, unload, status, show, watch, run, stalls, top, reset, enable, disable, filter, level, histogram; see wpstat --help)",
 			   name);
 }
