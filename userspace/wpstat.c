@@ -3820,7 +3820,7 @@ static void json_run_stalls(FILE *out, const struct run_result *r,
 	fputs("}, \"stall_ns\": ", out);
 	json_u64_or_null(out, stall_total_ns(s), stall_have_time(s));
 	fputs(", \"dominant_cause\": ", out);
-	json_string(out, stall_dominant(s));
+	json_string_or_null(out, rs->list.n ? stall_dominant(s) : NULL);
 	fputc('}', out);
 }
 
