@@ -1942,7 +1942,7 @@ static void status_text(bool loaded, int refcnt,
 	if (v)
 		printf(", %s untracked events", v);
 	putchar('\n');
-	/* Modules before issue 13 have neither line. */
+	/* Modules without a stalls table have none of these lines. */
 	v = wpstat_kv_get(summary, "stall_rows");
 	w = wpstat_kv_get(summary, "max_stalls");
 	if (v || w) {
@@ -2944,7 +2944,7 @@ static void cgroup_walk_found(struct cgroup_walk *w, uint64_t ino)
 	if (!e || e->path)
 		return;
 	e->path = strdup(w->path[0] ? w->path : "/");
-	if (e->path)
+	if (e->path && w->wanted)	/* or one not found by an earlier walk */
 		w->wanted--;
 }
 
