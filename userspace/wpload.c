@@ -1324,8 +1324,14 @@ static void counters_delta(const struct wpload_run *run,
 		avail = snapshot_value(before, b, after->names[i], &bv);
 		avail &= snapshot_value(after, a, after->names[i], &av);
 		d->avail[i] = avail;
-		/* Going backwards means the table was reset during the pass. */
-		d->val[i] = !avail ? 0 : av >= bv ? av - bv : av;
+		/*
+		 * Going backwards means the table was reset during the pass.
+		 * A maximum (the worst single event) is its value after.
+		 */
+		if (wpstat_counter_is_max(after->names[i]))
+			d->val[i] = avail ? av : 0;
+		else
+			d->val[i] = !avail ? 0 : av >= bv ? av - bv : av;
 	}
 }
 
@@ -1347,7 +1353,10 @@ static void totals_add_counters(struct wpload_totals *t,
 			t->avail[j] = true;
 			t->ncounters++;
 		}
-		t->sum[j] += d->val[i];
+		if (wpstat_counter_is_max(d->names[i]))	/* worst of all passes */
+			t->sum[j] = t->sum[j] > d->val[i] ? t->sum[j] : d->val[i];
+		else
+			t->sum[j] += d->val[i];
 		t->avail[j] &= d->avail[i];
 	}
 }

@@ -8,7 +8,10 @@
  *   wpstat show [...]                              per-inode counters
  *   wpstat watch [...]                             per-interval changes
  *   wpstat run [...] -- CMD [ARGS...]              what CMD caused
+ *   wpstat stalls [...]                            who stalled, where, why
+ *   wpstat top [...]                               stalls per interval
  *   wpstat reset | enable | disable | filter ...   debugfs wpstat/control
+ *   wpstat level ... | histogram ...               debugfs wpstat/control
  *
  * Errors are one line on stderr starting "wpstat: "; exit status 1 for
  * run-time errors, 2 for usage errors (run: the command's own status).
@@ -100,7 +103,8 @@ static void usage(FILE *out)
 "Commands:\n"
 "  load [--module PATH] [PARAM=VALUE...]\n"
 "                      insert the module (params: level, max_inodes,\n"
-"                      enable, skip_probes); already loaded is not an error\n"
+"                      max_stalls, enable, skip_probes); already loaded is\n"
+"                      not an error\n"
 "  unload              remove the module\n"
 "  status [--json]     module, parameters, probes, filters, table use\n"
 "  show [--sort FIELD] [--top N] [--json | --format table|json|prometheus]\n"
@@ -109,16 +113,28 @@ static void usage(FILE *out)
 "                      mkwrite_wp, largest first)\n"
 "  watch [--interval S] [--top N] [--count N] [--sort FIELD] [--resolve DIR]\n"
 "                      what changed in each interval, top-style\n"
+"  stalls [--sort time|count] [--pid PID]\n"
+"         [--json | --format table|json|prometheus] [--resolve DIR...]\n"
+"                      who stalled, on which file, why: one row per process\n"
+"                      and file, most stall time first\n"
+"  top [--interval S] [--count N] [--limit ROWS] [--resolve DIR...]\n"
+"                      the stalls of each interval, most stall time first\n"
 "  run [--json] [--reset] [-o FILE] [--resolve DIR] -- CMD [ARGS...]\n"
-"                      run CMD and report the counters it changed, its wall\n"
+"                      run CMD and report the counters it changed, what\n"
+"                      write-protected its files, its own stalls, its wall\n"
 "                      time and exit status (report on stderr, or FILE)\n"
-"  reset               clear every counter\n"
+"  reset               clear every counter and the stalls table\n"
 "  enable | disable    start or stop counting\n"
 "  level [counts|timing]\n"
 "                      show or switch what is attached: counts (default,\n"
-"                      cheapest) or timing (adds mkwrite_ns, mkclean_ptes)\n"
+"                      cheapest) or timing (adds mkwrite_ns, mkwrite_max_ns,\n"
+"                      mkclean_ptes, and the stalls' fault_ns, fault_max_ns)\n"
 "  filter dev MAJ:MIN | filter pid TGID | filter path FILE | filter none\n"
 "                      count only one filesystem and/or one process\n"
+"  histogram all | histogram dev MAJ:MIN | histogram inode MAJ:MIN:INO[:GEN]\n"
+"      | histogram path FILE\n"
+"                      which events the debugfs histograms count (clears\n"
+"                      them)\n"
 "\n"
 "Options:\n"
 "  -h, --help          show this help and exit\n"
@@ -502,7 +518,9 @@ static int row_ptr_cmp(const void *a, const void *b)
 
 /*
  * The change of row @a since @b (NULL: none before), into @d.  A counter
- * that went down (a reset in between) counts from zero.  @bcol maps @a's
+ * that went down (a reset in between) counts from zero.  A maximum
+ * (wpstat_counter_is_max) has no change to speak of: it keeps its value
+ * after, and alone it does not make a row changed.  @bcol maps @a's
  * columns to @b's.  Returns whether anything changed.
  */
 static bool row_delta(const struct wpstat_snapshot *after,
@@ -519,6 +537,10 @@ static bool row_delta(const struct wpstat_snapshot *after,
 		d->val[c] = 0;
 		if (!a->avail[c])
 			continue;
+		if (wpstat_counter_is_max(after->names[c])) {
+			d->val[c] = v;
+			continue;
+		}
 		if (b && bcol[c] >= 0 && b->avail[bcol[c]] &&
 		    b->val[bcol[c]] <= v)
 			v -= b->val[bcol[c]];
@@ -1068,6 +1090,17 @@ static const struct {
 	{ "bdp_throttled", "Ratelimited calls that entered balance_dirty_pages" },
 	{ "bdp_pauses", "Dirty-throttling pauses" },
 	{ "bdp_pause_ns", "Time paused by dirty throttling" },
+	{ "mkclean_msync", "folio_mkclean calls in writeback started by msync(2)" },
+	{ "mkclean_fsync", "folio_mkclean calls in writeback started by fsync(2) or fdatasync(2)" },
+	{ "mkclean_sync_file_range", "folio_mkclean calls in writeback started by sync_file_range(2)" },
+	{ "mkclean_sync", "folio_mkclean calls in writeback started by sync(2) or syncfs(2)" },
+	{ "mkclean_flusher_periodic", "folio_mkclean calls in the flusher's periodic writeback (dirty_expire)" },
+	{ "mkclean_flusher_background", "folio_mkclean calls in the flusher's background writeback (over the background threshold)" },
+	{ "mkclean_reclaim", "folio_mkclean calls in writeback started by reclaim" },
+	{ "mkclean_other", "folio_mkclean calls in writeback started by anything else" },
+	{ "mkwrite_max_ns", "Longest single page_mkwrite call" },
+	{ "stable_wait_max_ns", "Longest single wait in folio_wait_stable" },
+	{ "bdp_pause_max_ns", "Longest single dirty-throttling pause" },
 };
 
 static const char *help_of(const char *name)
@@ -1080,19 +1113,39 @@ static const char *help_of(const char *name)
 	return NULL;
 }
 
-/* wpstat_<name>_total, or wpstat_<name less _ns>_seconds_total. */
-static void prom_metric_name(char *buf, size_t len, const char *counter)
+/*
+ * <prefix><name>_total, or <prefix><name less _ns>_seconds_total; a
+ * maximum is a gauge: <prefix><name less _ns>_seconds, no _total.
+ */
+static void prom_metric_name(char *buf, size_t len, const char *prefix,
+			     const char *counter)
 {
 	size_t n = strlen(counter), i, p;
+	bool ns = is_ns_counter(counter);
 
-	if (is_ns_counter(counter))
+	if (ns)
 		n -= 3;
-	p = snprintf(buf, len, "wpstat_");
+	p = snprintf(buf, len, "%s", prefix);
 	for (i = 0; i < n && p + 1 < len; i++, p++)
 		buf[p] = isalnum((unsigned char)counter[i]) ? counter[i] : '_';
 	buf[p] = '\0';
-	strncat(buf, is_ns_counter(counter) ? "_seconds_total" : "_total",
-		len - p - 1);
+	strncat(buf, wpstat_counter_is_max(counter) ? (ns ? "_seconds" : "") :
+		ns ? "_seconds_total" : "_total", len - p - 1);
+}
+
+static const char *prom_type(const char *counter)
+{
+	return wpstat_counter_is_max(counter) ? "gauge" : "counter";
+}
+
+/* A value, nanoseconds as seconds. */
+static void prom_value(FILE *out, const char *counter, uint64_t v)
+{
+	if (is_ns_counter(counter))
+		fprintf(out, " %" PRIu64 ".%09" PRIu64 "\n", v / NSEC_PER_SEC,
+			v % NSEC_PER_SEC);
+	else
+		fprintf(out, " %" PRIu64 "\n", v);
 }
 
 static void prom_labels(FILE *out, const struct file_row *f)
@@ -1145,11 +1198,12 @@ static void print_prometheus(FILE *out, const struct file_list *l,
 			any = l->rows[i].avail[c];
 		if (!any)
 			continue;
-		prom_metric_name(metric, sizeof(metric), s->names[c]);
+		prom_metric_name(metric, sizeof(metric), "wpstat_", s->names[c]);
 		fprintf(out, "# HELP %s %s", metric, help ? help : "wpstat counter ");
 		if (!help)
 			fputs(s->names[c], out);
-		fprintf(out, " (per file).\n# TYPE %s counter\n", metric);
+		fprintf(out, " (per file).\n# TYPE %s %s\n", metric,
+			prom_type(s->names[c]));
 		for (i = 0; i < n; i++) {
 			const struct file_row *f = &l->rows[i];
 
@@ -1157,12 +1211,7 @@ static void print_prometheus(FILE *out, const struct file_list *l,
 				continue;
 			fputs(metric, out);
 			prom_labels(out, f);
-			if (is_ns_counter(s->names[c]))
-				fprintf(out, " %" PRIu64 ".%09" PRIu64 "\n",
-					f->val[c] / NSEC_PER_SEC,
-					f->val[c] % NSEC_PER_SEC);
-			else
-				fprintf(out, " %" PRIu64 "\n", f->val[c]);
+			prom_value(out, s->names[c], f->val[c]);
 		}
 	}
 	prom_gauge(out, summary, "tracked_inodes", "wpstat_tracked_inodes",
@@ -1746,7 +1795,13 @@ static void status_json(bool loaded, int refcnt,
 	SUMMARY_NUM("max_inodes");
 	SUMMARY_NUM("untracked_events");
 	SUMMARY_NUM("entry_bytes");
+	SUMMARY_NUM("stall_rows");
+	SUMMARY_NUM("max_stalls");
+	SUMMARY_NUM("stall_overflow_events");
+	SUMMARY_NUM("stall_row_bytes");
 #undef SUMMARY_NUM
+	fputs(", \"histogram_scope\": ", stdout);
+	json_string_or_null(stdout, wpstat_kv_get(summary, "histogram_scope"));
 	/* Every counter that reads "-", and those of them only level timing makes. */
 	for (c = 0; c < 2; c++) {
 		printf("%s\"counters_%s\": [", c ? "], " : ", ",
@@ -1887,6 +1942,22 @@ static void status_text(bool loaded, int refcnt,
 	if (v)
 		printf(", %s untracked events", v);
 	putchar('\n');
+	/* Modules without a stalls table have none of these lines. */
+	v = wpstat_kv_get(summary, "stall_rows");
+	w = wpstat_kv_get(summary, "max_stalls");
+	if (v || w) {
+		printf("stalls:      %s rows of %s", v ? v : "?", w ? w : "?");
+		v = wpstat_kv_get(summary, "stall_row_bytes");
+		if (v)
+			printf(" (%s bytes each)", v);
+		v = wpstat_kv_get(summary, "stall_overflow_events");
+		if (v)
+			printf(", %s overflow events", v);
+		putchar('\n');
+	}
+	v = wpstat_kv_get(summary, "histogram_scope");
+	if (v)
+		printf("histograms:  %s\n", v);
 }
 
 static int cmd_status(int argc, char **argv)
@@ -2330,18 +2401,1342 @@ out_dirs:
 	return ret;
 }
 
+/* ---- stalls: who stalled, on which file, why ---------------------------- */
+
+#define TOP_DEFAULT_LIMIT	20
+#define CGROUP2_DEFAULT_MOUNT	"/sys/fs/cgroup"
+#define CGROUP2_SUPER_MAGIC_NR	0x63677270
+#define CGROUP_WALK_MAX_DEPTH	64
+
+/* Read /proc/wpstat/stalls, or say in one line why not. */
+static int read_stalls(struct wpstat_stall_snapshot *s)
+{
+	int err = wpstat_stalls_read(NULL, s);
+
+	switch (-err) {
+	case 0:
+		return 0;
+	case ENOENT:
+		if (!module_interface_present())
+			return module_not_loaded();
+		return runtime_error("%s is missing: the loaded module has no per-process stalls (older than this wpstat?)",
+				     WPSTAT_STALLS_PATH);
+	case EACCES:
+	case EPERM:
+		return runtime_error("permission denied reading %s: per-process stalls are root-only (run as root)",
+				     WPSTAT_STALLS_PATH);
+	case EPROTO:
+		return runtime_error("%s has an unexpected format (module and wpstat of different versions?)",
+				     WPSTAT_STALLS_PATH);
+	default:
+		return runtime_error("cannot read %s: %s", WPSTAT_STALLS_PATH,
+				     strerror(-err));
+	}
+}
+
+/*
+ * Why a task waited, and the columns that say how often and how long.
+ * fault is the time inside page_mkwrite, which includes the stable-page
+ * and writeback waits made there (wb waits are only those).
+ */
+enum stall_cause { CAUSE_STABLE, CAUSE_WB, CAUSE_PAUSE, CAUSE_FAULT, CAUSE_NR };
+
+static const struct {
+	const char *name;
+	const char *events[2];	/* columns counting its events */
+	const char *ns, *max_ns;
+	const char *unit;	/* what its events are, for the run report */
+} stall_causes[CAUSE_NR] = {
+	[CAUSE_STABLE]	= { "stable", { "stable_waits" }, "stable_ns",
+			    "stable_max_ns", "waits" },
+	[CAUSE_WB]	= { "wb", { "wb_waits" }, "wb_ns", "wb_max_ns",
+			    "waits" },
+	[CAUSE_PAUSE]	= { "pause", { "pauses" }, "pause_ns",
+			    "pause_max_ns", "pauses" },
+	[CAUSE_FAULT]	= { "fault", { "fault_first", "fault_wp" },
+			    "fault_ns", "fault_max_ns", "faults" },
+};
+
+/* Where each cause's columns are in a stalls file; -1 if absent. */
+struct stall_cols {
+	int events[CAUSE_NR][2];
+	int ns[CAUSE_NR];
+	int max_ns[CAUSE_NR];
+};
+
+static void stall_cols_find(const struct wpstat_snapshot *cols,
+			    struct stall_cols *sc)
+{
+	int k, e;
+
+	for (k = 0; k < CAUSE_NR; k++) {
+		for (e = 0; e < 2; e++)
+			sc->events[k][e] = stall_causes[k].events[e] ?
+				wpstat_counter_index(cols, stall_causes[k].events[e]) : -1;
+		sc->ns[k] = wpstat_counter_index(cols, stall_causes[k].ns);
+		sc->max_ns[k] = wpstat_counter_index(cols, stall_causes[k].max_ns);
+	}
+}
+
+/* One row's stalls, or several rows' together, by cause. */
+struct stall_sum {
+	uint64_t events[CAUSE_NR];
+	uint64_t ns[CAUSE_NR];
+	uint64_t max_ns[CAUSE_NR];
+	bool have_ns[CAUSE_NR];		/* the column reads a number */
+	bool have_max[CAUSE_NR];
+};
+
+static void stall_sum_add(struct stall_sum *sum, const struct stall_cols *sc,
+			  const uint64_t *val, const bool *avail)
+{
+	int k, e, c;
+
+	for (k = 0; k < CAUSE_NR; k++) {
+		for (e = 0; e < 2; e++) {
+			c = sc->events[k][e];
+			if (c >= 0 && avail[c])
+				sum->events[k] += val[c];
+		}
+		c = sc->ns[k];
+		if (c >= 0 && avail[c]) {
+			sum->ns[k] += val[c];
+			sum->have_ns[k] = true;
+		}
+		c = sc->max_ns[k];
+		if (c >= 0 && avail[c]) {
+			if (!sum->have_max[k] || val[c] > sum->max_ns[k])
+				sum->max_ns[k] = val[c];
+			sum->have_max[k] = true;
+		}
+	}
+}
+
+static bool stall_have_time(const struct stall_sum *s)
+{
+	int k;
+
+	for (k = 0; k < CAUSE_NR; k++)
+		if (s->have_ns[k])
+			return true;
+	return false;
+}
+
+/* Time in page_mkwrite that is not one of the waits counted on their own. */
+static uint64_t stall_fault_own_ns(const struct stall_sum *s)
+{
+	uint64_t waits = s->ns[CAUSE_STABLE] + s->ns[CAUSE_WB];
+
+	return s->ns[CAUSE_FAULT] > waits ? s->ns[CAUSE_FAULT] - waits : 0;
+}
+
+/*
+ * The time stalled.  Adding fault_ns to the waits would count twice the
+ * waits made inside page_mkwrite (all wb waits, and the stable waits of a
+ * store to a mapping); pauses come after page_mkwrite returns.  So:
+ * pause + max(fault, stable + wb), exact for a process that only stores
+ * to mappings or only calls write(2), and at level counts (no fault_ns).
+ */
+static uint64_t stall_total_ns(const struct stall_sum *s)
+{
+	return s->ns[CAUSE_PAUSE] + s->ns[CAUSE_STABLE] + s->ns[CAUSE_WB] +
+	       stall_fault_own_ns(s);
+}
+
+static uint64_t stall_events(const struct stall_sum *s)
+{
+	uint64_t n = 0;
+	int k;
+
+	for (k = 0; k < CAUSE_NR; k++)
+		n += s->events[k];
+	return n;
+}
+
+/* The worst single stall of any cause; false if no maximum is known. */
+static bool stall_worst_ns(const struct stall_sum *s, uint64_t *worst)
+{
+	bool have = false;
+	int k;
+
+	*worst = 0;
+	for (k = 0; k < CAUSE_NR; k++) {
+		if (!s->have_max[k])
+			continue;
+		have = true;
+		if (s->max_ns[k] > *worst)
+			*worst = s->max_ns[k];
+	}
+	return have;
+}
+
+/*
+ * The cause with the most time of its own (fault: less the waits inside
+ * it).  Without any time (no timing probe, or no wait lasted a
+ * nanosecond), the wait or pause with the most events; else "faults":
+ * only faults were seen.
+ */
+static const char *stall_dominant(const struct stall_sum *s)
+{
+	uint64_t own[CAUSE_NR], best = 0;
+	int k, found = -1;
+
+	own[CAUSE_STABLE] = s->ns[CAUSE_STABLE];
+	own[CAUSE_WB] = s->ns[CAUSE_WB];
+	own[CAUSE_PAUSE] = s->ns[CAUSE_PAUSE];
+	own[CAUSE_FAULT] = stall_fault_own_ns(s);
+	for (k = 0; k < CAUSE_NR; k++) {
+		if (own[k] > best) {
+			best = own[k];
+			found = k;
+		}
+	}
+	if (found < 0) {
+		for (k = 0; k < CAUSE_NR; k++) {
+			if (k != CAUSE_FAULT && s->events[k] > best) {
+				best = s->events[k];
+				found = k;
+			}
+		}
+	}
+	return found < 0 ? "faults" : stall_causes[found].name;
+}
+
+/*
+ * One row to show: a stalls row's own values (stalls), or their change
+ * since an earlier snapshot (top, run), kept in stall_list.deltas.
+ */
+struct stall_item {
+	const struct wpstat_stall_row *row;	/* identity; absolute values */
+	const uint64_t *val;			/* shown values */
+	const bool *avail;
+	struct stall_sum sum;			/* of the shown values */
+	uint64_t stall_ns, events;
+	const char *path;			/* in stall_list.files, or NULL */
+	const char *cgroup_path;		/* in a cgroup_map, or NULL */
+};
+
+struct stall_list {
+	const struct wpstat_stall_snapshot *snap;
+	struct stall_cols cols;
+	size_t n;
+	struct stall_item *items;
+	struct wpstat_row *deltas;	/* backing store of val/avail, or NULL */
+	struct file_row *files;		/* distinct files shown, with paths */
+	size_t nfiles;
+};
+
+static void stall_list_free(struct stall_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->nfiles; i++)
+		free(l->files[i].path);
+	free(l->files);
+	free(l->items);
+	free(l->deltas);
+	memset(l, 0, sizeof(*l));
+}
+
+/* The module's key of a row: process, then file. */
+static int stall_key_cmp(const struct wpstat_stall_row *a,
+			 const struct wpstat_stall_row *b)
+{
+	if (a->tgid != b->tgid)
+		return a->tgid < b->tgid ? -1 : 1;
+	return key_cmp(&a->file, &b->file);
+}
+
+static int stall_row_ptr_cmp(const void *a, const void *b)
+{
+	return stall_key_cmp(*(const struct wpstat_stall_row *const *)a,
+			     *(const struct wpstat_stall_row *const *)b);
+}
+
+/*
+ * The change of row @a since @b (NULL: the row is new), into @d.  Rows
+ * only grow until a reset empties the table, so a row with any count
+ * lower than before was made again since: all of it is new.  A maximum
+ * keeps its value after and alone does not make a row changed.  @bcol
+ * maps @a's columns to @b's.  Returns whether anything changed.
+ */
+static bool stall_row_delta(const struct wpstat_snapshot *cols,
+			    const struct wpstat_row *a,
+			    const struct wpstat_row *b, const int *bcol,
+			    struct wpstat_row *d)
+{
+	bool restart = !b, changed = false;
+	int c;
+
+	for (c = 0; c < cols->ncounters && !restart; c++)
+		if (a->avail[c] && bcol[c] >= 0 && b->avail[bcol[c]] &&
+		    !wpstat_counter_is_max(cols->names[c]) &&
+		    b->val[bcol[c]] > a->val[c])
+			restart = true;
+	memset(d, 0, sizeof(*d));
+	d->major = a->major;
+	d->minor = a->minor;
+	d->ino = a->ino;
+	d->gen = a->gen;
+	for (c = 0; c < cols->ncounters; c++) {
+		bool max = wpstat_counter_is_max(cols->names[c]);
+		uint64_t v = a->val[c];
+
+		d->avail[c] = a->avail[c];
+		if (!a->avail[c])
+			continue;
+		if (!restart && !max && bcol[c] >= 0 && b->avail[bcol[c]])
+			v -= b->val[bcol[c]];
+		d->val[c] = v;
+		changed |= !max && v;
+	}
+	return changed;
+}
+
+/*
+ * The rows of @after (of process @pid only, if not 0) as they are
+ * (@before NULL), or only those that changed since @before, with their
+ * change.  Rows are matched on tgid, dev, inode and generation.
+ */
+static int stall_list_build(const struct wpstat_stall_snapshot *before,
+			    const struct wpstat_stall_snapshot *after,
+			    uint64_t pid, struct stall_list *l)
+{
+	const struct wpstat_stall_row **index = NULL;
+	int bcol[WPSTAT_MAX_COUNTERS], c;
+	size_t i, nafter = after->nrows ? after->nrows : 1;
+
+	memset(l, 0, sizeof(*l));
+	l->snap = after;
+	stall_cols_find(&after->cols, &l->cols);
+	l->items = calloc(nafter, sizeof(*l->items));
+	if (!l->items)
+		goto nomem;
+	if (before) {
+		l->deltas = calloc(nafter, sizeof(*l->deltas));
+		index = malloc((before->nrows ? before->nrows : 1) *
+			       sizeof(*index));
+		if (!l->deltas || !index)
+			goto nomem;
+		for (i = 0; i < before->nrows; i++)
+			index[i] = &before->rows[i];
+		qsort(index, before->nrows, sizeof(*index), stall_row_ptr_cmp);
+		/* Columns by name: a reloaded module may have others. */
+		for (c = 0; c < after->cols.ncounters; c++)
+			bcol[c] = wpstat_counter_index(&before->cols,
+						       after->cols.names[c]);
+	}
+	for (i = 0; i < after->nrows; i++) {
+		const struct wpstat_stall_row *a = &after->rows[i];
+		struct stall_item *it = &l->items[l->n];
+
+		if (pid && a->tgid != pid)
+			continue;
+		it->row = a;
+		it->val = a->file.val;
+		it->avail = a->file.avail;
+		if (before) {
+			const struct wpstat_stall_row **hit;
+			struct wpstat_row *d = &l->deltas[l->n];
+
+			hit = bsearch(&a, index, before->nrows, sizeof(*index),
+				      stall_row_ptr_cmp);
+			if (!stall_row_delta(&after->cols, &a->file,
+					     hit ? &(*hit)->file : NULL, bcol, d))
+				continue;
+			it->val = d->val;
+			it->avail = d->avail;
+		}
+		stall_sum_add(&it->sum, &l->cols, it->val, it->avail);
+		it->stall_ns = stall_total_ns(&it->sum);
+		it->events = stall_events(&it->sum);
+		l->n++;
+	}
+	free(index);
+	return 0;
+nomem:
+	free(index);
+	stall_list_free(l);
+	return -ENOMEM;
+}
+
+enum stall_sort { STALL_SORT_TIME, STALL_SORT_COUNT };
+
+/* Largest first, by time or by events, then the other; then by key. */
+static int stall_item_cmp(const void *pa, const void *pb, void *psort)
+{
+	const struct stall_item *a = pa, *b = pb;
+	bool by_count = *(const enum stall_sort *)psort == STALL_SORT_COUNT;
+	uint64_t a1 = by_count ? a->events : a->stall_ns;
+	uint64_t b1 = by_count ? b->events : b->stall_ns;
+	uint64_t a2 = by_count ? a->stall_ns : a->events;
+	uint64_t b2 = by_count ? b->stall_ns : b->events;
+
+	if (a1 != b1)
+		return a1 > b1 ? -1 : 1;
+	if (a2 != b2)
+		return a2 > b2 ? -1 : 1;
+	return stall_key_cmp(a->row, b->row);
+}
+
+static void stall_list_sort(struct stall_list *l, enum stall_sort sort)
+{
+	qsort_r(l->items, l->n, sizeof(*l->items), stall_item_cmp, &sort);
+}
+
+static int file_row_key_cmp(const void *a, const void *b)
+{
+	return key_cmp(((const struct file_row *)a)->row,
+		       ((const struct file_row *)b)->row);
+}
+
+/*
+ * Paths for the files of the first @limit items: each file once, from
+ * @known (a file list that has paths already, may be NULL), then from
+ * @cache (top) or a fresh search (named files, mappings, @dirs).
+ */
+static void stall_list_resolve(struct stall_list *l, size_t limit,
+			       const struct file_list *known,
+			       struct path_cache *cache, char *const *named,
+			       char *const *dirs, size_t ndirs)
+{
+	size_t i, j, n = l->n < limit ? l->n : limit;
+
+	l->files = calloc(n ? n : 1, sizeof(*l->files));
+	if (!l->files)
+		return;		/* out of memory: stay with dev:ino */
+	for (i = 0; i < n; i++)
+		l->files[i].row = &l->items[i].row->file;
+	qsort(l->files, n, sizeof(*l->files), file_row_key_cmp);
+	for (i = j = 0; i < n; i++)	/* unique */
+		if (!j || key_cmp(l->files[j - 1].row, l->files[i].row))
+			l->files[j++] = l->files[i];
+	l->nfiles = j;
+	for (i = 0; known && i < l->nfiles; i++) {
+		const struct file_row *k;
+
+		for (j = 0, k = NULL; j < known->n && !k; j++)
+			if (known->rows[j].path &&
+			    !key_cmp(known->rows[j].row, l->files[i].row))
+				k = &known->rows[j];
+		if (k)
+			l->files[i].path = strdup(k->path);
+	}
+	if (cache)
+		resolve_cached(cache, l->files, l->nfiles, dirs, ndirs);
+	else
+		resolve_paths(l->files, l->nfiles, named, dirs, ndirs);
+	for (i = 0; i < n; i++) {
+		struct file_row key = { .row = &l->items[i].row->file };
+		const struct file_row *f;
+
+		f = bsearch(&key, l->files, l->nfiles, sizeof(*l->files),
+			    file_row_key_cmp);
+		l->items[i].path = f ? f->path : NULL;
+	}
+}
+
+/* ---- cgroup ids to paths ------------------------------------------------ */
+
+/*
+ * A cgroup v2 id is the inode number of the cgroup's directory under the
+ * cgroup2 mount (kernfs), which readdir() returns as d_ino: one walk of
+ * the tree, without a stat per entry, finds every id wanted.  Ids are
+ * never reused, so a miss is remembered too.
+ */
+struct cgroup_map {
+	size_t n, cap;
+	struct cgroup_entry {
+		uint64_t id;
+		char *path;	/* from the mount, "/" for the root; NULL: gone */
+	} *e;
+	char *mount;		/* where cgroup2 is mounted, NULL if nowhere */
+	bool mount_looked_up;
+};
+
+static struct cgroup_entry *cgroup_map_find(const struct cgroup_map *m,
+					    uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		if (m->e[i].id == id)
+			return &m->e[i];
+	return NULL;
+}
+
+/* A new entry for @id, path unknown; NULL when out of memory. */
+static struct cgroup_entry *cgroup_map_add(struct cgroup_map *m, uint64_t id)
+{
+	struct cgroup_entry *e;
+
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 16;
+
+		e = realloc(m->e, cap * sizeof(*e));
+		if (!e)
+			return NULL;
+		m->e = e;
+		m->cap = cap;
+	}
+	e = &m->e[m->n++];
+	e->id = id;
+	e->path = NULL;
+	return e;
+}
+
+static void cgroup_map_free(struct cgroup_map *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		free(m->e[i].path);
+	free(m->e);
+	free(m->mount);
+	memset(m, 0, sizeof(*m));
+}
+
+/*
+ * /sys/fs/cgroup where it is the cgroup2 mount (unified hierarchy), else
+ * the first cgroup2 mount in mountinfo (hybrid: /sys/fs/cgroup/unified).
+ */
+static char *cgroup2_mount(void)
+{
+	char *line = NULL, *found = NULL;
+	struct statfs sfs;
+	size_t n = 0;
+	FILE *f;
+
+	if (!statfs(CGROUP2_DEFAULT_MOUNT, &sfs) &&
+	    (unsigned long)sfs.f_type == CGROUP2_SUPER_MAGIC_NR)
+		return strdup(CGROUP2_DEFAULT_MOUNT);
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return NULL;
+	while (!found && getline(&line, &n, f) > 0) {
+		char mnt[PATH_MAX], *sep;
+		int pos = 0;
+
+		/* id parent dev root mountpoint opts... - fstype ... */
+		sep = strstr(line, " - cgroup2 ");
+		if (!sep || sscanf(line, "%*s %*s %*s %*s %n", &pos) != 0 ||
+		    !pos)
+			continue;
+		line[pos + strcspn(line + pos, " ")] = '\0';
+		wpstat_unescape_octal(mnt, sizeof(mnt), line + pos);
+		found = strdup(mnt);
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+struct cgroup_walk {
+	struct cgroup_map *map;
+	size_t wanted;		/* entries still without a path */
+	char path[PATH_MAX];	/* from the mount, without a trailing '/' */
+};
+
+static void cgroup_walk_found(struct cgroup_walk *w, uint64_t ino)
+{
+	struct cgroup_entry *e = cgroup_map_find(w->map, ino);
+
+	if (!e || e->path)
+		return;
+	e->path = strdup(w->path[0] ? w->path : "/");
+	if (e->path && w->wanted)	/* or one not found by an earlier walk */
+		w->wanted--;
+}
+
+/* Every directory under @fd (taken), depth first; w->path names it. */
+static void cgroup_walk_dir(struct cgroup_walk *w, int fd, int depth)
+{
+	size_t len = strlen(w->path);
+	struct dirent *de;
+	DIR *dir;
+
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return;
+	}
+	while (w->wanted && (de = readdir(dir))) {
+		uint64_t ino = de->d_ino;
+		struct stat st;
+		int sub;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (de->d_type == DT_UNKNOWN) {
+			if (fstatat(dirfd(dir), de->d_name, &st,
+				    AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode))
+				continue;
+			ino = st.st_ino;
+		} else if (de->d_type != DT_DIR) {
+			continue;
+		}
+		if (snprintf(w->path + len, sizeof(w->path) - len, "/%s",
+			     de->d_name) >= (int)(sizeof(w->path) - len))
+			continue;
+		cgroup_walk_found(w, ino);
+		if (depth < CGROUP_WALK_MAX_DEPTH) {
+			sub = openat(dirfd(dir), de->d_name,
+				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+				     O_CLOEXEC);
+			if (sub >= 0)
+				cgroup_walk_dir(w, sub, depth + 1);
+		}
+		w->path[len] = '\0';
+	}
+	closedir(dir);
+}
+
+/* Paths for the cgroups of the first @limit items; one walk at most. */
+static void cgroup_map_resolve(struct cgroup_map *m, struct stall_list *l,
+			       size_t limit)
+{
+	struct cgroup_walk *w;
+	size_t i, n = l->n < limit ? l->n : limit, wanted = 0;
+	struct stat st;
+	int fd;
+
+	for (i = 0; i < n; i++) {
+		uint64_t id = l->items[i].row->cgroup;
+
+		if (id && !cgroup_map_find(m, id) && cgroup_map_add(m, id))
+			wanted++;
+	}
+	if (!m->mount_looked_up) {
+		m->mount = cgroup2_mount();
+		m->mount_looked_up = true;
+	}
+	w = wanted && m->mount ? calloc(1, sizeof(*w)) : NULL;
+	if (w) {
+		w->map = m;
+		w->wanted = wanted;
+		fd = open(m->mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0 && !fstat(fd, &st)) {
+			cgroup_walk_found(w, st.st_ino);	/* the root */
+			cgroup_walk_dir(w, fd, 0);
+		} else if (fd >= 0) {
+			close(fd);
+		}
+		free(w);
+	}
+	for (i = 0; i < n; i++) {
+		const struct cgroup_entry *e;
+
+		e = cgroup_map_find(m, l->items[i].row->cgroup);
+		l->items[i].cgroup_path = e ? e->path : NULL;
+	}
+}
+
+/* ---- stalls output ------------------------------------------------------ */
+
+/* The table's columns, the file last; text columns are left-aligned. */
+enum {
+	SC_PID, SC_COMM, SC_CAUSE, SC_STALL, SC_STABLE, SC_WB, SC_PAUSE,
+	SC_FAULT, SC_WORST, SC_EVENTS, SC_FAULT_FIRST, SC_FAULT_WP, SC_CGROUP,
+	SC_NR,
+};
+
+static const struct {
+	const char *name;
+	bool left;
+} stall_table_cols[SC_NR] = {
+	[SC_PID] = { "pid", false },
+	[SC_COMM] = { "comm", true },
+	[SC_CAUSE] = { "cause", true },
+	[SC_STALL] = { "stall", false },
+	[SC_STABLE] = { "stable", false },
+	[SC_WB] = { "wb", false },
+	[SC_PAUSE] = { "pause", false },
+	[SC_FAULT] = { "fault", false },
+	[SC_WORST] = { "worst", false },
+	[SC_EVENTS] = { "events", false },
+	[SC_FAULT_FIRST] = { "fault_first", false },
+	[SC_FAULT_WP] = { "fault_wp", false },
+	[SC_CGROUP] = { "cgroup", true },
+};
+
+/* Cell @col of item @it as text; @buf holds at least PATH_MAX bytes. */
+static const char *stall_cell(char *buf, size_t len, const struct stall_list *l,
+			      const struct stall_item *it, int col)
+{
+	const struct stall_sum *s = &it->sum;
+	uint64_t worst;
+	int c, k;
+	char *p;
+
+	switch (col) {
+	case SC_PID:
+		snprintf(buf, len, "%" PRIu32, it->row->tgid);
+		return buf;
+	case SC_COMM:
+		snprintf(buf, len, "%s", it->row->comm);
+		for (p = buf; *p; p++)	/* a tab or newline would break rows */
+			if (iscntrl((unsigned char)*p))
+				*p = '?';
+		return buf;
+	case SC_CAUSE:
+		return stall_dominant(s);
+	case SC_STALL:
+		if (!stall_have_time(s))
+			return "-";
+		return fmt_duration(buf, len, it->stall_ns);
+	case SC_STABLE:
+	case SC_WB:
+	case SC_PAUSE:
+	case SC_FAULT:
+		k = col == SC_STABLE ? CAUSE_STABLE : col == SC_WB ? CAUSE_WB :
+		    col == SC_PAUSE ? CAUSE_PAUSE : CAUSE_FAULT;
+		if (!s->have_ns[k])
+			return "-";
+		return fmt_duration(buf, len, s->ns[k]);
+	case SC_WORST:
+		if (!stall_worst_ns(s, &worst))
+			return "-";
+		return fmt_duration(buf, len, worst);
+	case SC_EVENTS:
+		snprintf(buf, len, "%" PRIu64, it->events);
+		return buf;
+	case SC_FAULT_FIRST:
+	case SC_FAULT_WP:
+		c = l->cols.events[CAUSE_FAULT][col == SC_FAULT_WP];
+		if (c < 0 || !it->avail[c])
+			return "-";
+		snprintf(buf, len, "%" PRIu64, it->val[c]);
+		return buf;
+	case SC_CGROUP:
+		if (!it->cgroup_path)
+			return "-";
+		snprintf(buf, len, "%s", it->cgroup_path);
+		for (p = buf; *p; p++)
+			if (iscntrl((unsigned char)*p))
+				*p = '?';
+		return buf;
+	}
+	return "?";
+}
+
+static void print_stall_file(FILE *out, const struct stall_item *it)
+{
+	if (it->path)
+		print_path_plain(out, it->path);
+	else
+		fprintf(out, "%u:%u:%" PRIu64, it->row->file.major,
+			it->row->file.minor, it->row->file.ino);
+}
+
+/* Columns aligned under their names, the file last; @indent before each. */
+static void print_stall_table(FILE *out, const struct stall_list *l,
+			      size_t limit, const char *indent)
+{
+	size_t width[SC_NR], i, n = l->n < limit ? l->n : limit, w;
+	char buf[PATH_MAX];
+	int c;
+
+	for (c = 0; c < SC_NR; c++) {
+		width[c] = strlen(stall_table_cols[c].name);
+		for (i = 0; i < n; i++) {
+			w = strlen(stall_cell(buf, sizeof(buf), l,
+					      &l->items[i], c));
+			if (w > width[c])
+				width[c] = w;
+		}
+	}
+	fputs(indent, out);
+	for (c = 0; c < SC_NR; c++)
+		fprintf(out, "%*s ", stall_table_cols[c].left ?
+			-(int)width[c] : (int)width[c],
+			stall_table_cols[c].name);
+	fputs("file\n", out);
+	for (i = 0; i < n; i++) {
+		fputs(indent, out);
+		for (c = 0; c < SC_NR; c++)
+			fprintf(out, "%*s ", stall_table_cols[c].left ?
+				-(int)width[c] : (int)width[c],
+				stall_cell(buf, sizeof(buf), l, &l->items[i], c));
+		print_stall_file(out, &l->items[i]);
+		fputc('\n', out);
+	}
+}
+
+/* Every column of the row as the module gave it, plus what wpstat adds. */
+static void json_stall(FILE *out, const struct stall_list *l,
+		       const struct stall_item *it)
+{
+	const struct wpstat_snapshot *cols = &l->snap->cols;
+	const struct wpstat_stall_row *r = it->row;
+	int c;
+
+	fprintf(out, "{\"tgid\": %" PRIu32 ", \"comm\": ", r->tgid);
+	json_string(out, r->comm);
+	fprintf(out, ", \"dev\": \"%u:%u\", \"ino\": %" PRIu64 ", \"gen\": %"
+		PRIu32 ", \"cgroup\": %" PRIu64, r->file.major, r->file.minor,
+		r->file.ino, r->file.gen, r->cgroup);
+	for (c = 0; c < cols->ncounters; c++) {
+		fputs(", ", out);
+		json_string(out, cols->names[c]);
+		if (it->avail[c])
+			fprintf(out, ": %" PRIu64, it->val[c]);
+		else
+			fputs(": null", out);
+	}
+	fputs(", \"path\": ", out);
+	json_string_or_null(out, it->path);
+	fputs(", \"cgroup_path\": ", out);
+	json_string_or_null(out, it->cgroup_path);
+	if (stall_have_time(&it->sum))
+		fprintf(out, ", \"stall_ns\": %" PRIu64, it->stall_ns);
+	else
+		fputs(", \"stall_ns\": null", out);
+	fputs(", \"dominant_cause\": ", out);
+	json_string(out, stall_dominant(&it->sum));
+	fputc('}', out);
+}
+
+static void json_stalls(FILE *out, const struct stall_list *l, size_t limit,
+			const char *indent)
+{
+	size_t i, n = l->n < limit ? l->n : limit;
+
+	fputc('[', out);
+	for (i = 0; i < n; i++) {
+		fprintf(out, "%s\n%s  ", i ? "," : "", indent);
+		json_stall(out, l, &l->items[i]);
+	}
+	if (n)
+		fprintf(out, "\n%s", indent);
+	fputc(']', out);
+}
+
+/* # HELP of the stalls columns; later columns get a generic line. */
+static const struct {
+	const char *name;
+	const char *help;
+} stall_counter_help[] = {
+	{ "fault_first", "Write faults on pages of the file's shared mapping not yet mapped" },
+	{ "fault_wp", "Write faults on write-protected PTEs of the file's shared mapping" },
+	{ "fault_ns", "Time spent in page_mkwrite, waits inside it included" },
+	{ "fault_max_ns", "Longest single page_mkwrite call" },
+	{ "stable_waits", "Waits for writeback in folio_wait_stable (stable pages)" },
+	{ "stable_ns", "Time waited in folio_wait_stable" },
+	{ "stable_max_ns", "Longest single wait in folio_wait_stable" },
+	{ "wb_waits", "Other waits for writeback inside a write fault" },
+	{ "wb_ns", "Time of the other waits for writeback inside a write fault" },
+	{ "wb_max_ns", "Longest single other wait for writeback inside a write fault" },
+	{ "pauses", "Dirty-throttling sleeps in balance_dirty_pages for the file" },
+	{ "pause_ns", "Time slept by dirty throttling for the file" },
+	{ "pause_max_ns", "Longest single dirty-throttling sleep for the file" },
+};
+
+static const char *stall_help_of(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(stall_counter_help); i++)
+		if (!strcmp(stall_counter_help[i].name, name))
+			return stall_counter_help[i].help;
+	return NULL;
+}
+
+/*
+ * One series per process and file: pid and comm, the file (dev, ino, gen
+ * and its path when found) and the cgroup's path when found.  Rows of
+ * exited processes stay until a reset, and so do their series.
+ */
+static void prom_stall_labels(FILE *out, const struct stall_item *it)
+{
+	const struct wpstat_stall_row *r = it->row;
+	char num[32];
+
+	fprintf(out, "{pid=\"%" PRIu32 "\",comm=", r->tgid);
+	prom_label_value(out, r->comm);
+	snprintf(num, sizeof(num), "%u:%u", r->file.major, r->file.minor);
+	fputs(",dev=", out);
+	prom_label_value(out, num);
+	fprintf(out, ",ino=\"%" PRIu64 "\",gen=\"%" PRIu32 "\"", r->file.ino,
+		r->file.gen);
+	if (it->path) {
+		fputs(",path=", out);
+		prom_label_value(out, it->path);
+	}
+	if (it->cgroup_path) {
+		fputs(",cgroup=", out);
+		prom_label_value(out, it->cgroup_path);
+	}
+	fputc('}', out);
+}
+
+static void print_stall_prometheus(FILE *out, const struct stall_list *l,
+				   const struct wpstat_kvlist *summary)
+{
+	const struct wpstat_snapshot *cols = &l->snap->cols;
+	char metric[128];
+	size_t i;
+	int c;
+
+	for (c = 0; c < cols->ncounters; c++) {
+		const char *name = cols->names[c], *help = stall_help_of(name);
+		bool any = false;
+
+		for (i = 0; i < l->n && !any; i++)
+			any = l->items[i].avail[c];
+		if (!any)
+			continue;
+		prom_metric_name(metric, sizeof(metric), "wpstat_stall_", name);
+		fprintf(out, "# HELP %s %s", metric,
+			help ? help : "wpstat stall counter ");
+		if (!help)
+			fputs(name, out);
+		fprintf(out, " (per process and file).\n# TYPE %s %s\n", metric,
+			prom_type(name));
+		for (i = 0; i < l->n; i++) {
+			const struct stall_item *it = &l->items[i];
+
+			if (!it->avail[c])
+				continue;
+			fputs(metric, out);
+			prom_stall_labels(out, it);
+			prom_value(out, name, it->val[c]);
+		}
+	}
+	prom_gauge(out, summary, "stall_rows", "wpstat_stall_rows", "gauge",
+		   "Process-and-file rows in the module's stalls table.");
+	prom_gauge(out, summary, "max_stalls", "wpstat_stall_max_rows", "gauge",
+		   "Size of the module's stalls table.");
+	prom_gauge(out, summary, "stall_overflow_events",
+		   "wpstat_stall_overflow_events_total", "counter",
+		   "Stall events not counted per process and file because the table was full.");
+}
+
+/* ---- stalls ------------------------------------------------------------- */
+
+static int parse_stall_sort(const char *arg, enum stall_sort *sort)
+{
+	if (!strcmp(arg, "time"))
+		*sort = STALL_SORT_TIME;
+	else if (!strcmp(arg, "count"))
+		*sort = STALL_SORT_COUNT;
+	else
+		return usage_error("--sort: unknown order '%s' (expected time or count)",
+				   arg);
+	return 0;
+}
+
+static int cmd_stalls(int argc, char **argv)
+{
+	static const char shortopts[] = ":hjf:s:p:r:";
+	static const struct option longopts[] = {
+		{ "json",	no_argument,		NULL, 'j' },
+		{ "format",	required_argument,	NULL, 'f' },
+		{ "sort",	required_argument,	NULL, 's' },
+		{ "pid",	required_argument,	NULL, 'p' },
+		{ "resolve",	required_argument,	NULL, 'r' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ NULL,		0,			NULL, 0 },
+	};
+	enum show_format format = FMT_TABLE;
+	enum stall_sort sort = STALL_SORT_TIME;
+	struct wpstat_kvlist summary = { 0 };
+	struct cgroup_map cgroups = { 0 };
+	struct wpstat_stall_snapshot snap;
+	struct dir_list dirs = { 0 };
+	const char *format_arg = NULL;
+	struct stall_list list;
+	uint64_t pid = 0;
+	bool json = false;
+	int c, ret;
+
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		ret = 0;
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'f':
+			format_arg = optarg;
+			if (!strcmp(optarg, "table"))
+				format = FMT_TABLE;
+			else if (!strcmp(optarg, "json"))
+				format = FMT_JSON;
+			else if (!strcmp(optarg, "prometheus"))
+				format = FMT_PROMETHEUS;
+			else
+				ret = usage_error("--format: unknown format '%s' (expected table, json or prometheus)",
+						  optarg);
+			break;
+		case 's':
+			ret = parse_stall_sort(optarg, &sort);
+			break;
+		case 'p':
+			ret = parse_uint("--pid", optarg, 1, INT_MAX, &pid);
+			break;
+		case 'r':
+			ret = dir_list_add(&dirs, optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			goto out_dirs;
+		default:
+			ret = option_error("stalls", c, argv, shortopts);
+		}
+		if (ret)
+			goto out_dirs;
+	}
+	if (json && format_arg && format != FMT_JSON) {
+		ret = usage_error("--json and --format %s contradict each other",
+				  format_arg);
+		goto out_dirs;
+	}
+	if (json)
+		format = FMT_JSON;
+	for (; optind < argc; optind++) {
+		if (!dirs.n) {
+			ret = usage_error("stalls: unexpected argument '%s' (directories to resolve go after --resolve)",
+					  argv[optind]);
+			goto out_dirs;
+		}
+		ret = dir_list_add(&dirs, argv[optind]);
+		if (ret)
+			goto out_dirs;
+	}
+	ret = check_resolve_dirs(dirs.dirs, dirs.n);
+	if (ret)
+		goto out_dirs;
+
+	ret = read_stalls(&snap);
+	if (ret)
+		goto out_dirs;
+	if (stall_list_build(NULL, &snap, pid, &list)) {
+		ret = runtime_error("out of memory");
+		goto out_snap;
+	}
+	stall_list_sort(&list, sort);
+	stall_list_resolve(&list, SIZE_MAX, NULL, NULL, NULL, dirs.dirs, dirs.n);
+	cgroup_map_resolve(&cgroups, &list, SIZE_MAX);
+
+	switch (format) {
+	case FMT_TABLE:
+		print_stall_table(stdout, &list, SIZE_MAX, "");
+		break;
+	case FMT_JSON:
+		fputs("{\"kernel\": ", stdout);
+		json_string(stdout, kernel_release());
+		fputs(", \"stalls\": ", stdout);
+		json_stalls(stdout, &list, SIZE_MAX, "");
+		puts("}");
+		break;
+	case FMT_PROMETHEUS:
+		wpstat_kv_read(WPSTAT_SUMMARY_PATH, &summary);	/* optional */
+		print_stall_prometheus(stdout, &list, &summary);
+		wpstat_kv_free(&summary);
+		break;
+	}
+	ret = 0;
+	cgroup_map_free(&cgroups);
+	stall_list_free(&list);
+out_snap:
+	wpstat_stalls_free(&snap);
+out_dirs:
+	free(dirs.dirs);
+	return ret;
+}
+
+/* ---- top ---------------------------------------------------------------- */
+
+static int cmd_top(int argc, char **argv)
+{
+	static const char shortopts[] = "+:hi:c:n:r:";
+	static const struct option longopts[] = {
+		{ "interval",	required_argument,	NULL, 'i' },
+		{ "count",	required_argument,	NULL, 'c' },
+		{ "limit",	required_argument,	NULL, 'n' },
+		{ "resolve",	required_argument,	NULL, 'r' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ NULL,		0,			NULL, 0 },
+	};
+	uint64_t interval = NSEC_PER_SEC, limit = TOP_DEFAULT_LIMIT, count = 0;
+	struct wpstat_stall_snapshot prev, cur;
+	struct cgroup_map cgroups = { 0 };
+	struct path_cache cache = { 0 };
+	struct dir_list dirs = { 0 };
+	bool tty = isatty(STDOUT_FILENO);
+	uint64_t iter, deadline;
+	struct sigaction sa;
+	int c, ret;
+
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		ret = 0;
+		switch (c) {
+		case 'i':
+			ret = parse_seconds("--interval", optarg,
+					    WATCH_MAX_INTERVAL_S, &interval);
+			break;
+		case 'c':
+			ret = parse_uint("--count", optarg, 1, UINT64_MAX, &count);
+			break;
+		case 'n':
+			ret = parse_uint("--limit", optarg, 1, SIZE_MAX, &limit);
+			break;
+		case 'r':
+			ret = dir_list_add(&dirs, optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			goto out_dirs;
+		default:
+			ret = option_error("top", c, argv, shortopts);
+		}
+		if (ret)
+			goto out_dirs;
+	}
+	for (; optind < argc; optind++) {
+		if (!dirs.n) {
+			ret = usage_error("top: unexpected argument '%s' (directories to resolve go after --resolve)",
+					  argv[optind]);
+			goto out_dirs;
+		}
+		ret = dir_list_add(&dirs, argv[optind]);
+		if (ret)
+			goto out_dirs;
+	}
+	ret = check_resolve_dirs(dirs.dirs, dirs.n);
+	if (ret)
+		goto out_dirs;
+	ret = read_stalls(&prev);
+	if (ret)
+		goto out_dirs;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;	/* no SA_RESTART: wake the sleep */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	deadline = now_ns();
+	for (iter = 0; !count || iter < count; iter++) {
+		struct stall_list list;
+		char when[32];
+		time_t t;
+
+		deadline += interval;
+		if (!sleep_until(deadline))
+			break;
+		ret = read_stalls(&cur);
+		if (ret)
+			goto out_prev;
+		if (stall_list_build(&prev, &cur, 0, &list)) {
+			wpstat_stalls_free(&cur);
+			ret = runtime_error("out of memory");
+			goto out_prev;
+		}
+		stall_list_sort(&list, STALL_SORT_TIME);
+		stall_list_resolve(&list, limit, NULL, &cache, NULL, dirs.dirs,
+				   dirs.n);
+		cgroup_map_resolve(&cgroups, &list, limit);
+		t = time(NULL);
+		strftime(when, sizeof(when), "%H:%M:%S", localtime(&t));
+		if (tty)
+			fputs("\033[H\033[2J", stdout);
+		printf("wpstat top  %s  interval %.3gs  %zu row%s changed",
+		       when, interval / 1e9, list.n, list.n == 1 ? "" : "s");
+		if (list.n > limit)
+			printf(" (top %" PRIu64 " by stall time)", limit);
+		putchar('\n');
+		if (list.n)
+			print_stall_table(stdout, &list, limit, "");
+		putchar('\n');
+		fflush(stdout);
+		stall_list_free(&list);
+		wpstat_stalls_free(&prev);
+		prev = cur;
+	}
+	ret = 0;
+out_prev:
+	wpstat_stalls_free(&prev);
+	path_cache_free(&cache);
+	cgroup_map_free(&cgroups);
+out_dirs:
+	free(dirs.dirs);
+	return ret;
+}
+
 /* ---- run ---------------------------------------------------------------- */
 
 struct run_result {
 	char **argv;
+	pid_t pid;		/* the command's process */
 	int exit_status;
 	int signal;		/* 0 unless killed by one */
 	uint64_t wall_ns;
 	bool reset;
 };
 
+/*
+ * The command's own stalls: the change of the stalls rows of its process
+ * (rows are per process: its children have rows of their own, which are
+ * not counted).  @err says why there are none to report, if so.
+ */
+struct run_stalls {
+	bool have;
+	const char *err;
+	struct stall_list list;
+	struct stall_sum total;
+	uint64_t fault_first, fault_wp;
+	bool have_fault_first, have_fault_wp;
+};
+
+/* Why run reports no stalls, or NULL when @err is 0 (read them). */
+static const char *stalls_unavailable(int err)
+{
+	switch (-err) {
+	case 0:
+		return NULL;
+	case ENOENT:
+		return "the module has no " WPSTAT_STALLS_PATH;
+	case EPROTO:
+		return WPSTAT_STALLS_PATH " has an unexpected format";
+	default:
+		return strerror(-err);
+	}
+}
+
+static void run_stalls_total(struct run_stalls *rs)
+{
+	const struct stall_list *l = &rs->list;
+	int first = l->cols.events[CAUSE_FAULT][0];
+	int wp = l->cols.events[CAUSE_FAULT][1];
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		const struct stall_item *it = &l->items[i];
+
+		stall_sum_add(&rs->total, &l->cols, it->val, it->avail);
+		if (first >= 0 && it->avail[first]) {
+			rs->fault_first += it->val[first];
+			rs->have_fault_first = true;
+		}
+		if (wp >= 0 && it->avail[wp]) {
+			rs->fault_wp += it->val[wp];
+			rs->have_fault_wp = true;
+		}
+	}
+}
+
+/* What started the writeback that write-protected pages: mkclean_<column>. */
+static const struct {
+	const char *column;
+	const char *name;
+} mkclean_triggers[] = {
+	{ "mkclean_msync",		"msync" },
+	{ "mkclean_fsync",		"fsync" },
+	{ "mkclean_sync_file_range",	"sync_file_range" },
+	{ "mkclean_sync",		"sync" },
+	{ "mkclean_flusher_periodic",	"flusher-periodic" },
+	{ "mkclean_flusher_background",	"flusher-background" },
+	{ "mkclean_reclaim",		"reclaim" },
+	{ "mkclean_other",		"other" },
+};
+
+#define NR_TRIGGERS	ARRAY_SIZE(mkclean_triggers)
+
+/*
+ * The changes of the trigger columns over the files of @l, into @sum;
+ * @have[t] false where the column is absent or reads "-".  Returns
+ * whether any trigger column exists.
+ */
+static bool trigger_sums(const struct file_list *l, uint64_t *sum, bool *have)
+{
+	bool any = false;
+	size_t t, i;
+	int c;
+
+	for (t = 0; t < NR_TRIGGERS; t++) {
+		sum[t] = 0;
+		have[t] = false;
+		c = wpstat_counter_index(l->snap, mkclean_triggers[t].column);
+		if (c < 0)
+			continue;
+		any = true;
+		have[t] = true;
+		for (i = 0; i < l->n; i++) {
+			if (!l->rows[i].avail[c])
+				have[t] = false;
+			sum[t] += l->rows[i].val[c];
+		}
+	}
+	return any;
+}
+
+/* "write-protected by: fsync 120, flusher-periodic 4", largest first. */
+static void run_report_triggers(FILE *out, const struct file_list *l)
+{
+	uint64_t sum[NR_TRIGGERS];
+	bool have[NR_TRIGGERS], done[NR_TRIGGERS] = { false };
+	size_t t, best, shown = 0;
+
+	if (!trigger_sums(l, sum, have))
+		return;
+	fputs("\n write-protected by:", out);
+	for (;;) {
+		for (t = 0, best = NR_TRIGGERS; t < NR_TRIGGERS; t++)
+			if (!done[t] && have[t] && sum[t] &&
+			    (best == NR_TRIGGERS || sum[t] > sum[best]))
+				best = t;
+		if (best == NR_TRIGGERS)
+			break;
+		fprintf(out, "%s %s %" PRIu64, shown++ ? "," : "",
+			mkclean_triggers[best].name, sum[best]);
+		done[best] = true;
+	}
+	fputs(shown ? "\n" : " nothing (no folio_mkclean call)\n", out);
+}
+
+static void run_report_stalls(FILE *out, const struct run_result *r,
+			      const struct run_stalls *rs)
+{
+	const struct stall_sum *s = &rs->total;
+	char buf[32];
+	int k;
+
+	if (!rs->have) {
+		fprintf(out, "\n stalls: not available (%s)\n", rs->err);
+		return;
+	}
+	fprintf(out, "\n stalls of pid %d", (int)r->pid);
+	if (!rs->list.n) {
+		fputs(": none\n", out);
+		return;
+	}
+	fputs(" (", out);
+	print_path_plain(out, rs->list.items[0].row->comm);
+	fprintf(out, "): %s, dominant cause %s\n",
+		stall_have_time(s) ? fmt_duration(buf, sizeof(buf),
+						  stall_total_ns(s)) :
+		"no time measured", stall_dominant(s));
+	for (k = 0; k < CAUSE_NR; k++) {
+		fprintf(out, "   %-7s %8s in %" PRIu64 " %s",
+			stall_causes[k].name,
+			s->have_ns[k] ? fmt_duration(buf, sizeof(buf), s->ns[k]) :
+			"-", s->events[k], stall_causes[k].unit);
+		if (k == CAUSE_FAULT && rs->have_fault_first &&
+		    rs->have_fault_wp)
+			fprintf(out, " (%" PRIu64 " first, %" PRIu64 " write-protect)",
+				rs->fault_first, rs->fault_wp);
+		if (s->have_max[k])
+			fprintf(out, ", worst %s",
+				fmt_duration(buf, sizeof(buf), s->max_ns[k]));
+		fputc('\n', out);
+	}
+	fputc('\n', out);
+	print_stall_table(out, &rs->list, SIZE_MAX, "");
+}
+
 static void run_report_text(FILE *out, const struct run_result *r,
-			    const struct file_list *l)
+			    const struct file_list *l,
+			    const struct run_stalls *rs)
 {
 	int i;
 
@@ -2355,6 +3750,8 @@ static void run_report_text(FILE *out, const struct run_result *r,
 		print_table(out, l, SIZE_MAX);
 	else
 		fputs(" no counter changed\n", out);
+	run_report_triggers(out, l);
+	run_report_stalls(out, r, rs);
 	fprintf(out, "\n %.6f s wall time, exit status %d", r->wall_ns / 1e9,
 		r->exit_status);
 	if (r->signal)
@@ -2363,8 +3760,73 @@ static void run_report_text(FILE *out, const struct run_result *r,
 	fputs("\n\n", out);
 }
 
+static void json_u64_or_null(FILE *out, uint64_t v, bool have)
+{
+	if (have)
+		fprintf(out, "%" PRIu64, v);
+	else
+		fputs("null", out);
+}
+
+/* {"msync": N, ...}: the triggers' changes over the run's files. */
+static void json_triggers(FILE *out, const struct file_list *l)
+{
+	uint64_t sum[NR_TRIGGERS];
+	bool have[NR_TRIGGERS];
+	size_t t;
+
+	if (!trigger_sums(l, sum, have)) {
+		fputs("null", out);
+		return;
+	}
+	fputc('{', out);
+	for (t = 0; t < NR_TRIGGERS; t++) {
+		fprintf(out, "%s\"%s\": ", t ? ", " : "",
+			mkclean_triggers[t].name);
+		json_u64_or_null(out, sum[t], have[t]);
+	}
+	fputc('}', out);
+}
+
+static void json_run_stalls(FILE *out, const struct run_result *r,
+			    const struct run_stalls *rs)
+{
+	const struct stall_sum *s = &rs->total;
+	int k;
+
+	if (!rs->have) {
+		fputs("null", out);
+		return;
+	}
+	fprintf(out, "{\"pid\": %d, \"rows\": ", (int)r->pid);
+	json_stalls(out, &rs->list, SIZE_MAX, " ");
+	fputs(", \"by_cause\": {", out);
+	for (k = 0; k < CAUSE_NR; k++) {
+		fprintf(out, "%s\"%s\": {\"events\": %" PRIu64, k ? ", " : "",
+			stall_causes[k].name, s->events[k]);
+		if (k == CAUSE_FAULT) {
+			fputs(", \"first\": ", out);
+			json_u64_or_null(out, rs->fault_first,
+					 rs->have_fault_first);
+			fputs(", \"wp\": ", out);
+			json_u64_or_null(out, rs->fault_wp, rs->have_fault_wp);
+		}
+		fputs(", \"ns\": ", out);
+		json_u64_or_null(out, s->ns[k], s->have_ns[k]);
+		fputs(", \"max_ns\": ", out);
+		json_u64_or_null(out, s->max_ns[k], s->have_max[k]);
+		fputc('}', out);
+	}
+	fputs("}, \"stall_ns\": ", out);
+	json_u64_or_null(out, stall_total_ns(s), stall_have_time(s));
+	fputs(", \"dominant_cause\": ", out);
+	json_string_or_null(out, rs->list.n ? stall_dominant(s) : NULL);
+	fputc('}', out);
+}
+
 static void run_report_json(FILE *out, const struct run_result *r,
-			    const struct file_list *l)
+			    const struct file_list *l,
+			    const struct run_stalls *rs)
 {
 	int i;
 
@@ -2383,6 +3845,10 @@ static void run_report_json(FILE *out, const struct run_result *r,
 	json_string(out, kernel_release());
 	fputs(", \"files\": ", out);
 	json_files(out, l, SIZE_MAX, true);
+	fputs(", \"write_protected_by\": ", out);
+	json_triggers(out, l);
+	fputs(", \"stalls\": ", out);
+	json_run_stalls(out, r, rs);
 	fputs("}\n", out);
 }
 
@@ -2422,6 +3888,7 @@ static int run_child(char **argv, struct run_result *r, int *exec_failed)
 		_exit(EXIT_NOT_FOUND);
 	}
 	close(errpipe[1]);
+	r->pid = pid;
 	if (pid < 0) {
 		close(errpipe[0]);
 		sigaction(SIGINT, &old_int, NULL);
@@ -2466,7 +3933,10 @@ static int cmd_run(int argc, char **argv)
 		{ "help",	no_argument,		NULL, 'h' },
 		{ NULL,		0,			NULL, 0 },
 	};
+	struct wpstat_stall_snapshot stalls_before = { 0 }, stalls_after = { 0 };
 	struct wpstat_snapshot before, after;
+	struct run_stalls stalls = { 0 };
+	struct cgroup_map cgroups = { 0 };
 	struct run_result result = { 0 };
 	struct dir_list dirs = { 0 };
 	const char *output = NULL;
@@ -2515,6 +3985,9 @@ static int cmd_run(int argc, char **argv)
 	ret = read_snapshot(&before);
 	if (ret)
 		goto out_dirs;
+	/* Optional: a module without per-process stalls still runs CMD. */
+	stalls.err = stalls_unavailable(wpstat_stalls_read(NULL, &stalls_before));
+	stalls.have = !stalls.err;
 	if (output) {
 		out = fopen(output, "we");
 		if (!out) {
@@ -2533,6 +4006,16 @@ static int cmd_run(int argc, char **argv)
 		ret = ret ? ret : EXIT_RUNTIME;
 		goto out_file;
 	}
+	if (stalls.have) {
+		stalls.err = stalls_unavailable(wpstat_stalls_read(NULL,
+								   &stalls_after));
+		stalls.have = !stalls.err;
+	}
+	if (stalls.have && stall_list_build(&stalls_before, &stalls_after,
+					    result.pid, &stalls.list)) {
+		stalls.have = false;
+		stalls.err = "out of memory";
+	}
 	if (file_list_build(&before, &after, &list)) {
 		ret = runtime_error("out of memory");
 		goto out_after;
@@ -2541,10 +4024,17 @@ static int cmd_run(int argc, char **argv)
 		       wpstat_counter_index(&after, "mkwrite_wp") : SORT_DEV);
 	/* The command has exited: its own arguments name its files best. */
 	resolve_paths(list.rows, list.n, result.argv, dirs.dirs, dirs.n);
+	if (stalls.have) {
+		stall_list_sort(&stalls.list, STALL_SORT_TIME);
+		stall_list_resolve(&stalls.list, SIZE_MAX, &list, NULL,
+				   result.argv, dirs.dirs, dirs.n);
+		cgroup_map_resolve(&cgroups, &stalls.list, SIZE_MAX);
+		run_stalls_total(&stalls);
+	}
 	if (json)
-		run_report_json(out, &result, &list);
+		run_report_json(out, &result, &list, &stalls);
 	else
-		run_report_text(out, &result, &list);
+		run_report_text(out, &result, &list, &stalls);
 	file_list_free(&list);
 	if (fflush(out) || ferror(out))
 		ret = runtime_error("writing the report: %s", strerror(errno));
@@ -2555,6 +4045,11 @@ out_file:
 		ret = runtime_error("-o %s: %s", output, strerror(errno));
 out_before:
 	wpstat_snapshot_free(&before);
+	/* All zeroed unless filled: freeing them is always right. */
+	stall_list_free(&stalls.list);
+	cgroup_map_free(&cgroups);
+	wpstat_stalls_free(&stalls_before);
+	wpstat_stalls_free(&stalls_after);
 out_dirs:
 	free(dirs.dirs);
 	return ret;
@@ -2691,6 +4186,142 @@ static int cmd_level(int argc, char **argv)
 	return ret;
 }
 
+/* "MAJ:MIN:INO[:GEN]" as decimal numbers, nothing else. */
+static bool parse_inode_key(const char *arg, struct wpstat_file_key *key)
+{
+	unsigned long long v[4];
+	const char *p = arg;
+	char *end;
+	int n = 0;
+
+	for (;;) {
+		if (n == 4 || !isdigit((unsigned char)*p))
+			return false;
+		errno = 0;
+		v[n++] = strtoull(p, &end, 10);
+		if (errno)
+			return false;
+		if (!*end)
+			break;
+		if (*end != ':')
+			return false;
+		p = end + 1;
+	}
+	if (n < 3 || v[0] > UINT_MAX || v[1] > UINT_MAX ||
+	    (n == 4 && v[3] > UINT32_MAX))
+		return false;
+	key->major = v[0];
+	key->minor = v[1];
+	key->ino = v[2];
+	key->gen = n == 4 ? v[3] : 0;
+	key->have_gen = n == 4;
+	return true;
+}
+
+/*
+ * The control file takes one line of printable ASCII, split into words at
+ * blanks: a path with a blank or another byte cannot be passed.
+ */
+static bool control_word_ok(const char *s)
+{
+	for (; *s; s++)
+		if (!isascii((unsigned char)*s) || !isgraph((unsigned char)*s))
+			return false;
+	return true;
+}
+
+/* histogram: which events the debugfs histograms count (and clear them). */
+static int cmd_histogram(int argc, char **argv)
+{
+	char cmd[PATH_MAX + 32], einval[PATH_MAX + 160];
+	struct wpstat_kvlist summary;
+	struct wpstat_file_key key;
+	const char *what, *arg, *scope;
+	unsigned int maj, min;
+	char *abs = NULL;
+	int ret, nargs, err;
+
+	ret = no_options("histogram", argc, argv, 2);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	nargs = argc - optind;
+	what = nargs ? argv[optind] : NULL;
+	arg = nargs > 1 ? argv[optind + 1] : NULL;
+	if (!what)
+		return usage_error("histogram: expected all, dev MAJ:MIN, inode MAJ:MIN:INO[:GEN] or path FILE");
+	if (!strcmp(what, "all")) {
+		if (arg)
+			return usage_error("histogram all: unexpected argument '%s'",
+					   arg);
+		snprintf(cmd, sizeof(cmd), "histogram all");
+		einval[0] = '\0';
+	} else if (strcmp(what, "dev") && strcmp(what, "inode") &&
+		   strcmp(what, "path")) {
+		return usage_error("histogram: unknown scope '%s' (expected all, dev, inode or path)",
+				   what);
+	} else if (!arg) {
+		return usage_error("histogram %s: missing %s", what,
+				   !strcmp(what, "dev") ? "MAJ:MIN" :
+				   !strcmp(what, "inode") ? "MAJ:MIN:INO[:GEN]" :
+				   "FILE");
+	} else if (!strcmp(what, "dev")) {
+		if (!parse_dev(arg, &maj, &min))
+			return usage_error("histogram dev: invalid device '%s' (expected MAJ:MIN, e.g. 8:1)",
+					   arg);
+		snprintf(cmd, sizeof(cmd), "histogram dev %u:%u", maj, min);
+		snprintf(einval, sizeof(einval),
+			 "the module rejected device %u:%u (it needs major < 4096, minor < 1048576, not 0:0)",
+			 maj, min);
+	} else if (!strcmp(what, "inode")) {
+		if (!parse_inode_key(arg, &key))
+			return usage_error("histogram inode: invalid inode '%s' (expected MAJ:MIN:INO[:GEN], e.g. 8:1:12 or 8:1:12:3405691582)",
+					   arg);
+		ret = snprintf(cmd, sizeof(cmd), "histogram inode %u:%u:%" PRIu64,
+			       key.major, key.minor, key.ino);
+		if (key.have_gen)
+			snprintf(cmd + ret, sizeof(cmd) - ret, ":%" PRIu32,
+				 key.gen);
+		snprintf(einval, sizeof(einval),
+			 "the module rejected inode %s (device major < 4096, minor < 1048576, not 0:0)",
+			 arg);
+	} else {
+		/* The kernel looks the path up itself: give it an absolute one. */
+		abs = realpath(arg, NULL);
+		if (!abs)
+			return runtime_error("histogram path: %s: %s", arg,
+					     strerror(errno));
+		if (!control_word_ok(abs)) {
+			err = wpstat_path_key(abs, &key);
+			free(abs);
+			if (err)
+				return runtime_error("histogram path: %s: %s", arg,
+						     strerror(-err));
+			ret = snprintf(cmd, sizeof(cmd), "%u:%u:%" PRIu64,
+				       key.major, key.minor, key.ino);
+			if (key.have_gen)
+				snprintf(cmd + ret, sizeof(cmd) - ret, ":%" PRIu32,
+					 key.gen);
+			return usage_error("histogram path: '%s' has a blank or a byte that is not printable ASCII, which the control file cannot carry; name it by inode: wpstat histogram inode %s",
+					   arg, cmd);
+		}
+		snprintf(cmd, sizeof(cmd), "histogram path %s", abs);
+		snprintf(einval, sizeof(einval),
+			 "the module rejected 'histogram path %s' (path too long for the control file, or not a file it can look up)",
+			 abs);
+	}
+	ret = control_command(cmd, einval[0] ? einval : NULL, NULL);
+	if (!ret) {
+		/* What the module made of it, e.g. the path's inode. */
+		if (wpstat_kv_read(WPSTAT_SUMMARY_PATH, &summary))
+			memset(&summary, 0, sizeof(summary));
+		scope = wpstat_kv_get(&summary, "histogram_scope");
+		printf("histogram scope: %s\n", scope ? scope : cmd + 10);
+		wpstat_kv_free(&summary);
+	}
+	free(abs);
+	return ret;
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 static const struct {
@@ -2703,11 +4334,14 @@ static const struct {
 	{ "show",	cmd_show },
 	{ "watch",	cmd_watch },
 	{ "run",	cmd_run },
+	{ "stalls",	cmd_stalls },
+	{ "top",	cmd_top },
 	{ "reset",	cmd_simple_control },
 	{ "enable",	cmd_simple_control },
 	{ "disable",	cmd_simple_control },
 	{ "filter",	cmd_filter },
 	{ "level",	cmd_level },
+	{ "histogram",	cmd_histogram },
 };
 
 int main(int argc, char **argv)
@@ -2753,6 +4387,6 @@ int main(int argc, char **argv)
 			ret = runtime_error("write error: %s", strerror(errno));
 		return ret;
 	}
-	return usage_error("unknown command '%s' (commands: load, unload, status, show, watch, run, reset, enable, disable, filter, level; see wpstat --help)",
+	return usage_error("unknown command '%s' (commands: load, unload, status, show, watch, run, stalls, top, reset, enable, disable, filter, level, histogram; see wpstat --help)",
 			   name);
 }

@@ -14,15 +14,26 @@
 
 #include "wpstat_proc.h"
 
-static int parse_header(char *line, struct wpstat_snapshot *s)
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+static const char *const inodes_fixed[] = { "dev", "ino", "gen" };
+static const char *const stalls_fixed[] = {
+	"tgid", "comm", "dev", "ino", "gen", "cgroup",
+};
+
+/*
+ * A header line: the @nfixed columns in @fixed, in that order, then the
+ * counter names, kept in @s.
+ */
+static int parse_header(char *line, const char *const *fixed, int nfixed,
+			struct wpstat_snapshot *s)
 {
-	static const char *const fixed[] = { "dev", "ino", "gen" };
 	char *save = NULL, *tok;
 	int i = 0;
 
 	for (tok = strtok_r(line, " \n", &save); tok;
 	     tok = strtok_r(NULL, " \n", &save), i++) {
-		if (i < 3) {
+		if (i < nfixed) {
 			if (strcmp(tok, fixed[i]))
 				return -EPROTO;
 			continue;
@@ -34,43 +45,70 @@ static int parse_header(char *line, struct wpstat_snapshot *s)
 			return -ENOMEM;
 		s->ncounters++;
 	}
-	return i < 3 ? -EPROTO : 0;
+	return i < nfixed ? -EPROTO : 0;
+}
+
+/* A decimal number that is the whole token, at most @max. */
+static int parse_u64(const char *tok, uint64_t max, uint64_t *v)
+{
+	unsigned long long x;
+	char *end;
+
+	if (!tok || *tok < '0' || *tok > '9')
+		return -EPROTO;
+	errno = 0;
+	x = strtoull(tok, &end, 10);
+	if (*end || errno || x > max)
+		return -EPROTO;
+	*v = x;
+	return 0;
+}
+
+/* "MAJ:MIN ino gen" into @r: @tok, then the next two tokens. */
+static int parse_file_key(const char *tok, char **save, struct wpstat_row *r)
+{
+	uint64_t v;
+
+	if (!tok || sscanf(tok, "%u:%u", &r->major, &r->minor) != 2)
+		return -EPROTO;
+	if (parse_u64(strtok_r(NULL, " \n", save), UINT64_MAX, &r->ino))
+		return -EPROTO;
+	if (parse_u64(strtok_r(NULL, " \n", save), UINT32_MAX, &v))
+		return -EPROTO;
+	r->gen = v;
+	return 0;
+}
+
+/* The counter columns, the rest of the line: a number or "-" each. */
+static int parse_counters(char **save, const struct wpstat_snapshot *s,
+			  struct wpstat_row *r)
+{
+	char *tok;
+	int i;
+
+	for (i = 0; i < s->ncounters; i++) {
+		tok = strtok_r(NULL, " \n", save);
+		if (!tok)
+			return -EPROTO;
+		if (!strcmp(tok, "-"))
+			continue;
+		if (parse_u64(tok, UINT64_MAX, &r->val[i]))
+			return -EPROTO;
+		r->avail[i] = true;
+	}
+	return strtok_r(NULL, " \n", save) ? -EPROTO : 0;
 }
 
 static int parse_row(char *line, const struct wpstat_snapshot *s,
 		     struct wpstat_row *r)
 {
-	char *save = NULL, *tok, *end;
-	int i;
+	char *save = NULL, *tok;
+	int ret;
 
 	memset(r, 0, sizeof(*r));
 	tok = strtok_r(line, " \n", &save);
-	if (!tok || sscanf(tok, "%u:%u", &r->major, &r->minor) != 2)
-		return -EPROTO;
-	tok = strtok_r(NULL, " \n", &save);
-	if (!tok)
-		return -EPROTO;
-	r->ino = strtoull(tok, &end, 10);
-	if (*end)
-		return -EPROTO;
-	tok = strtok_r(NULL, " \n", &save);
-	if (!tok)
-		return -EPROTO;
-	r->gen = strtoul(tok, &end, 10);
-	if (*end)
-		return -EPROTO;
-	for (i = 0; i < s->ncounters; i++) {
-		tok = strtok_r(NULL, " \n", &save);
-		if (!tok)
-			return -EPROTO;
-		if (!strcmp(tok, "-"))
-			continue;
-		r->val[i] = strtoull(tok, &end, 10);
-		if (*end)
-			return -EPROTO;
-		r->avail[i] = true;
-	}
-	return strtok_r(NULL, " \n", &save) ? -EPROTO : 0;
+	ret = parse_file_key(tok, &save, r);
+	return ret ? ret : parse_counters(&save, s, r);
 }
 
 int wpstat_snapshot_read(const char *path, struct wpstat_snapshot *s)
@@ -88,7 +126,7 @@ int wpstat_snapshot_read(const char *path, struct wpstat_snapshot *s)
 		ret = -EPROTO;
 		goto out;
 	}
-	ret = parse_header(line, s);
+	ret = parse_header(line, inodes_fixed, ARRAY_SIZE(inodes_fixed), s);
 	while (!ret && getline(&line, &n, f) > 0) {
 		if (s->nrows == cap) {
 			struct wpstat_row *rows;
@@ -111,6 +149,114 @@ out:
 	if (ret)
 		wpstat_snapshot_free(s);
 	return ret;
+}
+
+/*
+ * seq_escape() writes the bytes it escapes as \ooo (three octal digits).
+ * A backslash not followed by three octal digits is kept as it is.
+ */
+void wpstat_unescape_octal(char *dst, size_t len, const char *src)
+{
+	size_t n = 0;
+
+	if (!len)
+		return;
+	while (*src && n + 1 < len) {
+		if (src[0] == '\\' && src[1] >= '0' && src[1] <= '3' &&
+		    src[2] >= '0' && src[2] <= '7' &&
+		    src[3] >= '0' && src[3] <= '7') {
+			dst[n++] = (src[1] - '0') << 6 | (src[2] - '0') << 3 |
+				   (src[3] - '0');
+			src += 4;
+		} else {
+			dst[n++] = *src++;
+		}
+	}
+	dst[n] = '\0';
+}
+
+/* "tgid comm dev ino gen cgroup" and the counters. */
+static int parse_stall_row(char *line, const struct wpstat_snapshot *cols,
+			   struct wpstat_stall_row *r)
+{
+	char *save = NULL, *tok;
+	uint64_t v;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	if (parse_u64(strtok_r(line, " \n", &save), UINT32_MAX, &v))
+		return -EPROTO;
+	r->tgid = v;
+	tok = strtok_r(NULL, " \n", &save);
+	if (!tok)
+		return -EPROTO;
+	wpstat_unescape_octal(r->comm, sizeof(r->comm), tok);
+	tok = strtok_r(NULL, " \n", &save);
+	ret = parse_file_key(tok, &save, &r->file);
+	if (ret)
+		return ret;
+	if (parse_u64(strtok_r(NULL, " \n", &save), UINT64_MAX, &r->cgroup))
+		return -EPROTO;
+	return parse_counters(&save, cols, &r->file);
+}
+
+int wpstat_stalls_read(const char *path, struct wpstat_stall_snapshot *s)
+{
+	size_t cap = 0, n = 0;
+	char *line = NULL;
+	FILE *f;
+	int ret = 0;
+
+	memset(s, 0, sizeof(*s));
+	f = fopen(path ? path : WPSTAT_STALLS_PATH, "re");
+	if (!f)
+		return -errno;
+	if (getline(&line, &n, f) < 0) {
+		ret = -EPROTO;
+		goto out;
+	}
+	ret = parse_header(line, stalls_fixed, ARRAY_SIZE(stalls_fixed),
+			   &s->cols);
+	while (!ret && getline(&line, &n, f) > 0) {
+		if (s->nrows == cap) {
+			struct wpstat_stall_row *rows;
+
+			cap = cap ? 2 * cap : 64;
+			rows = realloc(s->rows, cap * sizeof(*rows));
+			if (!rows) {
+				ret = -ENOMEM;
+				break;
+			}
+			s->rows = rows;
+		}
+		ret = parse_stall_row(line, &s->cols, &s->rows[s->nrows]);
+		if (!ret)
+			s->nrows++;
+	}
+	if (!ret && ferror(f))
+		ret = -EIO;
+out:
+	free(line);
+	fclose(f);
+	if (ret)
+		wpstat_stalls_free(s);
+	return ret;
+}
+
+void wpstat_stalls_free(struct wpstat_stall_snapshot *s)
+{
+	wpstat_snapshot_free(&s->cols);
+	free(s->rows);
+	memset(s, 0, sizeof(*s));
+}
+
+/* "mkwrite_max_ns", "pause_max_ns": the worst single event. */
+bool wpstat_counter_is_max(const char *name)
+{
+	size_t len = strlen(name);
+
+	return (len > 4 && !strcmp(name + len - 4, "_max")) ||
+	       (len > 7 && !strcmp(name + len - 7, "_max_ns"));
 }
 
 void wpstat_snapshot_free(struct wpstat_snapshot *s)

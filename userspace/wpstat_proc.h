@@ -18,6 +18,7 @@
 #define WPSTAT_SUMMARY_PATH	"/proc/wpstat/summary"
 #define WPSTAT_COUNTERS_PATH	"/proc/wpstat/counters"
 #define WPSTAT_GONE_PATH	"/proc/wpstat/gone"
+#define WPSTAT_STALLS_PATH	"/proc/wpstat/stalls"
 #define WPSTAT_CONTROL_PATH	"/sys/kernel/debug/wpstat/control"
 #define WPSTAT_MAX_COUNTERS	64
 
@@ -41,6 +42,38 @@ int wpstat_snapshot_read(const char *path, struct wpstat_snapshot *s);
 void wpstat_snapshot_free(struct wpstat_snapshot *s);
 /* Index of a counter column by name, or -1. */
 int wpstat_counter_index(const struct wpstat_snapshot *s, const char *name);
+/*
+ * Whether a counter is a maximum (its name ends in _max or _max_ns): the
+ * worst single event, which is neither summed nor subtracted.
+ */
+bool wpstat_counter_is_max(const char *name);
+
+/*
+ * /proc/wpstat/stalls: "tgid comm dev ino gen cgroup", then counter
+ * columns, one row per process and file.  The file's key and the counters
+ * are a struct wpstat_row, so code for /proc/wpstat/inodes rows works on
+ * them; the counter names are in @cols, which has no rows of its own.
+ */
+#define WPSTAT_COMM_MAX		64	/* comm, unescaped, with its NUL */
+
+struct wpstat_stall_row {
+	struct wpstat_row file;
+	uint32_t tgid;
+	uint64_t cgroup;		/* cgroup v2 id, 0 if unknown */
+	char comm[WPSTAT_COMM_MAX];	/* the bytes, \ooo escapes undone */
+};
+
+struct wpstat_stall_snapshot {
+	struct wpstat_snapshot cols;	/* counter names only */
+	size_t nrows;
+	struct wpstat_stall_row *rows;
+};
+
+/* As wpstat_snapshot_read(), for /proc/wpstat/stalls (@path NULL). */
+int wpstat_stalls_read(const char *path, struct wpstat_stall_snapshot *s);
+void wpstat_stalls_free(struct wpstat_stall_snapshot *s);
+/* Undo seq_escape()'s \ooo octal escapes; @dst is always terminated. */
+void wpstat_unescape_octal(char *dst, size_t len, const char *src);
 /* How the module names a file: superblock dev, inode, generation. */
 struct wpstat_file_key {
 	unsigned int major, minor;
