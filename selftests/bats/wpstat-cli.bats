@@ -303,8 +303,8 @@ teardown() {
 		(.probes_attached | length) + (.probes_unavailable | length) == $n and
 		(.probes_attached | index("mkwrite")) != null and
 		.level == "counts" and
-		.counters_unavailable == ["mkwrite_ns", "mkclean_ptes"] and
-		.counters_timing_only == ["mkwrite_ns", "mkclean_ptes"]' <<<"$output"
+		.counters_unavailable == ["mkwrite_ns", "mkclean_ptes", "mkwrite_max_ns"] and
+		.counters_timing_only == ["mkwrite_ns", "mkclean_ptes", "mkwrite_max_ns"]' <<<"$output"
 }
 
 @test "status with probes skipped: unavailable probes and counters" {
@@ -315,8 +315,9 @@ teardown() {
 	jq -e '.probes_unavailable == ["bdp", "tp_bdp"] and
 		([.probes[] | select(.status == "skipped") | .name] == ["bdp", "tp_bdp"]) and
 		.counters_unavailable == ["mkwrite_ns", "mkclean_ptes", "bdp_throttled",
-					  "bdp_pauses", "bdp_pause_ns"] and
-		.counters_timing_only == ["mkwrite_ns", "mkclean_ptes"]' <<<"$output"
+					  "bdp_pauses", "bdp_pause_ns", "mkwrite_max_ns",
+					  "bdp_pause_max_ns"] and
+		.counters_timing_only == ["mkwrite_ns", "mkclean_ptes", "mkwrite_max_ns"]' <<<"$output"
 	run --separate-stderr wpstat status
 	assert_success
 	assert_line --regexp '^unavailable: bdp \(balance_dirty_pages, skipped\) tp_bdp'

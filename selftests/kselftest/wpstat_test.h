@@ -393,9 +393,10 @@ static inline int read_stalls(const char *path, struct stall_row *rows, int max)
 	static char buf[1 << 20];
 	char *line, *save = NULL, *tok, *s2;
 	int col[64], ncol = 0, n = 0, i, c;
-	struct stat st;
+	struct wpstat_file_key key;
 
-	if (path && stat(path, &st))
+	/* The superblock's device: on btrfs stat()'s st_dev is not it. */
+	if (path && wpstat_path_key(path, &key))
 		return -1;
 	if (wps_slurp(STALLS_PATH, buf, sizeof(buf)) <= 0)
 		return -1;
@@ -429,8 +430,8 @@ static inline int read_stalls(const char *path, struct stall_row *rows, int max)
 			else if (col[c] >= 0)
 				v[col[c]] = strcmp(tok, "-") ? strtoll(tok, NULL, 10) : -1;
 		}
-		if (path && (r.ino != st.st_ino || r.major != major(st.st_dev) ||
-			     r.minor != minor(st.st_dev)))
+		if (path && (r.ino != key.ino || r.major != key.major ||
+			     r.minor != key.minor))
 			continue;
 		rows[n++] = r;
 	}
