@@ -118,6 +118,7 @@ struct wpstat_hist_scope {
 	u32 dev;			/* WPHS_DEV, WPHS_INODE */
 	u64 ino;			/* WPHS_INODE */
 	u32 gen;
+	bool any_gen;			/* no generation given: any */
 };
 
 struct wpstat_hist_counts {
@@ -258,22 +259,27 @@ static inline void wpstat_atomic_max(atomic64_t *v, u64 x)
 		;
 }
 
-/* A WPK_MAX counter: the slow paths only (a wait or a pause ended). */
-static inline void wpstat_count_max(const struct wpstat_key *key,
-				    enum wpstat_counter c, u64 x)
+/*
+ * A timed call, wait or pause of @ns ended: add it to counter @sum and
+ * raise the WPK_MAX counter @max, with one lookup.  Slow paths only.
+ */
+static inline void wpstat_count_time(const struct wpstat_key *key,
+				     enum wpstat_counter sum,
+				     enum wpstat_counter max, u64 ns)
 {
 	struct wpstat_ref r = wpstat_lookup(key);
 	struct wpstat_sums *sums;
 
 	if (unlikely(!r.t))
 		return;
+	wpstat_add(r, sum, ns);
 	sums = this_cpu_ptr(r.t->sums);
 	if (likely(r.e))
-		wpstat_atomic_max(&r.e->count[c], x);
-	else if (sums->untracked[c] < x)
-		sums->untracked[c] = x;
-	if (sums->total[c] < x)
-		sums->total[c] = x;
+		wpstat_atomic_max(&r.e->count[max], ns);
+	else if (sums->untracked[max] < ns)
+		sums->untracked[max] = ns;
+	if (sums->total[max] < ns)
+		sums->total[max] = ns;
 }
 
 void wpstat_hist_add(enum wpstat_hist_id h, const struct wpstat_key *key,
@@ -295,7 +301,10 @@ size_t wpstat_entry_bytes(void);
 
 /* ---- wpstat_stalls.c ----------------------------------------------------- */
 
-/* The causes a process x file row counts, in /proc/wpstat/stalls order. */
+/*
+ * The causes a process x file row counts, in /proc/wpstat/stalls order;
+ * each _MAX right after its _NS (wpstat_stall_time()).
+ */
 enum wpstat_stall_field {
 	WPS_FAULT_FIRST, WPS_FAULT_WP, WPS_FAULT_NS, WPS_FAULT_MAX,
 	WPS_STABLE, WPS_STABLE_NS, WPS_STABLE_MAX,
@@ -310,8 +319,8 @@ void wpstat_stalls_exit(void);
 int wpstat_stalls_reset(void);
 void wpstat_stall_add(const struct wpstat_key *key, enum wpstat_stall_field f,
 		      u64 delta);
-void wpstat_stall_max(const struct wpstat_key *key, enum wpstat_stall_field f,
-		      u64 x);
+void wpstat_stall_time(const struct wpstat_key *key,
+		       enum wpstat_stall_field ns_field, u64 ns);
 void wpstat_stalls_summary(struct seq_file *m);
 int wpstat_stalls_proc_init(struct proc_dir_entry *dir);
 

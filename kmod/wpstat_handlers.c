@@ -477,10 +477,8 @@ static int mkwrite_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct mkwrite_data *d = (void *)ri->data;
 	u64 ns = ktime_get_ns() - d->start;
 
-	wpstat_count(&d->key, WPC_MKWRITE_NS, ns);
-	wpstat_count_max(&d->key, WPC_MKWRITE_MAX_NS, ns);
-	wpstat_stall_add(&d->key, WPS_FAULT_NS, ns);
-	wpstat_stall_max(&d->key, WPS_FAULT_MAX, ns);
+	wpstat_count_time(&d->key, WPC_MKWRITE_NS, WPC_MKWRITE_MAX_NS, ns);
+	wpstat_stall_time(&d->key, WPS_FAULT_NS, ns);
 	wpstat_hist_add(WPH_MKWRITE, &d->key, ns);
 	return 0;
 }
@@ -517,10 +515,9 @@ static void bdp_close_pause(struct wpstat_tctx *c, u64 now)
 		return;
 	ns = now - c->pause_start;
 	c->pause_start = 0;
-	wpstat_count(&c->bdp_key, WPC_BDP_PAUSE_NS, ns);
-	wpstat_count_max(&c->bdp_key, WPC_BDP_PAUSE_MAX_NS, ns);
-	wpstat_stall_add(&c->bdp_key, WPS_PAUSE_NS, ns);
-	wpstat_stall_max(&c->bdp_key, WPS_PAUSE_MAX, ns);
+	wpstat_count_time(&c->bdp_key, WPC_BDP_PAUSE_NS, WPC_BDP_PAUSE_MAX_NS,
+			  ns);
+	wpstat_stall_time(&c->bdp_key, WPS_PAUSE_NS, ns);
 	wpstat_hist_add(WPH_BDP_PAUSE, &c->bdp_key, ns);
 }
 
@@ -586,14 +583,12 @@ static int wait_bit_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 
 	if (c && (c->active & WPT_WAIT)) {
 		if (c->wait_stable) {
-			wpstat_count(&c->wait_key, WPC_STABLE_WAIT_NS, ns);
-			wpstat_count_max(&c->wait_key, WPC_STABLE_WAIT_MAX_NS, ns);
-			wpstat_stall_add(&c->wait_key, WPS_STABLE_NS, ns);
-			wpstat_stall_max(&c->wait_key, WPS_STABLE_MAX, ns);
+			wpstat_count_time(&c->wait_key, WPC_STABLE_WAIT_NS,
+					  WPC_STABLE_WAIT_MAX_NS, ns);
+			wpstat_stall_time(&c->wait_key, WPS_STABLE_NS, ns);
 			wpstat_hist_add(WPH_STABLE_WAIT, &c->wait_key, ns);
 		} else {
-			wpstat_stall_add(&c->wait_key, WPS_WB_NS, ns);
-			wpstat_stall_max(&c->wait_key, WPS_WB_MAX, ns);
+			wpstat_stall_time(&c->wait_key, WPS_WB_NS, ns);
 		}
 		wpstat_tctx_put(c, WPT_WAIT);
 	}

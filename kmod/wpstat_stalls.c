@@ -240,45 +240,47 @@ static struct wpstat_stall *stall_find(struct wpstat_stalls *s,
 }
 
 /*
- * The fields that count events make rows; an event's time, added when
- * its wait or pause ends, goes to the row its count made (if it found
- * one: an overflow is counted once per event).
+ * An event of cause @f (a count field): the current process's row for
+ * @key's file, made if new.  Its time, added when its wait or pause ends
+ * (wpstat_stall_time()), goes to the row the count made; an event that
+ * found no row is counted once, as an overflow.
  */
-static bool stall_field_counts_event(enum wpstat_stall_field f)
-{
-	return f == WPS_FAULT_FIRST || f == WPS_FAULT_WP || f == WPS_STABLE ||
-	       f == WPS_WB || f == WPS_PAUSE;
-}
-
-/* Add @delta to field @f of the current process's row for @key's file. */
 void wpstat_stall_add(const struct wpstat_key *key, enum wpstat_stall_field f,
 		      u64 delta)
 {
 	struct wpstat_stalls *s = rcu_dereference_sched(wpstat_stalls);
-	bool event = stall_field_counts_event(f);
 	struct wpstat_stall *r;
 
 	if (unlikely(!s))
 		return;
-	r = stall_find(s, key, event);
+	r = stall_find(s, key, true);
 	if (likely(r))
 		atomic64_add(delta, &r->count[f]);
-	else if (event)
+	else
 		atomic64_inc(&s->overflow);
 }
 
-/* Raise field @f (a maximum) to at least @x, in an existing row. */
-void wpstat_stall_max(const struct wpstat_key *key, enum wpstat_stall_field f,
-		      u64 x)
+/*
+ * An event's time of @ns ended: add it to @ns_field and raise the maximum
+ * after it, in the row its count made.
+ */
+void wpstat_stall_time(const struct wpstat_key *key,
+		       enum wpstat_stall_field ns_field, u64 ns)
 {
 	struct wpstat_stalls *s = rcu_dereference_sched(wpstat_stalls);
 	struct wpstat_stall *r;
 
+	BUILD_BUG_ON(WPS_FAULT_MAX - WPS_FAULT_NS != 1 ||
+		     WPS_STABLE_MAX - WPS_STABLE_NS != 1 ||
+		     WPS_WB_MAX - WPS_WB_NS != 1 ||
+		     WPS_PAUSE_MAX - WPS_PAUSE_NS != 1);
 	if (unlikely(!s))
 		return;
 	r = stall_find(s, key, false);
-	if (likely(r))
-		wpstat_atomic_max(&r->count[f], x);
+	if (likely(r)) {
+		atomic64_add(ns, &r->count[ns_field]);
+		wpstat_atomic_max(&r->count[ns_field + 1], ns);
+	}
 }
 
 /* ---- reset, summary, /proc/wpstat/stalls ------------------------------------ */
