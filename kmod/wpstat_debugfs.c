@@ -78,7 +78,7 @@ static int control_filter_dev(char *arg)
 	return ret;
 }
 
-/* "inode MAJ:MIN:INO[:GEN]" */
+/* "inode MAJ:MIN:INO[:GEN]"; without GEN, any generation of the inode. */
 static int control_hist_inode(char *arg, struct wpstat_hist_scope *scope)
 {
 	char *rest, *gen;
@@ -98,6 +98,7 @@ static int control_hist_inode(char *arg, struct wpstat_hist_scope *scope)
 	scope->kind = WPHS_INODE;
 	scope->ino = ino;
 	scope->gen = g;
+	scope->any_gen = !gen;
 	return 0;
 }
 

@@ -314,7 +314,8 @@ void wpstat_hist_add(enum wpstat_hist_id id, const struct wpstat_key *key,
 		return;
 	switch (h->scope.kind) {
 	case WPHS_INODE:
-		if (key->ino != h->scope.ino || key->gen != h->scope.gen)
+		if (key->ino != h->scope.ino ||
+		    (!h->scope.any_gen && key->gen != h->scope.gen))
 			return;
 		fallthrough;
 	case WPHS_DEV:
@@ -358,7 +359,9 @@ void wpstat_hist_scope_show(struct seq_file *m)
 			   "dev" : "inode", MAJOR(h->scope.dev),
 			   MINOR(h->scope.dev));
 		if (h->scope.kind == WPHS_INODE)
-			seq_printf(m, ":%llu:%u", h->scope.ino, h->scope.gen);
+			seq_printf(m, ":%llu", h->scope.ino);
+		if (h->scope.kind == WPHS_INODE && !h->scope.any_gen)
+			seq_printf(m, ":%u", h->scope.gen);
 	}
 	rcu_read_unlock();
 }

@@ -468,7 +468,7 @@ EOF
 	assert_output "histogram scope: $(histogram_scope)"
 	run --separate-stderr wpstat histogram inode "$dev:$ino"
 	assert_success
-	[ "$(histogram_scope)" = "inode $dev:$ino:0" ]	# GEN defaults to 0
+	[ "$(histogram_scope)" = "inode $dev:$ino" ]	# no GEN: any generation
 	run --separate-stderr wpstat histogram all
 	assert_success
 	[ "$(histogram_scope)" = all ]
