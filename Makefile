@@ -17,7 +17,7 @@
 # the module for every kernel through DKMS instead.
 
 SHELL := /bin/bash
-KVERS ?= $(shell scripts/kernels.sh installed 2>/dev/null)
+KVERS ?= $(shell scripts/vm/kernels.sh installed 2>/dev/null)
 
 all: build
 
@@ -43,31 +43,31 @@ checkpatch:
 # kernels setup just installed.
 check: setup
 	@$(MAKE) --no-print-directory build
-	@scripts/check.sh
+	@scripts/check/check.sh
 
 # Like check, with WPSTAT_STRESS=1: 50 load/unload cycles under load,
 # 100,000 control writes, longer thread and truncate races.
 stress: setup
 	@$(MAKE) --no-print-directory build
 	@WPSTAT_STRESS=1 SUITES="$${SUITES:-ksft:wpstat_reliab ksft:wpstat_longrun bats:reliability}" \
-		scripts/check.sh
+		scripts/check/check.sh
 
 # The module suites on a debug 6.12 kernel (KASAN, lockdep, kmemleak),
 # built once from linux-source into build/debug-kernel (~25 min), then
 # ~40 min a run; not part of check.
 check-debug: setup
 	@$(MAKE) --no-print-directory build
-	@scripts/check-debug.sh
+	@scripts/check/check-debug.sh
 
 demo: setup
 	@$(MAKE) --no-print-directory build
-	@scripts/demo.sh
+	@scripts/demo/demo.sh
 
 # The cost per event against a floor and bpftrace, both kernels side by side,
 # 5 rounds, about 9 minutes; writes results/bench/ and docs/benchmarks.md.
 bench: setup
 	@$(MAKE) --no-print-directory build
-	@scripts/bench.sh
+	@scripts/bench/bench.sh
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -105,13 +105,13 @@ uninstall:
 # docs/experiment.md and its charts.  KVER= picks the kernel (default: the
 # 6.12 one); EXPERIMENT_ARGS= adds options (--all-kernels, --size 512M,
 # --units "...", --parts "ram slow strategies java": see
-# scripts/guest-experiment.sh).
+# scripts/experiment/guest-experiment.sh).
 experiment: setup
 	@$(MAKE) --no-print-directory build
-	@scripts/experiment.sh $(if $(KVER),--kver $(KVER)) $(EXPERIMENT_ARGS)
+	@scripts/experiment/experiment.sh $(if $(KVER),--kver $(KVER)) $(EXPERIMENT_ARGS)
 
 vm: build
-	scripts/vm-run.sh $(if $(KVER),--kver $(KVER)) -- bash -c '$(CMD)'
+	scripts/vm/vm-run.sh $(if $(KVER),--kver $(KVER)) -- bash -c '$(CMD)'
 
 clean:
 	rm -rf build/kmod build/bin build/selftests results

@@ -40,7 +40,7 @@ missing=()
 for p in $tools; do pkg_installed "$p" || missing+=("$p")
 done
 
-kernels=$("$top/scripts/kernels.sh" installed || true)
+kernels=$("$top/scripts/vm/kernels.sh" installed || true)
 want_kernels=()
 have_61=0 have_612=0
 for k in $kernels; do
@@ -48,7 +48,7 @@ for k in $kernels; do
 done
 if [ $have_61 = 0 ] || [ $have_612 = 0 ] || [ ${#missing[@]} -gt 0 ]; then
 	refresh_lists
-	for k in $("$top/scripts/kernels.sh" available); do
+	for k in $("$top/scripts/vm/kernels.sh" available); do
 		case $k in
 		6.1.0-*) [ $have_61 = 1 ] && continue ;;
 		6.12.*) [ $have_612 = 1 ] && continue ;;
@@ -65,7 +65,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive INITRD=No \
 		apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-[ -n "$("$top/scripts/kernels.sh" installed)" ] || die "no supported kernel installed"
+[ -n "$("$top/scripts/vm/kernels.sh" installed)" ] || die "no supported kernel installed"
 
 # virtme-ng into a project-local venv; vng expects its helpers on PATH.
 if [ ! -x "$venv/bin/vng" ]; then
@@ -102,4 +102,4 @@ if [ ! -f "$srcdir/tools/testing/selftests/kselftest_harness.h" ] ||
 		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' \
 		'*/scripts/const_structs.checkpatch'
 fi
-log "ready: kernels $(echo $("$top/scripts/kernels.sh" installed))"
+log "ready: kernels $(echo $("$top/scripts/vm/kernels.sh" installed))"

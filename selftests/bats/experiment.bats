@@ -1,9 +1,9 @@
 #!/usr/bin/env bats
-# make experiment, reduced: a small sweep through scripts/guest-experiment.sh,
+# make experiment, reduced: a small sweep through scripts/experiment/guest-experiment.sh,
 # checking that every cell is there and that the counters are what the
 # source analysis says they must be.  The cells go to the results
 # directory, where make check renders the report from them on the host
-# (scripts/test-experiment-report.sh).
+# (scripts/check/test-experiment-report.sh).
 #
 # File 8 MiB = 2048 pages of 4 KiB on ext4 (the RAM-disk scratch fs); units
 # 64 B, 4 KiB, 1 MiB, and 16 MiB, which does not fit and must be recorded as
@@ -18,14 +18,14 @@ UNITS="64 4K 1M 16M"
 setup_file() {
 	[ -r /proc/wpstat/inodes ] || return 0	# each test fails in setup
 	export OUT=$BATS_FILE_TMPDIR/exp
-	bash "$WPSTAT_TOP/scripts/guest-experiment.sh" --out "$OUT/k" \
+	bash "$WPSTAT_TOP/scripts/experiment/guest-experiment.sh" --out "$OUT/k" \
 		--ram-dir "$WPSTAT_FS_DIR/ext4" --size 8M --units "$UNITS" \
 		--slow-size 2M --strategy-size 1M --java-units "64 1M" \
 		--java-cold-unit none --repeat 1 >"$BATS_FILE_TMPDIR/guest.log" 2>&1
 	echo $? >"$BATS_FILE_TMPDIR/guest.rc"
 	# Kept with the TAP files, for a failure's post-mortem.
 	cp "$BATS_FILE_TMPDIR/guest.log" "${WPSTAT_RESULTS:-/tmp}/experiment-guest.log"
-	# The report is rendered on the host (scripts/test-experiment-report.sh,
+	# The report is rendered on the host (scripts/check/test-experiment-report.sh,
 	# from make check): matplotlib takes minutes under TCG.
 	mkdir -p "${WPSTAT_RESULTS:-/tmp}/experiment/k"
 	cp "$OUT/k/cells.jsonl" "$OUT/k/meta.json" "${WPSTAT_RESULTS:-/tmp}/experiment/k/"

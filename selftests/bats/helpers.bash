@@ -1,5 +1,5 @@
 # Shared helpers for the bats suites (load with: load helpers).
-# They run inside the guest (selftests/run-guest.sh): root, wpstat.ko
+# They run inside the guest (scripts/check/guest-check.sh): root, wpstat.ko
 # loaded, scratch filesystems under $WPSTAT_FS_DIR/{ext4,xfs,btrfs,tmpfs}.
 
 bats_load_library bats-support
@@ -68,7 +68,7 @@ jqv() {
 }
 
 # ---- running as an unprivileged user -------------------------------------
-# guest-run.sh copies the tools and the module to $WPSTAT_NOBODY_DIR (0755,
+# scripts/vm/guest-run.sh copies the tools and the module to $WPSTAT_NOBODY_DIR (0755,
 # on tmpfs): the checkout may be private (/root is 0700), and a test of a
 # refusal must fail on the refusal, not on "cannot execute".
 
@@ -77,7 +77,7 @@ jqv() {
 require_nobody_tools() {
 	local tool=${1:-wpstat}
 	[ -n "${WPSTAT_NOBODY_DIR:-}" ] ||
-		fail "set-up: WPSTAT_NOBODY_DIR is unset (run the suites through scripts/vm-run.sh)"
+		fail "set-up: WPSTAT_NOBODY_DIR is unset (run the suites through scripts/vm/vm-run.sh)"
 	setpriv --reuid=65534 --regid=65534 --clear-groups \
 		test -x "$WPSTAT_NOBODY_DIR/bin/$tool" -a -r "$WPSTAT_NOBODY_DIR/wpstat.ko" ||
 		fail "set-up: nobody cannot execute $WPSTAT_NOBODY_DIR/bin/$tool or read $WPSTAT_NOBODY_DIR/wpstat.ko"

@@ -27,7 +27,7 @@ else
 fi
 CYCLES=${WPSTAT_RELIAB_CYCLES:-$CYCLES}
 FILESYSTEMS="ext4 xfs btrfs"
-KERNEL_PROBLEMS=$WPSTAT_TOP/scripts/kernel-problems.ere
+KERNEL_PROBLEMS=$WPSTAT_TOP/scripts/vm/kernel-problems.ere
 
 module_loaded() {
 	grep -q '^wpstat ' /proc/modules

@@ -3,7 +3,7 @@
 #
 # The wpstat command-line tool: every subcommand, its output formats and
 # its errors.  Runs inside the guest as root with the module loaded (see
-# selftests/run-guest.sh); tests that unload the module or load it with
+# scripts/check/guest-check.sh); tests that unload the module or load it with
 # other parameters put the default one back (teardown), so the file ends
 # with the module loaded as it found it.
 

@@ -2,12 +2,12 @@
 # Build (once) a debug 6.12 kernel for the wpstat module suites: KASAN,
 # lockdep, kmemleak, might_sleep checks, from Debian's linux-source-6.12.
 #
-#   scripts/debug-kernel.sh [--print-release | --force]
+#   scripts/check/debug-kernel.sh [--print-release | --force]
 #
 # The tree is build/debug-kernel/linux-source-6.12 (build/ is not
 # committed); its modules are prepared for virtme-ng in the tree's
-# .virtme_mods (scripts/vm-run.sh --kernel-dir boots the tree).
-# The config is virtme-ng's defconfig plus scripts/debug-kernel.config.
+# .virtme_mods (scripts/vm/vm-run.sh --kernel-dir boots the tree).
+# The config is virtme-ng's defconfig plus scripts/check/debug-kernel.config.
 # The build is skipped when the bzImage exists and neither the fragment,
 # the source tarball nor the compiler changed since it was made (hash
 # stamp build/debug-kernel/stamp; --force rebuilds).  Always built
@@ -17,9 +17,9 @@
 
 set -euo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 tarball=${WPSTAT_DEBUG_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
-fragment=$top/scripts/debug-kernel.config
+fragment=$top/scripts/check/debug-kernel.config
 dir=$top/build/debug-kernel
 tree=$dir/linux-source-6.12
 stamp=$dir/stamp
@@ -42,7 +42,7 @@ release() { make -s -C "$tree" kernelrelease; }
 force=0
 case ${1:-} in
 --print-release)
-	[ -f "$tree/arch/x86/boot/bzImage" ] || die "not built yet: run scripts/debug-kernel.sh"
+	[ -f "$tree/arch/x86/boot/bzImage" ] || die "not built yet: run scripts/check/debug-kernel.sh"
 	release
 	exit 0
 	;;

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Runs inside the debug-kernel guest (scripts/check-debug.sh, through
+# Runs inside the debug-kernel guest (scripts/check/check-debug.sh, through
 # vm-run.sh, module already loaded): the module suites of
-# selftests/run-guest.sh, then a kmemleak pass, reported as one more TAP
+# scripts/check/guest-check.sh, then a kmemleak pass, reported as one more TAP
 # suite (kmemleak.tap) in $WPSTAT_RESULTS with the raw reports beside it.
 #
 #   guest-check-debug.sh [SUITE...]
 
 set -u
-top=${WPSTAT_TOP:?run through scripts/vm-run.sh}
+top=${WPSTAT_TOP:?run through scripts/vm/vm-run.sh}
 results=${WPSTAT_RESULTS:?}
 kml=/sys/kernel/debug/kmemleak
 
@@ -26,7 +26,7 @@ if [ -w $kml ]; then
 	echo clear >$kml
 fi
 
-bash "$top/selftests/run-guest.sh" "$@"
+bash "$top/scripts/check/guest-check.sh" "$@"
 
 {
 	echo "1..1"

@@ -6,7 +6,7 @@ set -euo pipefail
 modprobe brd rd_nr=1 rd_size=65536
 mkfs.ext4 -q /dev/ram0
 mkdir -p /tmp/demo && mount /dev/ram0 /tmp/demo
-# No periodic writeback: only msync cleans pages (see selftests/run-guest.sh).
+# No periodic writeback: only msync cleans pages (see scripts/check/guest-check.sh).
 sysctl -q vm.dirty_writeback_centisecs=360000
 
 cat <<'TXT'

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# TAP: render the experiment report (scripts/experiment-report.py) from the
+# TAP: render the experiment report (scripts/experiment/experiment-report.py) from the
 # reduced sweep each guest's experiment.bats left in RESULTS/<kernel>/
 # experiment/, and check that the report, CSV, JSON and charts are complete.
-# Runs on the host from scripts/check.sh: matplotlib takes minutes in a
+# Runs on the host from scripts/check/check.sh: matplotlib takes minutes in a
 # TCG guest.
 #
 #   test-experiment-report.sh RESULTS KVER...
 
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 results=$1
 shift
 echo "1..$#"
@@ -21,7 +21,7 @@ for k in "$@"; do
 	if [ ! -s "$src/k/cells.jsonl" ]; then
 		why="no cells from the guest (see bats:experiment of $k)"
 	elif ! MPLCONFIGDIR=$top/build/mplconfig "$top/.venv/bin/python" \
-		"$top/scripts/experiment-report.py" --results "$src" --docs "$out" \
+		"$top/scripts/experiment/experiment-report.py" --results "$src" --docs "$out" \
 		>"$results/$k/experiment-report.log" 2>&1; then
 		why="experiment-report.py failed: $(tail -n 1 "$results/$k/experiment-report.log")"
 	else

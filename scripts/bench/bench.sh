@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # The body of `make bench`: boot each supported kernel's guest once, run
-# scripts/guest-bench.sh inside (all configurations side by side), keep the
+# scripts/bench/guest-bench.sh inside (all configurations side by side), keep the
 # raw results in results/bench/<kernel>/ and render docs/benchmarks.md.
 #
 # Environment: KVERS (kernels, default: all installed supported ones),
 #   BENCH_ROUNDS, BENCH_CONFIGS (a subset of the configurations, e.g.
 #   "base counts bt-kfunc"), BENCH_W1_PASSES, BENCH_W2_MIB, BENCH_W3_FILES,
 #   BENCH_FILL, BENCH_OVERFLOW_MAX, BENCH_PERF, BENCH_EXTRAS, BENCH_MECH
-#   (0: no mechanism part), BENCH_MECH_CALLS (see scripts/guest-bench.sh),
+#   (0: no mechanism part), BENCH_MECH_CALLS (see scripts/bench/guest-bench.sh),
 #   BENCH_CLOCK (icount, the default, or wall: see below),
 #   BENCH_DOC (output, default docs/benchmarks.md; "-" for stdout only).
 
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/results/bench
-kvers=$(echo ${KVERS:-$("$top/scripts/kernels.sh" installed)})
+kvers=$(echo ${KVERS:-$("$top/scripts/vm/kernels.sh" installed)})
 doc=${BENCH_DOC:-$top/docs/benchmarks.md}
 [ -n "$kvers" ] || { echo "bench: no supported kernel installed (make setup)" >&2; exit 1; }
 command -v bpftrace >/dev/null || { echo "bench: bpftrace missing (make setup)" >&2; exit 1; }
@@ -47,8 +47,8 @@ one_kernel() {
 	start=$(date +%s)
 	rm -rf "${out:?}/$k" && mkdir -p "$out/$k"
 	WPSTAT_VM_TIMEOUT=${WPSTAT_VM_TIMEOUT:-3000} \
-		"$top/scripts/vm-run.sh" --kver "$k" --cpus $cpus --no-load --results "$out/$k" -- \
-		env "${benv[@]}" bash "$top/scripts/guest-bench.sh" >"$out/$k.log" 2>&1
+		"$top/scripts/vm/vm-run.sh" --kver "$k" --cpus $cpus --no-load --results "$out/$k" -- \
+		env "${benv[@]}" bash "$top/scripts/bench/guest-bench.sh" >"$out/$k.log" 2>&1
 	r=$?
 	echo "bench: $k took $(($(date +%s) - start)) s (guest exit $r)" >&2
 	echo "guest_seconds=$(($(date +%s) - start))" >>"$out/$k/extra.txt"
@@ -76,8 +76,8 @@ echo "bench: all kernels took $(($(date +%s) - t_all)) s" >&2
 
 # A report that cannot be rendered fails the run: the page is its result.
 if [ "$doc" = - ]; then
-	"$top/.venv/bin/python3" "$top/scripts/bench-report.py" "$out" $kvers || rc=1
-elif "$top/.venv/bin/python3" "$top/scripts/bench-report.py" "$out" $kvers >"$doc.tmp"; then
+	"$top/.venv/bin/python3" "$top/scripts/bench/bench-report.py" "$out" $kvers || rc=1
+elif "$top/.venv/bin/python3" "$top/scripts/bench/bench-report.py" "$out" $kvers >"$doc.tmp"; then
 	mv "$doc.tmp" "$doc" && echo "bench: wrote ${doc#"$top"/}" >&2
 else
 	echo "bench: the report failed; $doc left as it was" >&2

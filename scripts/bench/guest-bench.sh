@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs inside the guest (scripts/bench.sh -> vm-run.sh --no-load): the
+# Runs inside the guest (scripts/bench/bench.sh -> vm-run.sh --no-load): the
 # benchmark of wpstat's cost per event.  Leaves in $WPSTAT_RESULTS:
 #   runs.csv      one line per (round, configuration, workload) run
 #   mech.csv      one line per (round, mechanism): wpmech.ko's loop times
@@ -34,7 +34,7 @@
 # BENCH_MECH (1), BENCH_MECH_CALLS (200000: calls per loop).
 
 set -u
-top=${WPSTAT_TOP:?run through scripts/vm-run.sh}
+top=${WPSTAT_TOP:?run through scripts/vm/vm-run.sh}
 out=${WPSTAT_RESULTS:?}
 module=${WPSTAT_MODULE:?}
 mech_module=$(dirname "$module")/bench/wpmech.ko
@@ -75,7 +75,7 @@ setup() {
 	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 -b 1024 \
 		-N $((fill + 4096)) /dev/ram1 &&
 		mount -o commit=600 /dev/ram1 $mnt/fill || return 1
-	# Only what a run starts cleans pages (see selftests/run-guest.sh).
+	# Only what a run starts cleans pages (see scripts/check/guest-check.sh).
 	sysctl -q vm.dirty_writeback_centisecs=360000 vm.dirty_expire_centisecs=360000
 	wpload --file $mnt/ext4/w1 --size 4M --mode write --quiet --counters $nocount &&
 	wpload --file $mnt/ext4/w2 --size ${w2_mib}M --mode write --quiet --counters $nocount &&

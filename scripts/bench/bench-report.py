@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Render docs/benchmarks.md from the results of `make bench`.
 
-    scripts/bench-report.py RESULTS_DIR KVER... > docs/benchmarks.md
+    scripts/bench/bench-report.py RESULTS_DIR KVER... > docs/benchmarks.md
 
 RESULTS_DIR/<kver>/runs.csv, mech.csv, extra.txt, enabled-<config>.txt and
-probes-<config>.txt come from scripts/guest-bench.sh.  Per workload, the
+probes-<config>.txt come from scripts/bench/guest-bench.sh.  Per workload, the
 added cost of a configuration is computed per round against that round's
 baseline (the runs of one round are side by side in time, so drift
 cancels) and divided by the events that the counts run of the same round
@@ -744,7 +744,7 @@ def main():
         sys.exit(__doc__)
     base = sys.argv[1]
     header = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                          "bench", "benchmarks-head.md")
+                          "benchmarks-head.md")
     with open(header) as f:
         print(f.read().rstrip("\n") + "\n")
     for k in sys.argv[2:]:

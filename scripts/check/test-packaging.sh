@@ -3,8 +3,8 @@
 # into a staging tree, a DKMS build in private trees for every kernel, and
 # man pages that render without warnings.  Nothing outside /tmp changes.
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
-kvers=$(echo ${KVERS:-$("$top/scripts/kernels.sh" installed)})
+top=$(cd "$(dirname "$0")/../.." && pwd)
+kvers=$(echo ${KVERS:-$("$top/scripts/vm/kernels.sh" installed)})
 export KVERS=$kvers	# for make: space-separated, no newline
 tmp=$(mktemp -d /tmp/wpstat-pkg.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT

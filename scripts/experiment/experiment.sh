@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # The body of `make experiment`: boot a guest (6.12 by default), run the
 # MappedByteBuffer-versus-FileChannel experiment in it
-# (scripts/guest-experiment.sh), then render CSV, JSON, charts and
-# docs/experiment.md from the results (scripts/experiment-report.py).
+# (scripts/experiment/guest-experiment.sh), then render CSV, JSON, charts and
+# docs/experiment.md from the results (scripts/experiment/experiment-report.py).
 #
-#   scripts/experiment.sh [--kver KVER | --all-kernels] [--results DIR]
+#   scripts/experiment/experiment.sh [--kver KVER | --all-kernels] [--results DIR]
 #                         [--docs DIR] [GUEST OPTIONS...]
 #
 # GUEST OPTIONS go to guest-experiment.sh (--size, --units, --parts, ...).
 # --docs is where the report goes (default: docs/ of this tree).
 
 set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 kvers=
 results=$top/results/experiment
 docs=$top/docs
@@ -21,7 +21,7 @@ size=256M
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kver) kvers=$2; shift 2 ;;
-	--all-kernels) kvers=$("$top/scripts/kernels.sh" installed | xargs); shift ;;
+	--all-kernels) kvers=$("$top/scripts/vm/kernels.sh" installed | xargs); shift ;;
 	--results) results=$2; shift 2 ;;
 	--docs) docs=$2; shift 2 ;;
 	--size) size=$2; guest_args+=("$1" "$2"); shift 2 ;;
@@ -29,7 +29,7 @@ while [ $# -gt 0 ]; do
 	*) guest_args+=("$1"); shift ;;
 	esac
 done
-[ -n "$kvers" ] || kvers=$("$top/scripts/kernels.sh" installed | grep '^6\.12\.' | tail -n 1)
+[ -n "$kvers" ] || kvers=$("$top/scripts/vm/kernels.sh" installed | grep '^6\.12\.' | tail -n 1)
 [ -n "$kvers" ] || { echo "experiment: no 6.12 kernel installed; run make setup" >&2; exit 2; }
 
 # The RAM disk holds the file once and the page cache once more; mlock
@@ -53,8 +53,8 @@ rc=0
 for k in $kvers; do
 	echo "experiment: $k, guest memory $memory" >&2
 	start=$(date +%s)
-	"$top/scripts/vm-run.sh" --kver "$k" --memory "$memory" --results "$results/$k" -- \
-		bash "$top/scripts/guest-experiment.sh" "${guest_args[@]}" \
+	"$top/scripts/vm/vm-run.sh" --kver "$k" --memory "$memory" --results "$results/$k" -- \
+		bash "$top/scripts/experiment/guest-experiment.sh" "${guest_args[@]}" \
 		>"$results/$k.log" 2>&1 || {
 		# Render what came back all the same: the report says which
 		# cells have fewer rounds.
@@ -64,5 +64,5 @@ for k in $kvers; do
 	}
 	echo "experiment: $k took $(($(date +%s) - start)) s" >&2
 done
-MPLCONFIGDIR=$top/build/mplconfig "$top/.venv/bin/python" "$top/scripts/experiment-report.py" --results "$results" --docs "$docs" || rc=1
+MPLCONFIGDIR=$top/build/mplconfig "$top/.venv/bin/python" "$top/scripts/experiment/experiment-report.py" --results "$results" --docs "$docs" || rc=1
 exit $rc

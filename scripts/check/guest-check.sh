@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Runs inside the guest (through scripts/vm-run.sh, module already loaded):
+# Runs inside the guest (through scripts/vm/vm-run.sh, module already loaded):
 # prepares the scratch filesystems, runs every kselftest binary and every
 # bats file, and leaves one TAP file per suite in $WPSTAT_RESULTS.
 #
-#   run-guest.sh [SUITE...]     suites: ksft:NAME or bats:NAME, each with an
+#   guest-check.sh [SUITE...]   suites: ksft:NAME or bats:NAME, each with an
 #                               optional @LEVEL (counts, timing); default:
 #                               all at the module's default level (counts),
 #                               then $WPSTAT_TIMING_SUITES at level timing
 
 set -u
-top=${WPSTAT_TOP:?run through scripts/vm-run.sh}
+top=${WPSTAT_TOP:?run through scripts/vm/vm-run.sh}
 results=${WPSTAT_RESULTS:?}
 fsdir=/tmp/wpstat
 export WPSTAT_FS_DIR=$fsdir
@@ -34,7 +34,7 @@ setup_fs() {
 sysctl -q vm.dirty_writeback_centisecs=360000 vm.dirty_expire_centisecs=360000
 
 if ! setup_fs >"$results/setup.log" 2>&1; then
-	echo "run-guest: scratch filesystem set-up failed:" >&2
+	echo "guest-check: scratch filesystem set-up failed:" >&2
 	cat "$results/setup.log" >&2
 fi
 
@@ -57,7 +57,7 @@ if [ ${#suites[@]} = 0 ]; then
 fi
 
 # What fails a suite when it shows up in the kernel log while it runs.
-problems=$top/scripts/kernel-problems.ere
+problems=$top/scripts/vm/kernel-problems.ere
 
 for s in "${suites[@]}"; do
 	name=${s#*:}
@@ -66,12 +66,12 @@ for s in "${suites[@]}"; do
 	# One TAP file per suite and level: NAME.tap, NAME@timing.tap.
 	tap=$name
 	[ "$level" = counts ] || tap=$name@$level
-	echo "run-guest: $s" >&2
-	echo "run-guest: begin $s" >/dev/kmsg
+	echo "guest-check: $s" >&2
+	echo "guest-check: begin $s" >/dev/kmsg
 	start=$(date +%s)
 	export WPSTAT_LEVEL=$level
 	if ! echo "level $level" >/sys/kernel/debug/wpstat/control; then
-		echo "not ok - run-guest could not switch the module to level $level" >"$results/$tap.tap"
+		echo "not ok - guest-check could not switch the module to level $level" >"$results/$tap.tap"
 		continue
 	fi
 	case $s in
@@ -80,12 +80,12 @@ for s in "${suites[@]}"; do
 	bats:*)
 		bats --tap "$top/selftests/bats/$name.bats" >"$results/$tap.tap" 2>&1 ;;
 	*)
-		echo "run-guest: unknown suite '$s'" >&2 ;;
+		echo "guest-check: unknown suite '$s'" >&2 ;;
 	esac
-	echo "run-guest: $s took $(($(date +%s) - start)) s" >&2
+	echo "guest-check: $s took $(($(date +%s) - start)) s" >&2
 	# The kernel log since the suite began: a report is one more failed
-	# test of that suite (vm-run.sh also fails the whole run).
-	if dmesg | awk -v m="run-guest: begin $s" 'index($0, m) { n = NR } { l[NR] = $0 }
+	# test of that suite (scripts/vm/vm-run.sh also fails the whole run).
+	if dmesg | awk -v m="guest-check: begin $s" 'index($0, m) { n = NR } { l[NR] = $0 }
 		END { for (i = n + 1; n && i <= NR; i++) print l[i] }' |
 		grep -E -f "$problems" >"$results/$tap.kernel.txt"; then
 		echo "not ok - kernel log during $s: $(head -n 1 "$results/$tap.kernel.txt")" >>"$results/$tap.tap"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Runs inside the guest (scripts/experiment.sh boots it, module loaded): the
+# Runs inside the guest (scripts/experiment/experiment.sh boots it, module loaded): the
 # MappedByteBuffer-versus-FileChannel sweep with wpload, the RocketMQ
 # strategies, and the Java version, every cell with its wpstat counter deltas
 # and /proc/vmstat deltas.  Writes JSON lines to OUT/cells.jsonl and
-# OUT/meta.json; scripts/experiment-report.py turns them into CSV, JSON,
+# OUT/meta.json; scripts/experiment/experiment-report.py turns them into CSV, JSON,
 # charts and docs/experiment.md.
 #
 #   guest-experiment.sh [--out DIR] [--size BYTES] [--units "64 128 ..."]
@@ -34,13 +34,13 @@
 #               1000-byte messages with an asynchronous flush every 16
 #               messages (sync_file_range(WRITE), like RocketMQ's flush
 #               thread, which does not wait), plain and with each strategy.
-#   java        experiment/MmapVsChannel.java on the RAM disk, under
+#   java        scripts/experiment/MmapVsChannel.java on the RAM disk, under
 #               `wpstat run`: writes (put + force, write + force), warm
 #               for every --java-units size in one JVM, cold for 4 KiB
 #               (one JVM each: only the first unit of a JVM can be cold).
 
 set -u
-top=${WPSTAT_TOP:?run through scripts/vm-run.sh}
+top=${WPSTAT_TOP:?run through scripts/vm/vm-run.sh}
 out=${WPSTAT_RESULTS:-}
 size=256M
 units="64 128 512 1K 2K 4K 8K 32K 64K 1M 32M 64M 512M"
@@ -303,7 +303,7 @@ for round in $(seq "$repeat"); do
 							vmstat_snap
 							run=$out/java-run.json
 							"$top/build/bin/wpstat" run --json -o "$run" -- \
-								java -XX:-UsePerfData -Xmx1g "$top/experiment/MmapVsChannel.java" \
+								java -XX:-UsePerfData -Xmx1g "$top/scripts/experiment/MmapVsChannel.java" \
 								--file "$f" --size "$size" --api $api --op $op \
 								--cache $cache --units "$u" \
 							--repeat "$([ $cache = warm ] && echo "$repeat" || echo 1)" \

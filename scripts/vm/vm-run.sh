@@ -2,11 +2,11 @@
 # Boot a Debian kernel under QEMU (virtme-ng, TCG), load the wpstat module
 # built for it, run a command inside, and bring the results back.
 #
-#   scripts/vm-run.sh [--kver KVER | --kernel-dir DIR] [--no-load] [--results DIR]
+#   scripts/vm/vm-run.sh [--kver KVER | --kernel-dir DIR] [--no-load] [--results DIR]
 #                     [--memory SIZE] [--cpus N] -- COMMAND [ARGS...]
 #
 # --kernel-dir boots a built kernel tree (the debug kernel of
-# scripts/debug-kernel.sh) instead of /boot/vmlinuz-KVER, with its modules.
+# scripts/check/debug-kernel.sh) instead of /boot/vmlinuz-KVER, with its modules.
 # The guest sees the host root read-only over 9p; it may write only below
 # the results directory.  The command's exit status is returned, and any
 # kernel BUG/WARNING/Oops/lockdep/KASAN report in the guest's log makes the
@@ -18,7 +18,7 @@
 
 set -euo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 kver=
 kdir=
 load=1
@@ -48,13 +48,13 @@ done
 
 if [ -n "$kdir" ]; then
 	# A built tree: vng boots its bzImage with the modules of its
-	# .virtme_mods (made by scripts/debug-kernel.sh).
+	# .virtme_mods (made by scripts/check/debug-kernel.sh).
 	[ -f "$kdir/arch/x86/boot/bzImage" ] && [ -f "$kdir/include/config/kernel.release" ] ||
 		{ echo "vm-run: $kdir is not a built kernel tree" >&2; exit 2; }
 	kdir=$(cd "$kdir" && pwd)
 	kver=$(cat "$kdir/include/config/kernel.release")
 elif [ -z "$kver" ]; then
-	kver=$("$top/scripts/kernels.sh" installed | grep '^6\.12\.' | tail -n 1)
+	kver=$("$top/scripts/vm/kernels.sh" installed | grep '^6\.12\.' | tail -n 1)
 fi
 kimg=${kdir:-/boot/vmlinuz-$kver}
 [ -e "$kimg" ] || { echo "vm-run: no /boot/vmlinuz-$kver; run make setup" >&2; exit 2; }
@@ -90,7 +90,7 @@ timeout --kill-after=30 "${WPSTAT_VM_TIMEOUT:-1800}" \
 	"$vng" --run "$kimg" --disable-kvm \
 	--memory "$memory" --cpus "$cpus" --rwdir "$results" \
 	${WPSTAT_VM_VERBOSE:+--verbose} --qemu-opts="-accel tcg,thread=single${WPSTAT_VM_QEMU_OPTS:+ $WPSTAT_VM_QEMU_OPTS}" \
-	--exec "bash $top/scripts/guest-run.sh $results $load $module"
+	--exec "bash $top/scripts/vm/guest-run.sh $results $load $module"
 vng_rc=$?
 set -e
 
@@ -105,7 +105,7 @@ if [ -f "$results/dmesg.txt" ]; then
 	# lockdep's reports start with WARNING: or BUG:; "lockdep is turned
 	# off" follows them, while a bare "lockdep" would match the boot line
 	# of a lockdep kernel, "RCU lockdep checking is enabled.".
-	if grep -E -n -f "$top/scripts/kernel-problems.ere" \
+	if grep -E -n -f "$top/scripts/vm/kernel-problems.ere" \
 		"$results/dmesg.txt" >"$results/kernel-problems.txt"; then
 		echo "vm-run: kernel reported problems on $kver:" >&2
 		head -n 40 "$results/kernel-problems.txt" >&2

@@ -4,7 +4,7 @@
 results=$1
 load=$2
 module=$3
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 
 export PATH=$top/build/bin:$top/.venv/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export WPSTAT_TOP=$top WPSTAT_RESULTS=$results WPSTAT_MODULE=$module

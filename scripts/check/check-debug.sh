@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The body of `make check-debug`: the module suites on a debug 6.12 kernel
-# (KASAN, lockdep, kmemleak, might_sleep; scripts/debug-kernel.sh builds it
+# (KASAN, lockdep, kmemleak, might_sleep; scripts/check/debug-kernel.sh builds it
 # once and caches it), in one guest, then a kmemleak pass after unloading
 # the module.  Ends with "N passed, N failed, N skipped" like make check;
 # exit status 1 on any failure, including any kernel report.
@@ -15,7 +15,7 @@
 
 set -euo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 tree=$top/build/debug-kernel/linux-source-6.12
 out=${WPSTAT_CHECK_DEBUG_OUT:-$top/results/check-debug}
 
@@ -27,8 +27,8 @@ done
 
 mkdir -p "$(dirname "$out")"
 start=$(date +%s)
-release=$("$top/scripts/debug-kernel.sh" | tail -n 1)
-[ -n "$release" ] || die "scripts/debug-kernel.sh gave no kernel release"
+release=$("$top/scripts/check/debug-kernel.sh" | tail -n 1)
+[ -n "$release" ] || die "scripts/check/debug-kernel.sh gave no kernel release"
 echo "check-debug: debug kernel $release ready after $(($(date +%s) - start)) s" >&2
 
 # The module for the debug tree, into its own build/kmod/$release: the
@@ -52,13 +52,13 @@ echo "check-debug: suites: $SUITES" >&2
 # make check keeps results/check), no host checks (they do not depend on
 # the kernel), the debug tree booted with 3G (KASAN's shadow takes an
 # eighth of it, kmemleak and lockdep more) and the kmemleak pass after the
-# suites (scripts/guest-check-debug.sh).
+# suites (scripts/check/guest-check-debug.sh).
 set +e
 KVERS=$release SUITES=$SUITES WPSTAT_CHECK_OUT=$out WPSTAT_CHECK_HOST=0 \
 	WPSTAT_CHECK_VM_ARGS="--kernel-dir $tree --memory 3G" \
-	WPSTAT_CHECK_GUEST=$top/scripts/guest-check-debug.sh \
+	WPSTAT_CHECK_GUEST=$top/scripts/check/guest-check-debug.sh \
 	WPSTAT_VM_TIMEOUT=${WPSTAT_VM_TIMEOUT:-5400} \
-	"$top/scripts/check.sh" >"$out.txt"
+	"$top/scripts/check/check.sh" >"$out.txt"
 rc=$?
 set -e
 

@@ -4,16 +4,16 @@
 # line "N passed, N failed, N skipped".  Exit status 1 on any failure.
 #
 # Environment: KVERS (kernels to test, default: all installed supported),
-#              SUITES (guest suites, default: all; see selftests/run-guest.sh)
+#              SUITES (guest suites, default: all; see scripts/check/guest-check.sh)
 #              WPSTAT_STRESS=1 (long forms of the reliability suites: make stress)
-# For scripts/check-debug.sh, which runs the guest suites on another kernel
+# For scripts/check/check-debug.sh, which runs the guest suites on another kernel
 # next to a concurrent make check: WPSTAT_CHECK_OUT (results directory,
 # default results/check), WPSTAT_CHECK_HOST=0 (no host checks),
 # WPSTAT_CHECK_VM_ARGS (more vm-run.sh options), WPSTAT_CHECK_GUEST (the
-# guest script, default selftests/run-guest.sh).
+# guest script, default scripts/check/guest-check.sh).
 
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${WPSTAT_CHECK_OUT:-$top/results/check}
 # Two runs into one results directory would delete each other's files
 # under the running guests.
@@ -22,7 +22,7 @@ exec 9>"$out.lock"
 flock -n 9 || { echo "check: another run is using $out (WPSTAT_CHECK_OUT= for a second one)" >&2; exit 2; }
 rm -rf "$out" && mkdir -p "$out/host"
 # Space-separated: a newline in KVERS breaks make recipes that inherit it.
-kvers=$(echo ${KVERS:-$("$top/scripts/kernels.sh" installed)})
+kvers=$(echo ${KVERS:-$("$top/scripts/vm/kernels.sh" installed)})
 pass=0 fail=0 skip=0
 report=$out/report.txt
 : >"$report"
@@ -42,7 +42,7 @@ summarise() {	# LABEL DIR: count the TAP files of one run
 		return
 	fi
 	# shellcheck disable=SC2086
-	lines=$("$top/scripts/tap-summary.sh" "$label" $files)
+	lines=$("$top/scripts/check/tap-summary.sh" "$label" $files)
 	printf '%s\n' "$lines" | sed '$d' >>"$report"
 	add_counts "$(printf '%s\n' "$lines" | tail -n 1)"
 }
@@ -65,7 +65,7 @@ if [ "${WPSTAT_CHECK_HOST:-1}" != 0 ]; then
 		done
 	} >"$out/host/checkpatch.tap"
 	# make install/uninstall, DKMS and man pages, in private trees.
-	KVERS="$kvers" "$top/scripts/test-packaging.sh" >"$out/host/packaging.tap" 2>"$out/host/packaging.log"
+	KVERS="$kvers" "$top/scripts/check/test-packaging.sh" >"$out/host/packaging.tap" 2>"$out/host/packaging.log"
 	summarise host "$out/host"
 fi
 
@@ -74,8 +74,8 @@ for k in $kvers; do
 	echo "check: booting $k" >&2
 	start=$(date +%s)
 	# shellcheck disable=SC2086
-	"$top/scripts/vm-run.sh" --kver "$k" --results "$out/$k" ${WPSTAT_CHECK_VM_ARGS:-} -- \
-		bash "${WPSTAT_CHECK_GUEST:-$top/selftests/run-guest.sh}" ${SUITES:-} >"$out/$k.log" 2>&1
+	"$top/scripts/vm/vm-run.sh" --kver "$k" --results "$out/$k" ${WPSTAT_CHECK_VM_ARGS:-} -- \
+		bash "${WPSTAT_CHECK_GUEST:-$top/scripts/check/guest-check.sh}" ${SUITES:-} >"$out/$k.log" 2>&1
 	rc=$?
 	echo "check: $k took $(($(date +%s) - start)) s (guest exit $rc)" >&2
 	# The runner fails on kernel BUG/WARNING/Oops/lockdep/KASAN reports.
@@ -96,7 +96,7 @@ case " ${SUITES:-bats:experiment} " in
 	if [ -n "$kvers" ]; then
 		mkdir -p "$out/host-report"
 		# shellcheck disable=SC2086
-		"$top/scripts/test-experiment-report.sh" "$out" $kvers >"$out/host-report/experiment-report.tap"
+		"$top/scripts/check/test-experiment-report.sh" "$out" $kvers >"$out/host-report/experiment-report.tap"
 		summarise host-report "$out/host-report"
 	fi ;;
 esac
