@@ -6,7 +6,7 @@
  * On load it calls a noinline function @calls times with nothing attached,
  * attaches @mech to it, calls it @calls times again, detaches, and leaves
  * the two loop times and the difference per call in the "result"
- * parameter.  Under QEMU's -icount (scripts/bench.sh) a nanosecond is one
+ * parameter.  Under QEMU's -icount (scripts/bench/bench.sh) a nanosecond is one
  * guest instruction, so the difference is instructions per call.
  *
  *   none         nothing (the two loops should agree)

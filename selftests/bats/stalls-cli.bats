@@ -4,13 +4,13 @@
 # The wpstat commands for "who stalled, on which file, why" (issue 13):
 # stalls, top, run's stall report and write-protect triggers, histogram,
 # and the status lines they add.  Runs inside the guest as root with the
-# module loaded (see selftests/run-guest.sh), normally at level counts.
+# module loaded (see scripts/check/guest-check.sh), normally at level counts.
 #
 # The workload is wpload on the ext4 scratch filesystem: a 256 KiB file is
 # 64 pages, so two passes of stores with a sync after each take 64
 # first-write faults (pass 1 maps every page), and the sync write-protects
 # the 64 PTEs, so pass 2 takes 64 write-protect faults; each sync cleans 64
-# folios, 128 folio_mkclean calls in all.  run-guest.sh keeps the flusher
+# folios, 128 folio_mkclean calls in all.  guest-check.sh keeps the flusher
 # asleep (dirty_expire and dirty_writeback at an hour), so the test's own
 # syncs are the only writeback.  brd does not ask for stable pages and 64
 # dirty pages are far below any dirty threshold, so no wait and no pause

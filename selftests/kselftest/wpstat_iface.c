@@ -7,7 +7,7 @@
  * load), and unloading while workloads run.
  *
  * Runs as root in a guest with wpstat.ko loaded and $WPSTAT_FS_DIR/ext4
- * and $WPSTAT_FS_DIR/tmpfs mounted (selftests/run-guest.sh).
+ * and $WPSTAT_FS_DIR/tmpfs mounted (scripts/check/guest-check.sh).
  */
 #include <signal.h>
 #include <sys/prctl.h>

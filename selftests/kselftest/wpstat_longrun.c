@@ -20,7 +20,7 @@
  *                     bounded.
  *
  * Runs as root in a guest with wpstat.ko loaded and $WPSTAT_FS_DIR/ext4
- * mounted (selftests/run-guest.sh); reloads the module and puts the
+ * mounted (scripts/check/guest-check.sh); reloads the module and puts the
  * default one back.
  */
 #define _GNU_SOURCE

@@ -5,7 +5,7 @@
  * Each test states the numbers it expects and the kernel functions they
  * come from.  Unless a test says otherwise: one thread, a file of
  * NPAGES 4 KiB pages made with ftruncate (nothing cached), one store per
- * page, periodic writeback disabled by run-guest.sh
+ * page, periodic writeback disabled by guest-check.sh
  * (vm.dirty_writeback_centisecs=0), and only this file's counters read.
  *
  * The call chains (mm/memory.c, mm/page-writeback.c, mm/rmap.c):
@@ -29,7 +29,7 @@
 #define NPAGES	64
 
 /*
- * Filesystems, mounted by run-guest.sh.  has_mkwrite: the mapping has
+ * Filesystems, mounted by guest-check.sh.  has_mkwrite: the mapping has
  * ->page_mkwrite (ext4_page_mkwrite, xfs_write_fault/iomap_page_mkwrite,
  * btrfs_page_mkwrite); shmem has none, and no writeback, so tmpfs is never
  * write-notified.  large_folios: xfs maps its page cache with large folios

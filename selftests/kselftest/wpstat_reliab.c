@@ -15,7 +15,7 @@
  * WPSTAT_STRESS=1 (make stress) selects the long forms: more rounds, more
  * control writes, longer truncate races.  Runs as root in a guest with
  * wpstat.ko loaded and $WPSTAT_FS_DIR/{ext4,xfs,btrfs,tmpfs} mounted
- * (selftests/run-guest.sh).
+ * (scripts/check/guest-check.sh).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -225,7 +225,7 @@ static const char *wpstat_bin(void)
 
 /*
  * @name ("bin/wpstat", "wpstat.ko") in the 0755 copy of the tools that
- * scripts/guest-run.sh makes for unprivileged runs; NULL if unset.
+ * scripts/vm/guest-run.sh makes for unprivileged runs; NULL if unset.
  */
 static const char *nobody_path(const char *name, char *buf, size_t len)
 {
@@ -261,7 +261,7 @@ static bool nobody_can_use(const char *bin, const char *module)
 #define ASSERT_NOBODY_CAN_USE(bin, module)				\
 	ASSERT_TRUE(nobody_can_use(bin, module))			\
 		TH_LOG("set-up: nobody cannot execute %s or read %s "	\
-		       "(WPSTAT_NOBODY_DIR: run through scripts/vm-run.sh)", \
+		       "(WPSTAT_NOBODY_DIR: run through scripts/vm/vm-run.sh)", \
 		       bin ?: "$WPSTAT_NOBODY_DIR/bin/wpstat",		\
 		       module ?: "$WPSTAT_NOBODY_DIR/wpstat.ko")
 

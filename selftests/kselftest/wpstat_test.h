@@ -226,7 +226,7 @@ static inline int wps_stress(void)
 
 
 /*
- * The level the suites run at: $WPSTAT_LEVEL (run-guest.sh runs them at
+ * The level the suites run at: $WPSTAT_LEVEL (guest-check.sh runs them at
  * both), "counts" when unset, as the module's default.
  */
 static inline const char *wps_suite_level(void)
