@@ -2005,6 +2005,8 @@ TEST_F_TIMEOUT(rel, no_kernel_addresses_in_output, 90)
 	static const char *const cli[][4] = {
 		{ "status" }, { "status", "--json" }, { "show" },
 		{ "show", "--json" }, { "show", "--format", "prometheus" },
+		{ "stalls" }, { "stalls", "--json" },
+		{ "stalls", "--format", "prometheus" },
 	};
 	static char buf[1 << 20];
 	char tok[64], what[128], bin[512], module[512];
@@ -2028,7 +2030,7 @@ TEST_F_TIMEOUT(rel, no_kernel_addresses_in_output, 90)
 	ASSERT_EQ(0, fsync(self->probe_fd));
 
 	n = scan_dir(_metadata, "/proc/wpstat", buf, sizeof(buf));
-	EXPECT_EQ(4, n) TH_LOG("inodes, summary, gone and counters");
+	EXPECT_EQ(5, n) TH_LOG("inodes, summary, gone, counters and stalls");
 	n = scan_dir(_metadata, "/sys/kernel/debug/wpstat", buf, sizeof(buf));
 	EXPECT_LE(3, n) TH_LOG("config, probes, histograms");
 	n = scan_dir(_metadata, "/sys/module/wpstat/parameters", buf, sizeof(buf));

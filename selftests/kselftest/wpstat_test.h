@@ -430,8 +430,10 @@ static inline int read_stalls(const char *path, struct stall_row *rows, int max)
 			else if (col[c] >= 0)
 				v[col[c]] = strcmp(tok, "-") ? strtoll(tok, NULL, 10) : -1;
 		}
+		/* A deleted file's row may share its inode number. */
 		if (path && (r.ino != key.ino || r.major != key.major ||
-			     r.minor != key.minor))
+			     r.minor != key.minor ||
+			     (key.have_gen && r.gen != key.gen)))
 			continue;
 		rows[n++] = r;
 	}
