@@ -134,7 +134,8 @@ def main():
           f"{', '.join(kernels)}; QEMU TCG guest, RAM-disk and null_blk "
           "devices). N = 64 pages. The tests state the exact numbers; "
           "see `selftests/kselftest/wpstat_predict.c`, "
-          "`wpstat_slowdev.c` and `selftests/bats/predictions.bats`.\n")
+          "`wpstat_slowdev.c`, `wpstat_stalls.c` and "
+          "`selftests/bats/predictions.bats`.\n")
     for num, claim, source, patterns in PREDICTIONS:
         print(f"## {num}. {claim}\n")
         print(f"Source: {source}.\n")
