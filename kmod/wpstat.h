@@ -291,8 +291,9 @@ void wpstat_mark_gone(const struct wpstat_key *key);
 u64 wpstat_sums_read(struct wpstat_table *t, size_t offset, bool max);
 #define WPSTAT_SUMS(t, field) \
 	wpstat_sums_read(t, offsetof(struct wpstat_sums, field), false)
-#define WPSTAT_COUNTER_TOTAL(t, c) \
-	wpstat_sums_read(t, offsetof(struct wpstat_sums, total[c]), \
+/* Counter @c's per-CPU @array (total or untracked), merged as @c merges. */
+#define WPSTAT_COUNTER_SUMS(t, array, c) \
+	wpstat_sums_read(t, offsetof(struct wpstat_sums, array[c]), \
 			 wpstat_counters[c].kind == WPK_MAX)
 u64 wpstat_probe_stat(size_t offset);
 #define WPSTAT_PROBE_STAT(field) \

@@ -137,7 +137,7 @@ static int summary_show(struct seq_file *m, void *v)
 	rcu_read_lock();
 	t = rcu_dereference(wpstat_table);
 	for (c = 0; c < WPC_NR; c++)
-		total[c] = WPSTAT_COUNTER_TOTAL(t, c);
+		total[c] = WPSTAT_COUNTER_SUMS(t, total, c);
 	untracked = WPSTAT_SUMS(t, untracked_events);
 	tracked = t ? atomic_read(&t->nr_tracked) : 0;
 	evicted = t ? atomic_read(&t->nr_evicted) : 0;
@@ -220,9 +220,7 @@ static int gone_show(struct seq_file *m, void *v)
 	}
 	seq_puts(m, "untracked -");
 	for (c = 0; c < WPC_NR; c++)
-		wpstat_seq_counter(m, c, wpstat_sums_read(t,
-				   offsetof(struct wpstat_sums, untracked[c]),
-				   wpstat_counters[c].kind == WPK_MAX));
+		wpstat_seq_counter(m, c, WPSTAT_COUNTER_SUMS(t, untracked, c));
 	seq_putc(m, '\n');
 	wpstat_table_put(t);
 	return 0;
