@@ -114,7 +114,7 @@ vm: build
 	scripts/vm/vm-run.sh $(if $(KVER),--kver $(KVER)) -- bash -c '$(CMD)'
 
 clean:
-	rm -rf build/kmod build/bin build/selftests results
+	rm -rf build/kmod build/bin build/lib build/selftests results
 
 .PHONY: all setup build module userspace selftests checkpatch check stress check-debug demo bench experiment vm \
 	install uninstall clean

@@ -41,6 +41,7 @@
 
 #include <libkmod.h>
 
+#include "fmt.h"
 #include "json.h"
 #include "wpstat_proc.h"
 
@@ -56,7 +57,6 @@
 #define DEBUGFS_PROBES		DEBUGFS_DIR "/probes"
 #define DEBUGFS_CONFIG		DEBUGFS_DIR "/config"
 #define DEBUGFS_MAGIC_NR	0x64626720
-#define NSEC_PER_SEC		UINT64_C(1000000000)
 #define WATCH_DEFAULT_TOP	20
 #define WATCH_MAX_INTERVAL_S	86400.0
 #define RESOLVE_NFTW_FDS	32
@@ -164,14 +164,6 @@ static int option_error(const char *cmd, int c, char *const *argv,
 
 /* ---- small helpers ------------------------------------------------------ */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
-
 static const char *kernel_release(void)
 {
 	static struct utsname uts;	/* filled once; read-only after */
@@ -267,41 +259,6 @@ static char *read_first_line(const char *path)
 }
 
 /* ---- human units -------------------------------------------------------- */
-
-static bool is_ns_counter(const char *name)
-{
-	size_t len = strlen(name);
-
-	return len > 3 && !strcmp(name + len - 3, "_ns");
-}
-
-/* "850ns", "12.3us", "4.56ms", "1.23s"; "0" for nothing at all. */
-static const char *fmt_duration(char *buf, size_t len, uint64_t ns)
-{
-	if (ns == 0)
-		snprintf(buf, len, "0");
-	else if (ns < 1000)
-		snprintf(buf, len, "%" PRIu64 "ns", ns);
-	else if (ns < 1000000)
-		snprintf(buf, len, "%.1fus", ns / 1e3);
-	else if (ns < NSEC_PER_SEC)
-		snprintf(buf, len, "%.2fms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.2fs", ns / 1e9);
-	return buf;
-}
-
-static const char *fmt_counter(char *buf, size_t len, const char *name,
-			       uint64_t v, bool avail)
-{
-	if (!avail)
-		snprintf(buf, len, "-");
-	else if (is_ns_counter(name))
-		fmt_duration(buf, len, v);
-	else
-		snprintf(buf, len, "%" PRIu64, v);
-	return buf;
-}
 
 /* ---- JSON and Prometheus strings ---------------------------------------- */
 
@@ -999,7 +956,7 @@ static void print_table(FILE *out, const struct file_list *l, size_t limit)
 		width[c] = strlen(s->names[c]);
 		for (i = 0; i < n; i++) {
 			const struct file_row *f = &l->rows[i];
-			size_t w = strlen(fmt_counter(buf, sizeof(buf),
+			size_t w = strlen(wpstat_fmt_counter(buf, sizeof(buf),
 						      s->names[c], f->val[c],
 						      f->avail[c]));
 
@@ -1015,7 +972,7 @@ static void print_table(FILE *out, const struct file_list *l, size_t limit)
 
 		for (c = 0; c < s->ncounters; c++)
 			fprintf(out, "%*s ", (int)width[c],
-				fmt_counter(buf, sizeof(buf), s->names[c],
+				wpstat_fmt_counter(buf, sizeof(buf), s->names[c],
 					    f->val[c], f->avail[c]));
 		print_file_name(out, f);
 		fputc('\n', out);
@@ -1121,7 +1078,7 @@ static void prom_metric_name(char *buf, size_t len, const char *prefix,
 			     const char *counter)
 {
 	size_t n = strlen(counter), i, p;
-	bool ns = is_ns_counter(counter);
+	bool ns = wpstat_counter_is_ns(counter);
 
 	if (ns)
 		n -= 3;
@@ -1141,7 +1098,7 @@ static const char *prom_type(const char *counter)
 /* A value, nanoseconds as seconds. */
 static void prom_value(FILE *out, const char *counter, uint64_t v)
 {
-	if (is_ns_counter(counter))
+	if (wpstat_counter_is_ns(counter))
 		fprintf(out, " %" PRIu64 ".%09" PRIu64 "\n", v / NSEC_PER_SEC,
 			v % NSEC_PER_SEC);
 	else
@@ -2352,7 +2309,7 @@ static int cmd_watch(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	deadline = now_ns();
+	deadline = wpstat_now_ns();
 	for (iter = 0; !count || iter < count; iter++) {
 		struct file_list list;
 		char when[32];
@@ -3083,7 +3040,7 @@ static const char *stall_cell(char *buf, size_t len, const struct stall_list *l,
 	case SC_STALL:
 		if (!stall_have_time(s))
 			return "-";
-		return fmt_duration(buf, len, it->stall_ns);
+		return wpstat_fmt_duration(buf, len, it->stall_ns);
 	case SC_STABLE:
 	case SC_WB:
 	case SC_PAUSE:
@@ -3092,11 +3049,11 @@ static const char *stall_cell(char *buf, size_t len, const struct stall_list *l,
 		    col == SC_PAUSE ? CAUSE_PAUSE : CAUSE_FAULT;
 		if (!s->have_ns[k])
 			return "-";
-		return fmt_duration(buf, len, s->ns[k]);
+		return wpstat_fmt_duration(buf, len, s->ns[k]);
 	case SC_WORST:
 		if (!stall_worst_ns(s, &worst))
 			return "-";
-		return fmt_duration(buf, len, worst);
+		return wpstat_fmt_duration(buf, len, worst);
 	case SC_EVENTS:
 		snprintf(buf, len, "%" PRIu64, it->events);
 		return buf;
@@ -3515,7 +3472,7 @@ static int cmd_top(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	deadline = now_ns();
+	deadline = wpstat_now_ns();
 	for (iter = 0; !count || iter < count; iter++) {
 		struct stall_list list;
 		char when[32];
@@ -3713,13 +3670,13 @@ static void run_report_stalls(FILE *out, const struct run_result *r,
 	fputs(" (", out);
 	print_path_plain(out, rs->list.items[0].row->comm);
 	fprintf(out, "): %s, dominant cause %s\n",
-		stall_have_time(s) ? fmt_duration(buf, sizeof(buf),
+		stall_have_time(s) ? wpstat_fmt_duration(buf, sizeof(buf),
 						  stall_total_ns(s)) :
 		"no time measured", stall_dominant(s));
 	for (k = 0; k < CAUSE_NR; k++) {
 		fprintf(out, "   %-7s %8s in %" PRIu64 " %s",
 			stall_causes[k].name,
-			s->have_ns[k] ? fmt_duration(buf, sizeof(buf), s->ns[k]) :
+			s->have_ns[k] ? wpstat_fmt_duration(buf, sizeof(buf), s->ns[k]) :
 			"-", s->events[k], stall_causes[k].unit);
 		if (k == CAUSE_FAULT && rs->have_fault_first &&
 		    rs->have_fault_wp)
@@ -3727,7 +3684,7 @@ static void run_report_stalls(FILE *out, const struct run_result *r,
 				rs->fault_first, rs->fault_wp);
 		if (s->have_max[k])
 			fprintf(out, ", worst %s",
-				fmt_duration(buf, sizeof(buf), s->max_ns[k]));
+				wpstat_fmt_duration(buf, sizeof(buf), s->max_ns[k]));
 		fputc('\n', out);
 	}
 	fputc('\n', out);
@@ -3875,7 +3832,7 @@ static int run_child(char **argv, struct run_result *r, int *exec_failed)
 	sigaction(SIGINT, &ign, &old_int);
 	sigaction(SIGQUIT, &ign, &old_quit);
 	fflush(NULL);
-	start = now_ns();
+	start = wpstat_now_ns();
 	pid = fork();
 	if (pid == 0) {
 		sigaction(SIGINT, &old_int, NULL);
@@ -3902,7 +3859,7 @@ static int run_child(char **argv, struct run_result *r, int *exec_failed)
 	close(errpipe[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	r->wall_ns = now_ns() - start;
+	r->wall_ns = wpstat_now_ns() - start;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
 

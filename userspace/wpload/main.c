@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "json.h"
 #include "wpstat_proc.h"
 
@@ -42,7 +43,6 @@
 #define WPLOAD_DEFAULT_CHUNK	4096
 #define WPLOAD_MAX_THREADS	1024
 #define WPLOAD_MAX_DURATION_S	1e9	/* keeps the duration in ns below 2^64 */
-#define NSEC_PER_SEC		1000000000ULL
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 
 enum {
@@ -366,14 +366,6 @@ static bool run_failed(struct wpload_run *run)
 	return failed;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
-
 static uint64_t min_u64(uint64_t a, uint64_t b)
 {
 	return a < b ? a : b;
@@ -389,38 +381,6 @@ static bool mode_stores(enum wpload_mode mode)
 {
 	return mode == MODE_MMAP || mode == MODE_READ_THEN_WRITE ||
 	       mode == MODE_WRITE;
-}
-
-/* "1.2 us"-style rendering of a duration. */
-static const char *fmt_ns(char *buf, size_t len, uint64_t ns)
-{
-	if (ns < 1000)
-		snprintf(buf, len, "%" PRIu64 " ns", ns);
-	else if (ns < 1000000)
-		snprintf(buf, len, "%.1f us", ns / 1e3);
-	else if (ns < NSEC_PER_SEC)
-		snprintf(buf, len, "%.1f ms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.2f s", ns / 1e9);
-	return buf;
-}
-
-/* "256 KiB"-style rendering of a byte count; exact multiples lose the ".0". */
-static const char *fmt_bytes(char *buf, size_t len, uint64_t bytes)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	unsigned int u = 0;
-	double v = bytes;
-
-	while (v >= 1024 && u < ARRAY_SIZE(units) - 1) {
-		v /= 1024;
-		u++;
-	}
-	if (v == floor(v))
-		snprintf(buf, len, "%.0f %s", v, units[u]);
-	else
-		snprintf(buf, len, "%.1f %s", v, units[u]);
-	return buf;
 }
 
 /* ---- command line ------------------------------------------------------ */
@@ -1097,7 +1057,7 @@ static void run_destroy(struct wpload_run *run)
 static int sync_file(struct wpload_run *run, uint64_t *ns)
 {
 	const struct wpload_opts *opt = run->opt;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = wpstat_now_ns();
 	const char *call = "";
 	int ret = 0;
 
@@ -1123,7 +1083,7 @@ static int sync_file(struct wpload_run *run, uint64_t *ns)
 	case SYNC_NR:
 		break;
 	}
-	*ns += now_ns() - t0;
+	*ns += wpstat_now_ns() - t0;
 	if (ret)
 		return run_fail(run, WPLOAD_EXIT_FAIL, "%s of %s: %s", call,
 				opt->path, strerror(errno));
@@ -1255,7 +1215,7 @@ static int worker_pass_ops(void *arg)
 		sync_now = opt->sync_every && (i + 1) % opt->sync_every == 0;
 
 		if (!opt->no_latency)
-			t0 = now_ns();
+			t0 = wpstat_now_ns();
 		if (worker_op(w, off, len))
 			return -1;
 		/* Staged data must reach the file before a sync or pass end. */
@@ -1263,7 +1223,7 @@ static int worker_pass_ops(void *arg)
 		    wbuf_commit(w))
 			return -1;
 		if (!opt->no_latency) {
-			t1 = now_ns();
+			t1 = wpstat_now_ns();
 			w->lat[i] = t1 - t0;
 		}
 		w->ops++;
@@ -1401,8 +1361,8 @@ static void print_header(struct wpload_run *run)
 	if (opt->quiet)
 		return;
 	printf("wpload: %s  size %s  chunk %s  mode %s  sync %s", opt->path,
-	       fmt_bytes(size, sizeof(size), opt->size),
-	       fmt_bytes(chunk, sizeof(chunk), opt->chunk),
+	       wpstat_fmt_bytes(size, sizeof(size), opt->size),
+	       wpstat_fmt_bytes(chunk, sizeof(chunk), opt->chunk),
 	       mode_names[opt->mode], sync_names[opt->sync]);
 	if (opt->sync_every)
 		printf(" every %" PRIu64 " ops", opt->sync_every);
@@ -1427,7 +1387,7 @@ static void print_header(struct wpload_run *run)
 		fputs("  no-latency", stdout);
 	if (opt->write_buffer)
 		printf("  write-buffer %s",
-		       fmt_bytes(wbuf, sizeof(wbuf), opt->write_buffer));
+		       wpstat_fmt_bytes(wbuf, sizeof(wbuf), opt->write_buffer));
 	putchar('\n');
 	fflush(stdout);
 }
@@ -1493,10 +1453,10 @@ static void print_pass(struct wpload_run *run, const struct wpload_pass_result *
 	if (opt->quiet)
 		return;
 	printf("pass %" PRIu64 ": %s  %" PRIu64 " ops  p50 %s  p99 %s  max %s  sync %s",
-	       r->pass, fmt_ns(wall, sizeof(wall), r->wall_ns), r->ops,
-	       fmt_ns(p50, sizeof(p50), r->p50), fmt_ns(p99, sizeof(p99), r->p99),
-	       fmt_ns(max, sizeof(max), r->max),
-	       fmt_ns(sync, sizeof(sync), r->sync_ns));
+	       r->pass, wpstat_fmt_duration(wall, sizeof(wall), r->wall_ns), r->ops,
+	       wpstat_fmt_duration(p50, sizeof(p50), r->p50), wpstat_fmt_duration(p99, sizeof(p99), r->p99),
+	       wpstat_fmt_duration(max, sizeof(max), r->max),
+	       wpstat_fmt_duration(sync, sizeof(sync), r->sync_ns));
 	if (r->have_counters)
 		text_counters(r->counters.names, r->counters.val,
 			      r->counters.avail, r->counters.n);
@@ -1535,9 +1495,9 @@ static void print_totals(struct wpload_run *run)
 		return;
 	printf("total: %" PRIu64 " pass%s  %s  %" PRIu64 " ops  %s  sync %s",
 	       t->passes, t->passes == 1 ? "" : "es",
-	       fmt_ns(wall, sizeof(wall), t->wall_ns), t->ops,
-	       fmt_bytes(bytes, sizeof(bytes), t->bytes),
-	       fmt_ns(sync, sizeof(sync), t->sync_ns));
+	       wpstat_fmt_duration(wall, sizeof(wall), t->wall_ns), t->ops,
+	       wpstat_fmt_bytes(bytes, sizeof(bytes), t->bytes),
+	       wpstat_fmt_duration(sync, sizeof(sync), t->sync_ns));
 	if (run->counters == COUNTERS_NO_MODULE)
 		fputs("  (wpstat module not loaded)", stdout);
 	else if (run->counters == COUNTERS_UNREADABLE)
@@ -1569,7 +1529,7 @@ static uint64_t percentile(const uint64_t *sorted, uint64_t n, unsigned int p)
 static void pass_begin(struct wpload_run *run)
 {
 	const struct wpload_opts *opt = run->opt;
-	uint64_t now = now_ns();
+	uint64_t now = wpstat_now_ns();
 
 	if (!run->pass)
 		run->run_start_ns = now;
@@ -1589,7 +1549,7 @@ static void pass_begin(struct wpload_run *run)
 	if (run->counters == COUNTERS_ON)
 		run->before_ret = wpstat_snapshot_read(opt->counters_path,
 						       &run->before);
-	run->pass_start_ns = now_ns();
+	run->pass_start_ns = wpstat_now_ns();
 }
 
 /* Worker 0, after the end barrier: sync, snapshot, report. */
@@ -1603,7 +1563,7 @@ static void pass_end(struct wpload_run *run)
 	int after_ret = -1;
 
 	if (!run_failed(run) && !sync_file(run, &r.sync_ns)) {
-		r.wall_ns = now_ns() - run->pass_start_ns;
+		r.wall_ns = wpstat_now_ns() - run->pass_start_ns;
 		for (i = 0; i < opt->threads; i++) {
 			r.ops += run->workers[i].ops;
 			r.bytes += run->workers[i].bytes;
