@@ -41,6 +41,7 @@
 
 #include <libkmod.h>
 
+#include "delta.h"
 #include "fmt.h"
 #include "json.h"
 #include "wpstat_proc.h"
@@ -474,40 +475,6 @@ static int row_ptr_cmp(const void *a, const void *b)
 }
 
 /*
- * The change of row @a since @b (NULL: none before), into @d.  A counter
- * that went down (a reset in between) counts from zero.  A maximum
- * (wpstat_counter_is_max) has no change to speak of: it keeps its value
- * after, and alone it does not make a row changed.  @bcol maps @a's
- * columns to @b's.  Returns whether anything changed.
- */
-static bool row_delta(const struct wpstat_snapshot *after,
-		      const struct wpstat_row *a, const struct wpstat_row *b,
-		      const int *bcol, struct wpstat_row *d)
-{
-	bool changed = false;
-	int c;
-
-	for (c = 0; c < after->ncounters; c++) {
-		uint64_t v = a->val[c];
-
-		d->avail[c] = a->avail[c];
-		d->val[c] = 0;
-		if (!a->avail[c])
-			continue;
-		if (wpstat_counter_is_max(after->names[c])) {
-			d->val[c] = v;
-			continue;
-		}
-		if (b && bcol[c] >= 0 && b->avail[bcol[c]] &&
-		    b->val[bcol[c]] <= v)
-			v -= b->val[bcol[c]];
-		d->val[c] = v;
-		changed |= v != 0;
-	}
-	return changed;
-}
-
-/*
  * Every row of @after as it is (@before NULL), or only the rows that
  * changed since @before, with their change.  Rows are matched on dev,
  * inode and generation; a row new since @before counts from zero.
@@ -520,7 +487,7 @@ static int file_list_build(const struct wpstat_snapshot *before,
 	int bcol[WPSTAT_MAX_COUNTERS];
 	struct wpstat_row scratch;
 	size_t i, nchanged = 0;
-	int c, pass;
+	int pass;
 
 	memset(l, 0, sizeof(*l));
 	l->snap = after;
@@ -554,8 +521,7 @@ static int file_list_build(const struct wpstat_snapshot *before,
 		prev[i] = hit ? *hit : NULL;
 	}
 	/* Columns by name: a reloaded module may have others. */
-	for (c = 0; c < after->ncounters; c++)
-		bcol[c] = wpstat_counter_index(before, after->names[c]);
+	wpstat_column_map(after, before, bcol);
 
 	/* Count the changed rows, then store just those. */
 	for (pass = 0; pass < 2; pass++) {
@@ -570,8 +536,8 @@ static int file_list_build(const struct wpstat_snapshot *before,
 		for (i = 0; i < after->nrows; i++) {
 			struct wpstat_row *d;
 
-			if (!row_delta(after, &after->rows[i], prev[i], bcol,
-				       &scratch))
+			if (!wpstat_row_delta(after, &after->rows[i], prev[i],
+					      bcol, &scratch))
 				continue;
 			if (!pass) {
 				nchanged++;
@@ -2611,46 +2577,6 @@ static int stall_row_ptr_cmp(const void *a, const void *b)
 }
 
 /*
- * The change of row @a since @b (NULL: the row is new), into @d.  Rows
- * only grow until a reset empties the table, so a row with any count
- * lower than before was made again since: all of it is new.  A maximum
- * keeps its value after and alone does not make a row changed.  @bcol
- * maps @a's columns to @b's.  Returns whether anything changed.
- */
-static bool stall_row_delta(const struct wpstat_snapshot *cols,
-			    const struct wpstat_row *a,
-			    const struct wpstat_row *b, const int *bcol,
-			    struct wpstat_row *d)
-{
-	bool restart = !b, changed = false;
-	int c;
-
-	for (c = 0; c < cols->ncounters && !restart; c++)
-		if (a->avail[c] && bcol[c] >= 0 && b->avail[bcol[c]] &&
-		    !wpstat_counter_is_max(cols->names[c]) &&
-		    b->val[bcol[c]] > a->val[c])
-			restart = true;
-	memset(d, 0, sizeof(*d));
-	d->major = a->major;
-	d->minor = a->minor;
-	d->ino = a->ino;
-	d->gen = a->gen;
-	for (c = 0; c < cols->ncounters; c++) {
-		bool max = wpstat_counter_is_max(cols->names[c]);
-		uint64_t v = a->val[c];
-
-		d->avail[c] = a->avail[c];
-		if (!a->avail[c])
-			continue;
-		if (!restart && !max && bcol[c] >= 0 && b->avail[bcol[c]])
-			v -= b->val[bcol[c]];
-		d->val[c] = v;
-		changed |= !max && v;
-	}
-	return changed;
-}
-
-/*
  * The rows of @after (of process @pid only, if not 0) as they are
  * (@before NULL), or only those that changed since @before, with their
  * change.  Rows are matched on tgid, dev, inode and generation.
@@ -2660,7 +2586,7 @@ static int stall_list_build(const struct wpstat_stall_snapshot *before,
 			    uint64_t pid, struct stall_list *l)
 {
 	const struct wpstat_stall_row **index = NULL;
-	int bcol[WPSTAT_MAX_COUNTERS], c;
+	int bcol[WPSTAT_MAX_COUNTERS];
 	size_t i, nafter = after->nrows ? after->nrows : 1;
 
 	memset(l, 0, sizeof(*l));
@@ -2679,9 +2605,7 @@ static int stall_list_build(const struct wpstat_stall_snapshot *before,
 			index[i] = &before->rows[i];
 		qsort(index, before->nrows, sizeof(*index), stall_row_ptr_cmp);
 		/* Columns by name: a reloaded module may have others. */
-		for (c = 0; c < after->cols.ncounters; c++)
-			bcol[c] = wpstat_counter_index(&before->cols,
-						       after->cols.names[c]);
+		wpstat_column_map(&after->cols, &before->cols, bcol);
 	}
 	for (i = 0; i < after->nrows; i++) {
 		const struct wpstat_stall_row *a = &after->rows[i];
@@ -2698,7 +2622,7 @@ static int stall_list_build(const struct wpstat_stall_snapshot *before,
 
 			hit = bsearch(&a, index, before->nrows, sizeof(*index),
 				      stall_row_ptr_cmp);
-			if (!stall_row_delta(&after->cols, &a->file,
+			if (!wpstat_row_delta(&after->cols, &a->file,
 					     hit ? &(*hit)->file : NULL, bcol, d))
 				continue;
 			it->val = d->val;
