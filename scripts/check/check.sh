@@ -64,6 +64,10 @@ if [ "${WPSTAT_CHECK_HOST:-1}" != 0 ]; then
 			fi
 		done
 	} >"$out/host/checkpatch.tap"
+	# libwpstat's parsers, deltas and formatting (userspace/lib/tests).
+	for t in "$top"/build/lib/tests/*; do
+		"$t" >"$out/host/lib-${t##*/}.tap" 2>&1
+	done
 	# make install/uninstall, DKMS and man pages, in private trees.
 	KVERS="$kvers" "$top/scripts/check/test-packaging.sh" >"$out/host/packaging.tap" 2>"$out/host/packaging.log"
 	summarise host "$out/host"
