@@ -68,6 +68,8 @@ if [ "${WPSTAT_CHECK_HOST:-1}" != 0 ]; then
 	for t in "$top"/build/lib/tests/*; do
 		"$t" >"$out/host/lib-${t##*/}.tap" 2>&1
 	done
+	# Names written for people (README, man page) against kmod's lists.
+	"$top/scripts/check/test-names.sh" >"$out/host/names.tap" 2>&1
 	# make install/uninstall, DKMS and man pages, in private trees.
 	KVERS="$kvers" "$top/scripts/check/test-packaging.sh" >"$out/host/packaging.tap" 2>"$out/host/packaging.log"
 	summarise host "$out/host"
