@@ -70,6 +70,9 @@ bench: setup
 	@scripts/bench/bench.sh
 
 PREFIX ?= /usr/local
+SYSCONFDIR ?= /etc
+# systemd reads units from /usr/local/lib/systemd/system too.
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 DESTDIR ?=
 MODDIR = $(DESTDIR)/lib/modules/$(1)/extra
 
@@ -91,6 +94,15 @@ install: build
 	install -D -m 0755 build/bin/wpload $(DESTDIR)$(PREFIX)/bin/wpload
 	install -D -m 0644 docs/man/wpstat.8 $(DESTDIR)$(PREFIX)/share/man/man8/wpstat.8
 	install -D -m 0644 docs/man/wpload.1 $(DESTDIR)$(PREFIX)/share/man/man1/wpload.1
+	@# Boot-time loading and the exporter service: installed, all off.
+	@# A configuration file someone already edited is kept.
+	@for f in modules-load.d modprobe.d; do \
+		d=$(DESTDIR)$(SYSCONFDIR)/$$f/wpstat.conf; \
+		[ -e $$d ] || install -D -m 0644 packaging/$${f%.d}.conf $$d || exit 1; \
+	done
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|' packaging/wpstat-export.service.in \
+		>$(DESTDIR)$(SYSTEMDUNITDIR)/wpstat-export.service
 
 uninstall:
 	@for k in $(KVERS); do \
@@ -99,7 +111,10 @@ uninstall:
 	done
 	rm -f $(DESTDIR)$(PREFIX)/sbin/wpstat $(DESTDIR)$(PREFIX)/bin/wpload \
 		$(DESTDIR)$(PREFIX)/share/man/man8/wpstat.8 \
-		$(DESTDIR)$(PREFIX)/share/man/man1/wpload.1
+		$(DESTDIR)$(PREFIX)/share/man/man1/wpload.1 \
+		$(DESTDIR)$(SYSCONFDIR)/modules-load.d/wpstat.conf \
+		$(DESTDIR)$(SYSCONFDIR)/modprobe.d/wpstat.conf \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/wpstat-export.service
 
 # The MappedByteBuffer-versus-FileChannel experiment: regenerates
 # docs/experiment.md and its charts.  KVER= picks the kernel (default: the

@@ -26,6 +26,23 @@ done
 check "wpstat installed to sbin" test -x "$stage/usr/sbin/wpstat"
 check "wpload installed to bin" test -x "$stage/usr/bin/wpload"
 check "man pages installed" test -f "$stage/usr/share/man/man8/wpstat.8" -a -f "$stage/usr/share/man/man1/wpload.1"
+check "modules-load.d and modprobe.d snippets installed, every line commented (off by default)" \
+	bash -c "for f in '$stage/etc/modules-load.d/wpstat.conf' '$stage/etc/modprobe.d/wpstat.conf'; do \
+		test -f \$f && ! grep -v '^#' \$f | grep -q . || exit 1; done"
+unit=$stage/usr/lib/systemd/system/wpstat-export.service
+check "wpstat-export.service installed, naming the installed wpstat" \
+	grep -q '^ExecStart=/usr/sbin/wpstat export ' "$unit"
+# verify checks that ExecStart exists: point it at the built binary.
+if command -v systemd-analyze >/dev/null; then
+	sed "s|^ExecStart=/usr/sbin/wpstat|ExecStart=$top/build/bin/wpstat|" "$unit" >"$tmp/wpstat-export.service"
+	check "wpstat-export.service: systemd-analyze verify prints nothing" \
+		bash -c "out=\$(SYSTEMD_LOG_LEVEL=warning systemd-analyze verify --man=no '$tmp/wpstat-export.service' 2>&1) && [ -z \"\$out\" ] || { echo \"\$out\"; exit 1; }"
+else
+	ok "wpstat-export.service: systemd-analyze verify # SKIP no systemd-analyze on this host"
+fi
+echo '# edited' >"$stage/etc/modprobe.d/wpstat.conf"
+check "make install keeps an edited modprobe.d snippet" \
+	bash -c "make -s -C '$top' install DESTDIR='$stage' PREFIX=/usr && grep -qx '# edited' '$stage/etc/modprobe.d/wpstat.conf'"
 check "make uninstall DESTDIR removes every file" \
 	bash -c "make -s -C '$top' uninstall DESTDIR='$stage' PREFIX=/usr && \
 		[ -z \"\$(find '$stage' -type f -name 'wp*')\" ]"
