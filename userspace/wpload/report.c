@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "delta.h"
 #include "fmt.h"
 #include "json.h"
 #include "wpload.h"
@@ -56,52 +57,51 @@ void counters_before_free(struct wpload_run *run)
 		wpstat_snapshot_free(&run->before);
 }
 
-
 /*
- * The target's value of counter @name in @s: 0 if the file has no row yet.
- * Returns false if the counter is unavailable ("-" or no such column).
+ * @s's row for the file, or if it has none a stand-in in @tmp: the file
+ * has counted nothing yet, so every counter is 0, and available where its
+ * column is ("-" marks a whole column, so any row tells).
  */
-static bool snapshot_value(const struct wpstat_snapshot *s,
-			   const struct wpstat_row *row, const char *name,
-			   uint64_t *val)
+static const struct wpstat_row *file_row(const struct wpstat_snapshot *s,
+					 const struct wpstat_file_key *key,
+					 struct wpstat_row *tmp)
 {
-	int i = wpstat_counter_index(s, name);
+	const struct wpstat_row *row = wpstat_snapshot_find_key(s, key);
+	int c;
 
-	*val = 0;
-	if (i < 0)
-		return false;
-	if (!row)	/* "-" marks a whole column, so any row tells */
-		return !s->nrows || s->rows[0].avail[i];
-	*val = row->val[i];
-	return row->avail[i];
+	if (row)
+		return row;
+	memset(tmp, 0, sizeof(*tmp));
+	for (c = 0; c < s->ncounters; c++)
+		tmp->avail[c] = !s->nrows || s->rows[0].avail[c];
+	return tmp;
 }
 
+/*
+ * The file's counters over the pass.  What a counter that went down means
+ * (a reset during the pass) is wpstat_row_delta()'s rule; a counter is
+ * reported only if it was available both before and after.
+ */
 static void counters_delta(const struct wpload_run *run,
 			   const struct wpstat_snapshot *before,
 			   const struct wpstat_snapshot *after,
 			   struct wpload_counter_delta *d)
 {
+	struct wpstat_row btmp, atmp, delta;
 	const struct wpstat_row *b, *a;
-	uint64_t bv, av;
-	bool avail;
+	int bcol[WPSTAT_MAX_COUNTERS];
 	int i;
 
-	b = wpstat_snapshot_find_key(before, &run->key);
-	a = wpstat_snapshot_find_key(after, &run->key);
+	b = file_row(before, &run->key, &btmp);
+	a = file_row(after, &run->key, &atmp);
+	wpstat_column_map(after, before, bcol);
+	wpstat_row_delta(after, a, b, bcol, &delta);
 	d->n = after->ncounters;
 	for (i = 0; i < after->ncounters; i++) {
 		d->names[i] = after->names[i];
-		avail = snapshot_value(before, b, after->names[i], &bv);
-		avail &= snapshot_value(after, a, after->names[i], &av);
-		d->avail[i] = avail;
-		/*
-		 * Going backwards means the table was reset during the pass.
-		 * A maximum (the worst single event) is its value after.
-		 */
-		if (wpstat_counter_is_max(after->names[i]))
-			d->val[i] = avail ? av : 0;
-		else
-			d->val[i] = !avail ? 0 : av >= bv ? av - bv : av;
+		d->avail[i] = delta.avail[i] && bcol[i] >= 0 &&
+			      b->avail[bcol[i]];
+		d->val[i] = d->avail[i] ? delta.val[i] : 0;
 	}
 }
 
