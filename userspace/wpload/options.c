@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse.h"
 #include "wpload.h"
 
 const char *const mode_names[MODE_NR] = {
@@ -250,24 +251,17 @@ too_large:
 static int parse_count(const char *name, const char *arg, uint64_t min,
 		       uint64_t max, uint64_t *out)
 {
-	unsigned long long v;
-	char *end;
-
-	if (!isdigit((unsigned char)arg[0]))
-		goto invalid;
-	errno = 0;
-	v = strtoull(arg, &end, 10);
-	if (*end)
-		goto invalid;
-	if (errno == ERANGE || v > max)
+	switch (wpstat_parse_uint(arg, min, max, out)) {
+	case 0:
+		return 0;
+	case -ERANGE:
 		return usage_error("--%s: '%s' is too large (at most %" PRIu64 ")",
 				   name, arg, max);
-	if (v < min)
+	case -EDOM:
 		return usage_error("--%s must be at least %" PRIu64, name, min);
-	*out = v;
-	return 0;
-invalid:
-	return usage_error("--%s: invalid number '%s'", name, arg);
+	default:
+		return usage_error("--%s: invalid number '%s'", name, arg);
+	}
 }
 
 static int parse_duration(const char *arg, uint64_t *out_ns)
