@@ -54,6 +54,8 @@ dbg=/sys/kernel/debug/wpstat
 mnt=/tmp/bench
 nocount=/nonexistent/wpstat-inodes	# wpload: same user-space work everywhere
 export BPFTRACE_MAP_KEYS_MAX=65536
+# shellcheck source=scripts/vm/guest-lib.sh
+. "$top/scripts/vm/guest-lib.sh"
 
 # With the guest's uptime (instruction time under -icount): where a run's
 # guest time went, next to the kernel log's timestamps.
@@ -66,17 +68,16 @@ loaded() { grep -q '^wpstat ' /proc/modules; }
 # ---- scratch filesystems ---------------------------------------------------
 # ram0: the workloads' ext4; ram1: an ext4 with room for $fill small files.
 setup() {
-	modprobe brd rd_nr=2 rd_size=$((400 * 1024)) || return 1
-	mkdir -p $mnt/ext4 $mnt/fill
+	guest_ramdisks 2 400 || return 1
 	# No lazy inode-table init thread, and no journal commit by timer
 	# in the middle of a run (sync commits before every run).
-	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 /dev/ram0 &&
-		mount -o commit=600 /dev/ram0 $mnt/ext4 || return 1
-	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 -b 1024 \
-		-N $((fill + 4096)) /dev/ram1 &&
-		mount -o commit=600 /dev/ram1 $mnt/fill || return 1
-	# Only what a run starts cleans pages (see scripts/check/guest-check.sh).
-	sysctl -q vm.dirty_writeback_centisecs=360000 vm.dirty_expire_centisecs=360000
+	guest_mkfs ext4 /dev/ram0 -E lazy_itable_init=0,lazy_journal_init=0 &&
+		guest_mount /dev/ram0 $mnt/ext4 -o commit=600 || return 1
+	guest_mkfs ext4 /dev/ram1 -E lazy_itable_init=0,lazy_journal_init=0 -b 1024 \
+		-N $((fill + 4096)) &&
+		guest_mount /dev/ram1 $mnt/fill -o commit=600 || return 1
+	# Only what a run starts cleans pages.
+	guest_writeback_quiet
 	wpload --file $mnt/ext4/w1 --size 4M --mode write --quiet --counters $nocount &&
 	wpload --file $mnt/ext4/w2 --size ${w2_mib}M --mode write --quiet --counters $nocount &&
 	mkdir -p $mnt/ext4/w3 && wpfiles create $mnt/ext4/w3 "$w3_files" >/dev/null || return 1
@@ -297,7 +298,7 @@ read_full_table() {
 	wpstat show --top 10 >/dev/null 2>&1
 	kv wpstat_show_top10_ns "$(($(date +%s%N) - t0))"
 	rmmod wpstat
-	umount $mnt/fill && mkfs.ext4 -q -F /dev/ram1 >/dev/null	# 65536 files: faster than rm
+	umount $mnt/fill && guest_mkfs ext4 /dev/ram1 >/dev/null	# 65536 files: faster than rm
 }
 
 # W3 with a table smaller than the file set: memory must stay flat and
