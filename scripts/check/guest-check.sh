@@ -7,6 +7,10 @@
 #                               optional @LEVEL (counts, timing); default:
 #                               all at the module's default level (counts),
 #                               then $WPSTAT_TIMING_SUITES at level timing
+#
+# WPSTAT_SKIP_SUITES: suites (as above, with @LEVEL where not counts) left
+# out of the default list, space-separated; scripts/check/check-debug.sh
+# leaves out bats:experiment.
 
 set -u
 top=${WPSTAT_TOP:?run through scripts/vm/vm-run.sh}
@@ -49,6 +53,11 @@ if [ ${#suites[@]} = 0 ]; then
 	done
 	for s in $timing_suites; do
 		suites+=("$s@timing")
+	done
+	for s in ${WPSTAT_SKIP_SUITES:-}; do
+		for i in "${!suites[@]}"; do
+			[ "${suites[$i]}" != "$s" ] || unset "suites[$i]"
+		done
 	done
 fi
 
