@@ -167,13 +167,17 @@ save_attachments() {
 }
 
 # ---- one run ---------------------------------------------------------------
-# runs.csv: the hits of every attachment point and the main counters, both
-# only known in the counts and timing configurations ("" elsewhere, and ""
-# for what the level does not produce or the module does not list).  The
-# points are in the order of debugfs wpstat/probes; values are taken by
-# name, so a module with more or fewer points still fills the right columns.
+# runs.csv: the hits of every attachment point and the event counters
+# (every counter of kmod/wpstat_counters.def that counts events, not ns;
+# then the summary's untracked_events), both only known in the counts and
+# timing configurations ("" elsewhere, and "" for what the level does not
+# produce or the module does not list).  The points are in the order of
+# debugfs wpstat/probes; values are taken by name, so a module with more or
+# fewer points still fills the right columns.
 points="mkwrite fault_dirty mkclean stable bdp_ratelimited evict bdp wait_bit tp_dirty tp_wait tp_bdp tp_exit"
-counters="mkwrite_first mkwrite_wp mkclean_calls mkclean_ptes stable_calls stable_waits wb_waits dirtied bdp_calls bdp_fault_calls bdp_throttled bdp_pauses untracked_events"
+all_counters=	# every counter, for the names used below
+csv_cols=
+csv_blank=
 # The events of a run (the denominator of the cost per event): the hits
 # of the points on the fast path, which fire about once per page or write.
 # Left out: the slow path (bdp, wait_bit, tp_wait, tp_bdp fire only where a
@@ -181,8 +185,19 @@ counters="mkwrite_first mkwrite_wp mkclean_calls mkclean_ptes stable_calls stabl
 # columns), evict (inode destruction) and tp_exit (process exits: outside
 # the timed loop), and fault_dirty, which is only looked up.
 event_points="mkwrite mkclean stable bdp_ratelimited tp_dirty"
-csv_cols=$(for p in $points; do printf 'hits_%s ' "$p"; done)$counters
-csv_blank=$(for c in $csv_cols; do printf ,; done)	# events and every column empty
+
+# Set all_counters, csv_cols and csv_blank (not at start-up: the script is
+# also what perf profiles, through --run-workload).
+counter_columns() {
+	local lib=$top/scripts/lib/wpstat_counters.py ev_counters
+	all_counters=$(python3 "$lib" | xargs)
+	ev_counters=$(python3 "$lib" --events | xargs)
+	if [ -z "$all_counters" ] || [ -z "$ev_counters" ]; then
+		die "cannot read the counter names ($lib)"
+	fi
+	csv_cols="$(for p in $points; do printf 'hits_%s ' "$p"; done)$ev_counters untracked_events"
+	csv_blank=$(for c in $csv_cols; do printf ,; done)	# events and every column empty
+}
 
 csv_header() {
 	echo "kernel,round,slot,config,workload,wall_ns,ops,events,${csv_cols// /,}" >"$out/runs.csv"
@@ -326,6 +341,13 @@ overflow() {
 	# call, wb wait, dirtied folio, ratelimited call, throttled entry, and
 	# two per pause (the pause and its length).  Lookups that found no
 	# slot = the summary totals minus the sum over the table's rows.
+	local c
+	for c in mkwrite_first mkwrite_wp mkclean_calls stable_calls wb_waits dirtied bdp_calls bdp_throttled bdp_pauses; do
+		case " $all_counters " in
+		*" $c "*) ;;
+		*) die "overflow: counter $c is not in kmod/wpstat_counters.def" ;;
+		esac
+	done
 	tot=$(awk '{ v[$1] = $2 } END { print v["mkwrite_first"] + v["mkwrite_wp"] + v["mkclean_calls"] + v["stable_calls"] + v["wb_waits"] + v["dirtied"] + v["bdp_calls"] + v["bdp_throttled"] + 2 * v["bdp_pauses"] }' /proc/wpstat/summary)
 	rows=$(awk 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 		{ s += $c["mkwrite_first"] + $c["mkwrite_wp"] + $c["mkclean_calls"] + $c["stable_calls"] + $c["wb_waits"] + $c["dirtied"] + $c["bdp_calls"] + $c["bdp_throttled"] + 2 * $c["bdp_pauses"] }
@@ -416,6 +438,7 @@ cp "$module" /tmp/bench-ko/wpstat.ko && module=/tmp/bench-ko/wpstat.ko || die "n
 if [ -f "$mech_module" ]; then
 	cp "$mech_module" /tmp/bench-ko/wpmech.ko && mech_module=/tmp/bench-ko/wpmech.ko
 fi
+counter_columns
 setup >"$out/setup.log" 2>&1 || die "setup failed: $(cat "$out/setup.log")"
 kv kernel "$(uname -r)"
 kv date "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
