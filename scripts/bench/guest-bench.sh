@@ -54,6 +54,8 @@ dbg=/sys/kernel/debug/wpstat
 mnt=/tmp/bench
 nocount=/nonexistent/wpstat-inodes	# wpload: same user-space work everywhere
 export BPFTRACE_MAP_KEYS_MAX=65536
+# shellcheck source=scripts/vm/guest-lib.sh
+. "$top/scripts/vm/guest-lib.sh"
 
 # With the guest's uptime (instruction time under -icount): where a run's
 # guest time went, next to the kernel log's timestamps.
@@ -66,17 +68,16 @@ loaded() { grep -q '^wpstat ' /proc/modules; }
 # ---- scratch filesystems ---------------------------------------------------
 # ram0: the workloads' ext4; ram1: an ext4 with room for $fill small files.
 setup() {
-	modprobe brd rd_nr=2 rd_size=$((400 * 1024)) || return 1
-	mkdir -p $mnt/ext4 $mnt/fill
+	guest_ramdisks 2 400 || return 1
 	# No lazy inode-table init thread, and no journal commit by timer
 	# in the middle of a run (sync commits before every run).
-	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 /dev/ram0 &&
-		mount -o commit=600 /dev/ram0 $mnt/ext4 || return 1
-	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 -b 1024 \
-		-N $((fill + 4096)) /dev/ram1 &&
-		mount -o commit=600 /dev/ram1 $mnt/fill || return 1
-	# Only what a run starts cleans pages (see scripts/check/guest-check.sh).
-	sysctl -q vm.dirty_writeback_centisecs=360000 vm.dirty_expire_centisecs=360000
+	guest_mkfs ext4 /dev/ram0 -E lazy_itable_init=0,lazy_journal_init=0 &&
+		guest_mount /dev/ram0 $mnt/ext4 -o commit=600 || return 1
+	guest_mkfs ext4 /dev/ram1 -E lazy_itable_init=0,lazy_journal_init=0 -b 1024 \
+		-N $((fill + 4096)) &&
+		guest_mount /dev/ram1 $mnt/fill -o commit=600 || return 1
+	# Only what a run starts cleans pages.
+	guest_writeback_quiet
 	wpload --file $mnt/ext4/w1 --size 4M --mode write --quiet --counters $nocount &&
 	wpload --file $mnt/ext4/w2 --size ${w2_mib}M --mode write --quiet --counters $nocount &&
 	mkdir -p $mnt/ext4/w3 && wpfiles create $mnt/ext4/w3 "$w3_files" >/dev/null || return 1
@@ -166,13 +167,17 @@ save_attachments() {
 }
 
 # ---- one run ---------------------------------------------------------------
-# runs.csv: the hits of every attachment point and the main counters, both
-# only known in the counts and timing configurations ("" elsewhere, and ""
-# for what the level does not produce or the module does not list).  The
-# points are in the order of debugfs wpstat/probes; values are taken by
-# name, so a module with more or fewer points still fills the right columns.
+# runs.csv: the hits of every attachment point and the event counters
+# (every counter of kmod/wpstat_counters.def that counts events, not ns;
+# then the summary's untracked_events), both only known in the counts and
+# timing configurations ("" elsewhere, and "" for what the level does not
+# produce or the module does not list).  The points are in the order of
+# debugfs wpstat/probes; values are taken by name, so a module with more or
+# fewer points still fills the right columns.
 points="mkwrite fault_dirty mkclean stable bdp_ratelimited evict bdp wait_bit tp_dirty tp_wait tp_bdp tp_exit"
-counters="mkwrite_first mkwrite_wp mkclean_calls mkclean_ptes stable_calls stable_waits wb_waits dirtied bdp_calls bdp_fault_calls bdp_throttled bdp_pauses untracked_events"
+all_counters=	# every counter, for the names used below
+csv_cols=
+csv_blank=
 # The events of a run (the denominator of the cost per event): the hits
 # of the points on the fast path, which fire about once per page or write.
 # Left out: the slow path (bdp, wait_bit, tp_wait, tp_bdp fire only where a
@@ -180,8 +185,19 @@ counters="mkwrite_first mkwrite_wp mkclean_calls mkclean_ptes stable_calls stabl
 # columns), evict (inode destruction) and tp_exit (process exits: outside
 # the timed loop), and fault_dirty, which is only looked up.
 event_points="mkwrite mkclean stable bdp_ratelimited tp_dirty"
-csv_cols=$(for p in $points; do printf 'hits_%s ' "$p"; done)$counters
-csv_blank=$(for c in $csv_cols; do printf ,; done)	# events and every column empty
+
+# Set all_counters, csv_cols and csv_blank (not at start-up: the script is
+# also what perf profiles, through --run-workload).
+counter_columns() {
+	local lib=$top/scripts/lib/wpstat_counters.py ev_counters
+	all_counters=$(python3 "$lib" | xargs)
+	ev_counters=$(python3 "$lib" --events | xargs)
+	if [ -z "$all_counters" ] || [ -z "$ev_counters" ]; then
+		die "cannot read the counter names ($lib)"
+	fi
+	csv_cols="$(for p in $points; do printf 'hits_%s ' "$p"; done)$ev_counters untracked_events"
+	csv_blank=$(for c in $csv_cols; do printf ,; done)	# events and every column empty
+}
 
 csv_header() {
 	echo "kernel,round,slot,config,workload,wall_ns,ops,events,${csv_cols// /,}" >"$out/runs.csv"
@@ -297,7 +313,7 @@ read_full_table() {
 	wpstat show --top 10 >/dev/null 2>&1
 	kv wpstat_show_top10_ns "$(($(date +%s%N) - t0))"
 	rmmod wpstat
-	umount $mnt/fill && mkfs.ext4 -q -F /dev/ram1 >/dev/null	# 65536 files: faster than rm
+	umount $mnt/fill && guest_mkfs ext4 /dev/ram1 >/dev/null	# 65536 files: faster than rm
 }
 
 # W3 with a table smaller than the file set: memory must stay flat and
@@ -325,6 +341,13 @@ overflow() {
 	# call, wb wait, dirtied folio, ratelimited call, throttled entry, and
 	# two per pause (the pause and its length).  Lookups that found no
 	# slot = the summary totals minus the sum over the table's rows.
+	local c
+	for c in mkwrite_first mkwrite_wp mkclean_calls stable_calls wb_waits dirtied bdp_calls bdp_throttled bdp_pauses; do
+		case " $all_counters " in
+		*" $c "*) ;;
+		*) die "overflow: counter $c is not in kmod/wpstat_counters.def" ;;
+		esac
+	done
 	tot=$(awk '{ v[$1] = $2 } END { print v["mkwrite_first"] + v["mkwrite_wp"] + v["mkclean_calls"] + v["stable_calls"] + v["wb_waits"] + v["dirtied"] + v["bdp_calls"] + v["bdp_throttled"] + 2 * v["bdp_pauses"] }' /proc/wpstat/summary)
 	rows=$(awk 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 		{ s += $c["mkwrite_first"] + $c["mkwrite_wp"] + $c["mkclean_calls"] + $c["stable_calls"] + $c["wb_waits"] + $c["dirtied"] + $c["bdp_calls"] + $c["bdp_throttled"] + 2 * $c["bdp_pauses"] }
@@ -415,6 +438,7 @@ cp "$module" /tmp/bench-ko/wpstat.ko && module=/tmp/bench-ko/wpstat.ko || die "n
 if [ -f "$mech_module" ]; then
 	cp "$mech_module" /tmp/bench-ko/wpmech.ko && mech_module=/tmp/bench-ko/wpmech.ko
 fi
+counter_columns
 setup >"$out/setup.log" 2>&1 || die "setup failed: $(cat "$out/setup.log")"
 kv kernel "$(uname -r)"
 kv date "$(date -u +%Y-%m-%dT%H:%M:%SZ)"

@@ -6,6 +6,8 @@
 # Environment: KVERS (kernels to test, default: all installed supported),
 #              SUITES (guest suites, default: all; see scripts/check/guest-check.sh)
 #              WPSTAT_STRESS=1 (long forms of the reliability suites: make stress)
+#              WPSTAT_SKIP_SUITES, WPSTAT_TIMING_SUITES (shape the default
+#              list: see scripts/check/guest-check.sh)
 # For scripts/check/check-debug.sh, which runs the guest suites on another kernel
 # next to a concurrent make check: WPSTAT_CHECK_OUT (results directory,
 # default results/check), WPSTAT_CHECK_HOST=0 (no host checks),
@@ -97,15 +99,22 @@ done
 
 # The experiment report is rendered here, on the host, from the reduced
 # sweep bats:experiment ran in each guest.
-case " ${SUITES:-bats:experiment} " in
-*" bats:experiment "*)
-	if [ -n "$kvers" ]; then
-		mkdir -p "$out/host-report"
-		# shellcheck disable=SC2086
-		"$top/scripts/check/test-experiment-report.sh" "$out" $kvers >"$out/host-report/experiment-report.tap"
-		summarise host-report "$out/host-report"
-	fi ;;
+ran_experiment=0
+case " ${SUITES:-} " in
+*" bats:experiment "*) ran_experiment=1 ;;
 esac
+if [ -z "${SUITES:-}" ]; then
+	case " ${WPSTAT_SKIP_SUITES:-} " in
+	*" bats:experiment "*) ;;
+	*) ran_experiment=1 ;;
+	esac
+fi
+if [ $ran_experiment = 1 ] && [ -n "$kvers" ]; then
+	mkdir -p "$out/host-report"
+	# shellcheck disable=SC2086
+	"$top/scripts/check/test-experiment-report.sh" "$out" $kvers >"$out/host-report/experiment-report.tap"
+	summarise host-report "$out/host-report"
+fi
 
 echo
 echo "== wpstat check: kernels: $(echo $kvers)"

@@ -7,6 +7,10 @@
 #                               optional @LEVEL (counts, timing); default:
 #                               all at the module's default level (counts),
 #                               then $WPSTAT_TIMING_SUITES at level timing
+#
+# WPSTAT_SKIP_SUITES: suites (as above, with @LEVEL where not counts) left
+# out of the default list, space-separated; scripts/check/check-debug.sh
+# leaves out bats:experiment.
 
 set -u
 top=${WPSTAT_TOP:?run through scripts/vm/vm-run.sh}
@@ -14,24 +18,20 @@ results=${WPSTAT_RESULTS:?}
 fsdir=/tmp/wpstat
 export WPSTAT_FS_DIR=$fsdir
 
-# Scratch filesystems on RAM disks (brd allocates lazily).  xfs insists on
-# at least 300 MiB.
+# shellcheck source=scripts/vm/guest-lib.sh
+. "$top/scripts/vm/guest-lib.sh"
+
+# Scratch filesystems on RAM disks.  xfs insists on at least 300 MiB.
 setup_fs() {
-	modprobe brd rd_nr=3 rd_size=$((320 * 1024)) || return 1
-	mkdir -p $fsdir/ext4 $fsdir/xfs $fsdir/btrfs $fsdir/tmpfs
-	mkfs.ext4 -q -F /dev/ram0 && mount /dev/ram0 $fsdir/ext4 || return 1
-	mkfs.xfs -q -f /dev/ram1 && mount /dev/ram1 $fsdir/xfs || return 1
-	mkfs.btrfs -q -f /dev/ram2 && mount /dev/ram2 $fsdir/btrfs || return 1
-	mount -t tmpfs tmpfs $fsdir/tmpfs
+	guest_ramdisks 3 320 || return 1
+	guest_mkfs_mount ext4 /dev/ram0 $fsdir/ext4 || return 1
+	guest_mkfs_mount xfs /dev/ram1 $fsdir/xfs || return 1
+	guest_mkfs_mount btrfs /dev/ram2 $fsdir/btrfs || return 1
+	guest_mount tmpfs $fsdir/tmpfs
 }
 
-# Keep the flusher out of the tests' way: only what a test starts (msync,
-# fsync, sync_file_range) cleans pages.  Not dirty_writeback_centisecs=0:
-# __mark_inode_dirty() then wakes the flusher at once (wb_wakeup_delayed()
-# with a zero delay) and wb_check_background_flush() writes back any bdi
-# over its own share of the background threshold, which is tiny for a RAM
-# disk that has written little.  An hour-long interval keeps it asleep.
-sysctl -q vm.dirty_writeback_centisecs=360000 vm.dirty_expire_centisecs=360000
+# Only what a test starts (msync, fsync, sync_file_range) cleans pages.
+guest_writeback_quiet
 
 if ! setup_fs >"$results/setup.log" 2>&1; then
 	echo "guest-check: scratch filesystem set-up failed:" >&2
@@ -53,6 +53,11 @@ if [ ${#suites[@]} = 0 ]; then
 	done
 	for s in $timing_suites; do
 		suites+=("$s@timing")
+	done
+	for s in ${WPSTAT_SKIP_SUITES:-}; do
+		for i in "${!suites[@]}"; do
+			[ "${suites[$i]}" != "$s" ] || unset "suites[$i]"
+		done
 	done
 fi
 

@@ -6,11 +6,15 @@
 # TCG guest.
 #
 #   test-experiment-report.sh RESULTS KVER...
+#
+# One more test, on a made-up cell: a counter the module's list
+# (kmod/wpstat_counters.def) does not have makes the report fail, naming
+# it, instead of dropping its column.
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 results=$1
 shift
-echo "1..$#"
+echo "1..$(($# + 1))"
 n=0
 for k in "$@"; do
 	n=$((n + 1))
@@ -48,3 +52,32 @@ for k in "$@"; do
 		echo "not ok $n experiment report ($k): $why"
 	fi
 done
+
+# One ram cell whose counters are mkwrite_first and $1, rendered into
+# $src/docs; the exit status is the report's, its output in $src/report.log.
+made_up_report() {
+	rm -rf "$src" && mkdir -p "$src/k"
+	cat >"$src/k/meta.json" <<-'EOF'
+	{"kernel": "k", "date": "2026-01-01T00:00:00Z", "cpu": "made up", "cpus": 1,
+	 "mem_kib": 1048576, "size": 8192, "slow_size": 8192, "slow_delay_ms": 10,
+	 "strategy_size": 8192, "units": "4K", "java_units": "4K", "parts": "ram",
+	 "repeat": 1, "args": "", "java": "none"}
+	EOF
+	printf '%s\n' '{"part": "ram", "api": "mmap", "op": "write", "cache": "warm", "unit": 4096, "size": 8192, "round": 1, "rc": 0, "vmstat": {"pgfault": 2}, "wpload": {"totals": {"passes": 1, "wall_ns": 1000, "sync_ns": 0, "ops": 2, "bytes": 8192, "counters": {"mkwrite_first": 2, "'"$1"'": 1}}}}' >"$src/k/cells.jsonl"
+	MPLCONFIGDIR=$top/build/mplconfig "$top/.venv/bin/python" \
+		"$top/scripts/experiment/experiment-report.py" --results "$src" --docs "$src/docs" \
+		>"$src/report.log" 2>&1
+}
+
+n=$((n + 1))
+t="experiment report fails on a counter not in kmod/wpstat_counters.def"
+src=$results/unknown-counter
+if ! made_up_report mkwrite_wp; then
+	echo "not ok $n $t: the made-up cell with known counters failed: $(tail -n 1 "$src/report.log")"
+elif made_up_report no_such_counter; then
+	echo "not ok $n $t: it exited 0"
+elif ! grep -q 'counter no_such_counter in a ram cell: not in kmod/wpstat_counters.def' "$src/report.log"; then
+	echo "not ok $n $t: failed without naming the counter: $(tail -n 1 "$src/report.log")"
+else
+	echo "ok $n $t"
+fi

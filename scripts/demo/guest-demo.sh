@@ -3,11 +3,12 @@
 # through a shared mapping in three passes with msync after each, then the
 # counters wpstat kept for it.
 set -euo pipefail
-modprobe brd rd_nr=1 rd_size=65536
-mkfs.ext4 -q /dev/ram0
-mkdir -p /tmp/demo && mount /dev/ram0 /tmp/demo
-# No periodic writeback: only msync cleans pages (see scripts/check/guest-check.sh).
-sysctl -q vm.dirty_writeback_centisecs=360000
+# shellcheck source=scripts/vm/guest-lib.sh
+. "$WPSTAT_TOP/scripts/vm/guest-lib.sh"
+guest_ramdisks 1 64
+guest_mkfs_mount ext4 /dev/ram0 /tmp/demo
+# No periodic writeback: only msync cleans pages.
+guest_writeback_quiet
 
 cat <<'TXT'
 

@@ -26,10 +26,13 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-COUNTERS = ["mkwrite_first", "mkwrite_wp", "mkwrite_ns", "mkclean_calls",
-            "mkclean_ptes", "stable_calls", "stable_waits", "stable_wait_ns",
-            "wb_waits", "dirtied", "bdp_calls", "bdp_fault_calls",
-            "bdp_throttled", "bdp_pauses", "bdp_pause_ns"]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+import wpstat_counters  # noqa: E402
+
+# The module's counters (kmod/wpstat_counters.def), in /proc column order.
+COUNTERS = wpstat_counters.names()
+# guest-experiment.sh's vmstat_keys.
 VMSTAT = ["pgfault", "pgmajfault", "nr_dirtied", "nr_written", "pgpgin",
           "pgpgout"]
 COLUMNS = (["kernel", "part", "api", "op", "cache", "unit", "size", "round",
@@ -44,6 +47,17 @@ def unit_name(n):
         if n >= 1 << shift and n % (1 << shift) == 0:
             return "%d %s" % (n >> shift, suffix)
     return "%d B" % n
+
+
+def unknown(kernel, cell, what, have, known, source):
+    """A counter or vmstat field the report has no column for is an error:
+    a column dropped without a word would look like a counter that never
+    moved."""
+    extra = sorted(set(have) - set(known))
+    if extra:
+        sys.exit("experiment-report: %s: %s %s in a %s cell: not in %s"
+                 % (kernel, what, ", ".join(extra), cell.get("part", "?"),
+                    source))
 
 
 def flatten(kernel, cell):
@@ -66,9 +80,10 @@ def flatten(kernel, cell):
             row.update(wall_ns=j["ns"], sync_ns=j["force_ns"],
                        bytes=j["size"],
                        mib_s=round(j["size"] / 2**20 / (j["ns"] / 1e9), 2))
-        for k, v in (j.get("counters") or {}).items():
-            if k in row:
-                row[k] = v
+        counters = j.get("counters") or {}
+        unknown(kernel, cell, "counter", counters, COUNTERS,
+                "kmod/wpstat_counters.def")
+        row.update(counters)
         return row
     for k in ("part", "api", "op", "cache", "unit", "size", "skipped"):
         row[k] = cell.get(k, "")
@@ -80,14 +95,18 @@ def flatten(kernel, cell):
                    sync_ns=t["sync_ns"], ops=t["ops"], bytes=t["bytes"])
         if t["wall_ns"]:
             row["mib_s"] = round(t["bytes"] / 2**20 / (t["wall_ns"] / 1e9), 2)
-        for k, v in (t.get("counters") or {}).items():
-            if k in row:
-                row[k] = "" if v is None else v
+        counters = t.get("counters") or {}
+        unknown(kernel, cell, "counter", counters, COUNTERS,
+                "kmod/wpstat_counters.def")
+        for k, v in counters.items():
+            row[k] = "" if v is None else v
     elif not row["skipped"]:
         row["skipped"] = "failed (rc %s)" % cell.get("rc")
-    for k, v in (cell.get("vmstat") or {}).items():
-        if "vm_" + k in row:
-            row["vm_" + k] = v
+    vmstat = cell.get("vmstat") or {}
+    unknown(kernel, cell, "vmstat field", vmstat, VMSTAT,
+            "experiment-report.py's VMSTAT")
+    for k, v in vmstat.items():
+        row["vm_" + k] = v
     return row
 
 

@@ -78,6 +78,8 @@ cells=$out/cells.jsonl
 : >"$cells"
 wpload=$top/build/bin/wpload
 mnt=/tmp/wpexp
+# shellcheck source=scripts/vm/guest-lib.sh
+. "$top/scripts/vm/guest-lib.sh"
 
 bytes() {	# 4K -> 4096
 	local n=${1%[KMGkmg]}
@@ -168,9 +170,7 @@ ram_up() {
 		return 1
 	fi
 	local mib=$(( $(bytes "$size") / 1048576 * 11 / 10 + 64 ))
-	modprobe brd rd_nr=1 rd_size=$((mib * 1024)) &&
-		mkfs.ext4 -q -F /dev/ram0 && mkdir -p $ram &&
-		mount /dev/ram0 $ram
+	guest_ramdisks 1 $mib && guest_mkfs_mount ext4 /dev/ram0 $ram
 }
 
 # Leave the guest as we found it for whatever runs next.
@@ -200,23 +200,25 @@ slow_up() {
 	# lags and dirty balancing throttles.
 	modprobe null_blk nr_devices=1 memory_backed=1 gb=$gb bs=4096 \
 		irqmode=2 completion_nsec=250000 hw_queue_depth=1 max_sectors=8 &&
-		mkfs.ext4 -q -F /dev/nullb0 &&
+		guest_mkfs ext4 /dev/nullb0 &&
 		modprobe dm-delay &&
 		dmsetup create --noudevsync wpexp --table \
 			"0 $(blockdev --getsz /dev/nullb0) delay /dev/nullb0 0 0 /dev/nullb0 0 $slow_delay" &&
 		dmsetup mknodes wpexp &&
 		echo 1 >"/sys/dev/block/$(dmsetup info -c --noheadings -o major,minor --separator : wpexp | tr -d ' ')/queue/stable_writes" &&
-		mkdir -p $mnt/slow && mount /dev/mapper/wpexp $mnt/slow
+		guest_mount /dev/mapper/wpexp $mnt/slow
 }
 
 # Writeback out of the way (as in the selftests) for the RAM disk, where
-# every cell ends with its own msync or fsync; busy for the slow device.
+# every cell ends with its own msync or fsync, with the default dirty
+# limits back (setting a ratio clears the *_bytes form sysctl_busy set);
+# busy for the slow device.
 sysctl_quiet() {
-	sysctl -q vm.dirty_writeback_centisecs=360000 vm.dirty_expire_centisecs=360000 \
-		vm.dirty_background_ratio=10 vm.dirty_ratio=20
+	guest_writeback_quiet &&
+		guest_sysctl vm.dirty_background_ratio=10 vm.dirty_ratio=20
 }
 sysctl_busy() {
-	sysctl -q vm.dirty_writeback_centisecs=100 vm.dirty_expire_centisecs=100 \
+	guest_sysctl vm.dirty_writeback_centisecs=100 vm.dirty_expire_centisecs=100 \
 		vm.dirty_background_bytes=$((2 << 20)) vm.dirty_bytes=$((8 << 20))
 }
 
