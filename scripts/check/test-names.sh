@@ -49,6 +49,9 @@ stall_columns >"$tmp/stalls"
 
 check "kmod lists are readable ($(wc -l <"$tmp/def") counters, $(wc -l <"$tmp/stalls") stall columns)" \
 	test "$(wc -l <"$tmp/def")" -ge 20 -a "$(wc -l <"$tmp/stalls")" -ge 10
+python3 "$top/scripts/lib/wpstat_counters.py" >"$tmp/py"
+check "scripts/lib/wpstat_counters.py (the reports' list) reads the same names" \
+	same_list wpstat_counters.def "$tmp/def" wpstat_counters.py "$tmp/py"
 { printf '%s\n' dev ino gen; cat "$tmp/def"; } >"$tmp/def-header"
 readme_header "dev ino gen" >"$tmp/readme-inodes"
 check "README's /proc/wpstat/inodes header is wpstat_counters.def's order" \
