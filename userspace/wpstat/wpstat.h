@@ -94,6 +94,30 @@ struct dir_list {
 	char **dirs;
 };
 
+/* The options list_opts_parse() takes for a command. */
+enum {
+	LOPT_SORT_FIELD		= 1 << 0,	/* --sort FIELD: a column */
+	LOPT_SORT_STALL		= 1 << 1,	/* --sort time|count */
+	LOPT_TOP		= 1 << 2,	/* --top N: rows */
+	LOPT_LIMIT		= 1 << 3,	/* --limit ROWS: rows */
+	LOPT_PID		= 1 << 4,	/* --pid PID */
+	LOPT_FORMAT		= 1 << 5,	/* --json, --format FMT */
+	LOPT_INTERVAL		= 1 << 6,	/* --interval S, --count N */
+	LOPT_IN_ORDER		= 1 << 7,	/* options end at an operand */
+	LOPT_DIR_OPERANDS	= 1 << 8,	/* operands: more --resolve dirs */
+};
+
+struct list_opts {
+	unsigned int flags;		/* LOPT_*: set by the caller */
+	const char *sort_field;		/* LOPT_SORT_FIELD */
+	bool sort_by_count;		/* LOPT_SORT_STALL */
+	uint64_t rows;			/* LOPT_TOP, LOPT_LIMIT */
+	uint64_t pid;			/* 0: every process */
+	enum show_format format;
+	uint64_t interval, count;	/* ns; 0: no end */
+	struct dir_list dirs;		/* --resolve */
+};
+
 /*
  * Paths found for keys in earlier intervals, hits and misses alike, so a
  * --resolve walk is done once per file and not once per interval.
@@ -175,6 +199,10 @@ int check_resolve_dirs(char *const *dirs, size_t ndirs);
 void path_cache_free(struct path_cache *pc);
 void resolve_cached(struct path_cache *pc, struct file_row *rows,
 		    size_t n, char *const *dirs, size_t ndirs);
+
+/* list_opts.c */
+int list_opts_parse(const char *cmd, int argc, char **argv,
+		    struct list_opts *o);
 
 /* output.c */
 void print_table(FILE *out, const struct file_list *l, size_t limit);
