@@ -135,43 +135,6 @@ char *read_first_line(const char *path)
 
 /* ---- human units -------------------------------------------------------- */
 
-/* ---- JSON and Prometheus strings ---------------------------------------- */
-
-void json_string_or_null(FILE *out, const char *s)
-{
-	if (s)
-		json_string(out, s);
-	else
-		fputs("null", out);
-}
-
-/* Label value per the text exposition format: \\, \" and \n escaped. */
-void prom_label_value(FILE *out, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n;
-
-	fputc('"', out);
-	while (*p) {
-		n = utf8_seq_len(p);
-		if (n == 0) {
-			fputs("\xef\xbf\xbd", out);
-			p++;
-			continue;
-		}
-		if (*p == '\\')
-			fputs("\\\\", out);
-		else if (*p == '"')
-			fputs("\\\"", out);
-		else if (*p == '\n')
-			fputs("\\n", out);
-		else
-			fwrite(p, 1, n, out);
-		p += n;
-	}
-	fputc('"', out);
-}
-
 /* A path for a terminal: control characters would corrupt the table. */
 void print_path_plain(FILE *out, const char *s)
 {

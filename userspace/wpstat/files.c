@@ -14,22 +14,9 @@ void file_list_free(struct file_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
-int key_cmp(const struct wpstat_row *a, const struct wpstat_row *b)
-{
-	if (a->major != b->major)
-		return a->major < b->major ? -1 : 1;
-	if (a->minor != b->minor)
-		return a->minor < b->minor ? -1 : 1;
-	if (a->ino != b->ino)
-		return a->ino < b->ino ? -1 : 1;
-	if (a->gen != b->gen)
-		return a->gen < b->gen ? -1 : 1;
-	return 0;
-}
-
 static int row_ptr_cmp(const void *a, const void *b)
 {
-	return key_cmp(*(const struct wpstat_row *const *)a,
+	return wpstat_row_key_cmp(*(const struct wpstat_row *const *)a,
 		       *(const struct wpstat_row *const *)b);
 }
 
@@ -171,7 +158,7 @@ static int file_row_cmp(const void *pa, const void *pb, void *pcol)
 	} else if (col == SORT_INO && a->row->ino != b->row->ino) {
 		return a->row->ino < b->row->ino ? -1 : 1;
 	}
-	return key_cmp(a->row, b->row);
+	return wpstat_row_key_cmp(a->row, b->row);
 }
 
 void file_list_sort(struct file_list *l, int col)
@@ -195,7 +182,7 @@ struct resolver {
 
 static int file_row_ptr_cmp(const void *a, const void *b)
 {
-	return key_cmp((*(struct file_row *const *)a)->row,
+	return wpstat_row_key_cmp((*(struct file_row *const *)a)->row,
 		       (*(struct file_row *const *)b)->row);
 }
 
@@ -463,7 +450,7 @@ static struct path_cache_entry *path_cache_find(struct path_cache *pc,
 	size_t i;
 
 	for (i = 0; i < pc->n; i++)
-		if (!key_cmp(&pc->e[i].key, key))
+		if (!wpstat_row_key_cmp(&pc->e[i].key, key))
 			return &pc->e[i];
 	return NULL;
 }

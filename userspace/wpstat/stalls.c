@@ -189,7 +189,7 @@ static int stall_key_cmp(const struct wpstat_stall_row *a,
 {
 	if (a->tgid != b->tgid)
 		return a->tgid < b->tgid ? -1 : 1;
-	return key_cmp(&a->file, &b->file);
+	return wpstat_row_key_cmp(&a->file, &b->file);
 }
 
 static int stall_row_ptr_cmp(const void *a, const void *b)
@@ -287,7 +287,7 @@ void stall_list_sort(struct stall_list *l, enum stall_sort sort)
 
 static int file_row_key_cmp(const void *a, const void *b)
 {
-	return key_cmp(((const struct file_row *)a)->row,
+	return wpstat_row_key_cmp(((const struct file_row *)a)->row,
 		       ((const struct file_row *)b)->row);
 }
 
@@ -310,7 +310,7 @@ void stall_list_resolve(struct stall_list *l, size_t limit,
 		l->files[i].row = &l->items[i].row->file;
 	qsort(l->files, n, sizeof(*l->files), file_row_key_cmp);
 	for (i = j = 0; i < n; i++)	/* unique */
-		if (!j || key_cmp(l->files[j - 1].row, l->files[i].row))
+		if (!j || wpstat_row_key_cmp(l->files[j - 1].row, l->files[i].row))
 			l->files[j++] = l->files[i];
 	l->nfiles = j;
 	for (i = 0; known && i < l->nfiles; i++) {
@@ -318,7 +318,7 @@ void stall_list_resolve(struct stall_list *l, size_t limit,
 
 		for (j = 0, k = NULL; j < known->n && !k; j++)
 			if (known->rows[j].path &&
-			    !key_cmp(known->rows[j].row, l->files[i].row))
+			    !wpstat_row_key_cmp(known->rows[j].row, l->files[i].row))
 				k = &known->rows[j];
 		if (k)
 			l->files[i].path = strdup(k->path);

@@ -33,6 +33,8 @@
 #include "delta.h"
 #include "fmt.h"
 #include "json.h"
+#include "rows.h"
+#include "strout.h"
 #include "wpstat_proc.h"
 
 #define MODULE_NAME		"wpstat"
@@ -171,8 +173,6 @@ int parse_seconds(const char *what, const char *arg, double max,
 		  uint64_t *out_ns);
 bool parse_dev(const char *arg, unsigned int *maj, unsigned int *min);
 char *read_first_line(const char *path);
-void json_string_or_null(FILE *out, const char *s);
-void prom_label_value(FILE *out, const char *s);
 void print_path_plain(FILE *out, const char *s);
 bool module_interface_present(void);
 bool debugfs_mounted(void);
@@ -186,7 +186,6 @@ bool sleep_until(uint64_t deadline);
 
 /* files.c */
 void file_list_free(struct file_list *l);
-int key_cmp(const struct wpstat_row *a, const struct wpstat_row *b);
 int file_list_build(const struct wpstat_snapshot *before,
 		    const struct wpstat_snapshot *after,
 		    struct file_list *l);
