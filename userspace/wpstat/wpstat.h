@@ -57,8 +57,7 @@ enum {
 	EXIT_NOT_FOUND		= 127,
 };
 
-/* ---- errors ------------------------------------------------------------- */
-
+/* One line on stderr, "wpstat: " first; the exit status to return. */
 #define usage_error(...)	fail(EXIT_USAGE, __VA_ARGS__)
 #define runtime_error(...)	fail(EXIT_RUNTIME, __VA_ARGS__)
 
