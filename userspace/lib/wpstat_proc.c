@@ -142,9 +142,9 @@ static int parse_counters(char **save, const struct wpstat_snapshot *s,
 	return next_token(NULL, save) ? -EPROTO : 0;
 }
 
-static int parse_row(char *line, const struct wpstat_snapshot *s,
-		     struct wpstat_row *r)
+static int parse_row(char *line, const struct wpstat_snapshot *s, void *row)
 {
+	struct wpstat_row *r = row;
 	char *save = NULL, *tok;
 	int ret;
 
@@ -154,41 +154,67 @@ static int parse_row(char *line, const struct wpstat_snapshot *s,
 	return ret ? ret : parse_counters(&save, s, r);
 }
 
-int wpstat_snapshot_read(const char *path, struct wpstat_snapshot *s)
+/*
+ * A table file: a header line naming the fixed columns and the counters
+ * (into @cols), then one row per line, each parsed by @parse into the next
+ * of *@rows (@size bytes each).  *@rows and *@nrows are set, on error too,
+ * for the caller to free.  @read_errors: a read error after the header is
+ * an error (-EIO), not the end of the table.
+ */
+static int read_table(const char *path, const char *const *fixed,
+		      size_t nfixed, struct wpstat_snapshot *cols,
+		      void **rows, size_t *nrows, size_t size,
+		      int (*parse)(char *line, const struct wpstat_snapshot *cols,
+				   void *row),
+		      bool read_errors)
 {
 	size_t cap = 0, n = 0;
-	char *line = NULL;
+	char *line = NULL, *grown;
 	FILE *f;
 	int ret = 0;
 
-	memset(s, 0, sizeof(*s));
-	f = fopen(path ? path : WPSTAT_INODES_PATH, "re");
+	*rows = NULL;
+	*nrows = 0;
+	f = fopen(path, "re");
 	if (!f)
 		return -errno;
 	if (getline(&line, &n, f) < 0) {
 		ret = -EPROTO;
 		goto out;
 	}
-	ret = parse_header(line, inodes_fixed, ARRAY_SIZE(inodes_fixed), s);
+	ret = parse_header(line, fixed, nfixed, cols);
 	while (!ret && getline(&line, &n, f) > 0) {
-		if (s->nrows == cap) {
-			struct wpstat_row *rows;
-
+		if (*nrows == cap) {
 			cap = cap ? 2 * cap : 64;
-			rows = realloc(s->rows, cap * sizeof(*rows));
-			if (!rows) {
+			grown = realloc(*rows, cap * size);
+			if (!grown) {
 				ret = -ENOMEM;
 				break;
 			}
-			s->rows = rows;
+			*rows = grown;
 		}
-		ret = parse_row(line, s, &s->rows[s->nrows]);
+		ret = parse(line, cols, (char *)*rows + *nrows * size);
 		if (!ret)
-			s->nrows++;
+			(*nrows)++;
 	}
+	if (read_errors && !ret && ferror(f))
+		ret = -EIO;
 out:
 	free(line);
 	fclose(f);
+	return ret;
+}
+
+int wpstat_snapshot_read(const char *path, struct wpstat_snapshot *s)
+{
+	void *rows;
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	ret = read_table(path ? path : WPSTAT_INODES_PATH, inodes_fixed,
+			 ARRAY_SIZE(inodes_fixed), s, &rows, &s->nrows,
+			 sizeof(*s->rows), parse_row, false);
+	s->rows = rows;
 	if (ret)
 		wpstat_snapshot_free(s);
 	return ret;
@@ -220,8 +246,9 @@ void wpstat_unescape_octal(char *dst, size_t len, const char *src)
 
 /* "tgid comm dev ino gen cgroup" and the counters. */
 static int parse_stall_row(char *line, const struct wpstat_snapshot *cols,
-			   struct wpstat_stall_row *r)
+			   void *row)
 {
+	struct wpstat_stall_row *r = row;
 	char *save = NULL, *tok;
 	uint64_t v;
 	int ret;
@@ -245,42 +272,14 @@ static int parse_stall_row(char *line, const struct wpstat_snapshot *cols,
 
 int wpstat_stalls_read(const char *path, struct wpstat_stall_snapshot *s)
 {
-	size_t cap = 0, n = 0;
-	char *line = NULL;
-	FILE *f;
-	int ret = 0;
+	void *rows;
+	int ret;
 
 	memset(s, 0, sizeof(*s));
-	f = fopen(path ? path : WPSTAT_STALLS_PATH, "re");
-	if (!f)
-		return -errno;
-	if (getline(&line, &n, f) < 0) {
-		ret = -EPROTO;
-		goto out;
-	}
-	ret = parse_header(line, stalls_fixed, ARRAY_SIZE(stalls_fixed),
-			   &s->cols);
-	while (!ret && getline(&line, &n, f) > 0) {
-		if (s->nrows == cap) {
-			struct wpstat_stall_row *rows;
-
-			cap = cap ? 2 * cap : 64;
-			rows = realloc(s->rows, cap * sizeof(*rows));
-			if (!rows) {
-				ret = -ENOMEM;
-				break;
-			}
-			s->rows = rows;
-		}
-		ret = parse_stall_row(line, &s->cols, &s->rows[s->nrows]);
-		if (!ret)
-			s->nrows++;
-	}
-	if (!ret && ferror(f))
-		ret = -EIO;
-out:
-	free(line);
-	fclose(f);
+	ret = read_table(path ? path : WPSTAT_STALLS_PATH, stalls_fixed,
+			 ARRAY_SIZE(stalls_fixed), &s->cols, &rows, &s->nrows,
+			 sizeof(*s->rows), parse_stall_row, true);
+	s->rows = rows;
 	if (ret)
 		wpstat_stalls_free(s);
 	return ret;

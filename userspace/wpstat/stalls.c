@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "wpstat.h"
+#include "stalls.h"
+
+/* ---- stalls: who stalled, on which file, why ---------------------------- */
+
+/* Read /proc/wpstat/stalls, or say in one line why not. */
+int read_stalls(struct wpstat_stall_snapshot *s)
+{
+	int err = wpstat_stalls_read(NULL, s);
+
+	switch (-err) {
+	case 0:
+		return 0;
+	case ENOENT:
+		if (!module_interface_present())
+			return module_not_loaded();
+		return runtime_error("%s is missing: the loaded module has no per-process stalls (older than this wpstat?)",
+				     WPSTAT_STALLS_PATH);
+	case EACCES:
+	case EPERM:
+		return runtime_error("permission denied reading %s: per-process stalls are root-only (run as root)",
+				     WPSTAT_STALLS_PATH);
+	case EPROTO:
+		return runtime_error("%s has an unexpected format (module and wpstat of different versions?)",
+				     WPSTAT_STALLS_PATH);
+	default:
+		return runtime_error("cannot read %s: %s", WPSTAT_STALLS_PATH,
+				     strerror(-err));
+	}
+}
+
+const struct stall_cause_info stall_causes[CAUSE_NR] = {
+	[CAUSE_STABLE]	= { "stable", { "stable_waits" }, "stable_ns",
+			    "stable_max_ns", "waits" },
+	[CAUSE_WB]	= { "wb", { "wb_waits" }, "wb_ns", "wb_max_ns",
+			    "waits" },
+	[CAUSE_PAUSE]	= { "pause", { "pauses" }, "pause_ns",
+			    "pause_max_ns", "pauses" },
+	[CAUSE_FAULT]	= { "fault", { "fault_first", "fault_wp" },
+			    "fault_ns", "fault_max_ns", "faults" },
+};
+
+static void stall_cols_find(const struct wpstat_snapshot *cols,
+			    struct stall_cols *sc)
+{
+	int k, e;
+
+	for (k = 0; k < CAUSE_NR; k++) {
+		for (e = 0; e < 2; e++)
+			sc->events[k][e] = stall_causes[k].events[e] ?
+				wpstat_counter_index(cols, stall_causes[k].events[e]) : -1;
+		sc->ns[k] = wpstat_counter_index(cols, stall_causes[k].ns);
+		sc->max_ns[k] = wpstat_counter_index(cols, stall_causes[k].max_ns);
+	}
+}
+
+
+void stall_sum_add(struct stall_sum *sum, const struct stall_cols *sc,
+		   const uint64_t *val, const bool *avail)
+{
+	int k, e, c;
+
+	for (k = 0; k < CAUSE_NR; k++) {
+		for (e = 0; e < 2; e++) {
+			c = sc->events[k][e];
+			if (c >= 0 && avail[c])
+				sum->events[k] += val[c];
+		}
+		c = sc->ns[k];
+		if (c >= 0 && avail[c]) {
+			sum->ns[k] += val[c];
+			sum->have_ns[k] = true;
+		}
+		c = sc->max_ns[k];
+		if (c >= 0 && avail[c]) {
+			if (!sum->have_max[k] || val[c] > sum->max_ns[k])
+				sum->max_ns[k] = val[c];
+			sum->have_max[k] = true;
+		}
+	}
+}
+
+bool stall_have_time(const struct stall_sum *s)
+{
+	int k;
+
+	for (k = 0; k < CAUSE_NR; k++)
+		if (s->have_ns[k])
+			return true;
+	return false;
+}
+
+/* Time in page_mkwrite that is not one of the waits counted on their own. */
+static uint64_t stall_fault_own_ns(const struct stall_sum *s)
+{
+	uint64_t waits = s->ns[CAUSE_STABLE] + s->ns[CAUSE_WB];
+
+	return s->ns[CAUSE_FAULT] > waits ? s->ns[CAUSE_FAULT] - waits : 0;
+}
+
+/*
+ * The time stalled.  Adding fault_ns to the waits would count twice the
+ * waits made inside page_mkwrite (all wb waits, and the stable waits of a
+ * store to a mapping); pauses come after page_mkwrite returns.  So:
+ * pause + max(fault, stable + wb), exact for a process that only stores
+ * to mappings or only calls write(2), and at level counts (no fault_ns).
+ */
+uint64_t stall_total_ns(const struct stall_sum *s)
+{
+	return s->ns[CAUSE_PAUSE] + s->ns[CAUSE_STABLE] + s->ns[CAUSE_WB] +
+	       stall_fault_own_ns(s);
+}
+
+static uint64_t stall_events(const struct stall_sum *s)
+{
+	uint64_t n = 0;
+	int k;
+
+	for (k = 0; k < CAUSE_NR; k++)
+		n += s->events[k];
+	return n;
+}
+
+/* The worst single stall of any cause; false if no maximum is known. */
+bool stall_worst_ns(const struct stall_sum *s, uint64_t *worst)
+{
+	bool have = false;
+	int k;
+
+	*worst = 0;
+	for (k = 0; k < CAUSE_NR; k++) {
+		if (!s->have_max[k])
+			continue;
+		have = true;
+		if (s->max_ns[k] > *worst)
+			*worst = s->max_ns[k];
+	}
+	return have;
+}
+
+/*
+ * The cause with the most time of its own (fault: less the waits inside
+ * it).  Without any time (no timing probe, or no wait lasted a
+ * nanosecond), the wait or pause with the most events; else "faults":
+ * only faults were seen.
+ */
+const char *stall_dominant(const struct stall_sum *s)
+{
+	uint64_t own[CAUSE_NR], best = 0;
+	int k, found = -1;
+
+	own[CAUSE_STABLE] = s->ns[CAUSE_STABLE];
+	own[CAUSE_WB] = s->ns[CAUSE_WB];
+	own[CAUSE_PAUSE] = s->ns[CAUSE_PAUSE];
+	own[CAUSE_FAULT] = stall_fault_own_ns(s);
+	for (k = 0; k < CAUSE_NR; k++) {
+		if (own[k] > best) {
+			best = own[k];
+			found = k;
+		}
+	}
+	if (found < 0) {
+		for (k = 0; k < CAUSE_NR; k++) {
+			if (k != CAUSE_FAULT && s->events[k] > best) {
+				best = s->events[k];
+				found = k;
+			}
+		}
+	}
+	return found < 0 ? "faults" : stall_causes[found].name;
+}
+
+void stall_list_free(struct stall_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->nfiles; i++)
+		free(l->files[i].path);
+	free(l->files);
+	free(l->items);
+	free(l->deltas);
+	memset(l, 0, sizeof(*l));
+}
+
+/* The module's key of a row: process, then file. */
+static int stall_key_cmp(const struct wpstat_stall_row *a,
+			 const struct wpstat_stall_row *b)
+{
+	if (a->tgid != b->tgid)
+		return a->tgid < b->tgid ? -1 : 1;
+	return wpstat_row_key_cmp(&a->file, &b->file);
+}
+
+static int stall_row_ptr_cmp(const void *a, const void *b)
+{
+	return stall_key_cmp(*(const struct wpstat_stall_row *const *)a,
+			     *(const struct wpstat_stall_row *const *)b);
+}
+
+/*
+ * The rows of @after (of process @pid only, if not 0) as they are
+ * (@before NULL), or only those that changed since @before, with their
+ * change.  Rows are matched on tgid, dev, inode and generation.
+ */
+int stall_list_build(const struct wpstat_stall_snapshot *before,
+		     const struct wpstat_stall_snapshot *after,
+		     uint64_t pid, struct stall_list *l)
+{
+	const struct wpstat_stall_row **index = NULL;
+	int bcol[WPSTAT_MAX_COUNTERS];
+	size_t i, nafter = after->nrows ? after->nrows : 1;
+
+	memset(l, 0, sizeof(*l));
+	l->snap = after;
+	stall_cols_find(&after->cols, &l->cols);
+	l->items = calloc(nafter, sizeof(*l->items));
+	if (!l->items)
+		goto nomem;
+	if (before) {
+		l->deltas = calloc(nafter, sizeof(*l->deltas));
+		index = malloc((before->nrows ? before->nrows : 1) *
+			       sizeof(*index));
+		if (!l->deltas || !index)
+			goto nomem;
+		for (i = 0; i < before->nrows; i++)
+			index[i] = &before->rows[i];
+		qsort(index, before->nrows, sizeof(*index), stall_row_ptr_cmp);
+		/* Columns by name: a reloaded module may have others. */
+		wpstat_column_map(&after->cols, &before->cols, bcol);
+	}
+	for (i = 0; i < after->nrows; i++) {
+		const struct wpstat_stall_row *a = &after->rows[i];
+		struct stall_item *it = &l->items[l->n];
+
+		if (pid && a->tgid != pid)
+			continue;
+		it->row = a;
+		it->val = a->file.val;
+		it->avail = a->file.avail;
+		if (before) {
+			const struct wpstat_stall_row **hit;
+			struct wpstat_row *d = &l->deltas[l->n];
+
+			hit = bsearch(&a, index, before->nrows, sizeof(*index),
+				      stall_row_ptr_cmp);
+			if (!wpstat_row_delta(&after->cols, &a->file,
+					     hit ? &(*hit)->file : NULL, bcol, d))
+				continue;
+			it->val = d->val;
+			it->avail = d->avail;
+		}
+		stall_sum_add(&it->sum, &l->cols, it->val, it->avail);
+		it->stall_ns = stall_total_ns(&it->sum);
+		it->events = stall_events(&it->sum);
+		l->n++;
+	}
+	free(index);
+	return 0;
+nomem:
+	free(index);
+	stall_list_free(l);
+	return -ENOMEM;
+}
+
+/* Largest first, by time or by events, then the other; then by key. */
+static int stall_item_cmp(const void *pa, const void *pb, void *psort)
+{
+	const struct stall_item *a = pa, *b = pb;
+	bool by_count = *(const enum stall_sort *)psort == STALL_SORT_COUNT;
+	uint64_t a1 = by_count ? a->events : a->stall_ns;
+	uint64_t b1 = by_count ? b->events : b->stall_ns;
+	uint64_t a2 = by_count ? a->stall_ns : a->events;
+	uint64_t b2 = by_count ? b->stall_ns : b->events;
+
+	if (a1 != b1)
+		return a1 > b1 ? -1 : 1;
+	if (a2 != b2)
+		return a2 > b2 ? -1 : 1;
+	return stall_key_cmp(a->row, b->row);
+}
+
+void stall_list_sort(struct stall_list *l, enum stall_sort sort)
+{
+	qsort_r(l->items, l->n, sizeof(*l->items), stall_item_cmp, &sort);
+}
+
+static int file_row_key_cmp(const void *a, const void *b)
+{
+	return wpstat_row_key_cmp(((const struct file_row *)a)->row,
+		       ((const struct file_row *)b)->row);
+}
+
+/*
+ * Paths for the files of the first @limit items: each file once, from
+ * @known (a file list that has paths already, may be NULL), then from
+ * @cache (top) or a fresh search (named files, mappings, @dirs).
+ */
+void stall_list_resolve(struct stall_list *l, size_t limit,
+			const struct file_list *known,
+			struct path_cache *cache, char *const *named,
+			char *const *dirs, size_t ndirs)
+{
+	size_t i, j, n = l->n < limit ? l->n : limit;
+
+	l->files = calloc(n ? n : 1, sizeof(*l->files));
+	if (!l->files)
+		return;		/* out of memory: stay with dev:ino */
+	for (i = 0; i < n; i++)
+		l->files[i].row = &l->items[i].row->file;
+	qsort(l->files, n, sizeof(*l->files), file_row_key_cmp);
+	for (i = j = 0; i < n; i++)	/* unique */
+		if (!j || wpstat_row_key_cmp(l->files[j - 1].row, l->files[i].row))
+			l->files[j++] = l->files[i];
+	l->nfiles = j;
+	for (i = 0; known && i < l->nfiles; i++) {
+		const struct file_row *k;
+
+		for (j = 0, k = NULL; j < known->n && !k; j++)
+			if (known->rows[j].path &&
+			    !wpstat_row_key_cmp(known->rows[j].row, l->files[i].row))
+				k = &known->rows[j];
+		if (k)
+			l->files[i].path = strdup(k->path);
+	}
+	if (cache)
+		resolve_cached(cache, l->files, l->nfiles, dirs, ndirs);
+	else
+		resolve_paths(l->files, l->nfiles, named, dirs, ndirs);
+	for (i = 0; i < n; i++) {
+		struct file_row key = { .row = &l->items[i].row->file };
+		const struct file_row *f;
+
+		f = bsearch(&key, l->files, l->nfiles, sizeof(*l->files),
+			    file_row_key_cmp);
+		l->items[i].path = f ? f->path : NULL;
+	}
+}
+
+/* ---- cgroup ids to paths ------------------------------------------------ */
+
+static struct cgroup_entry *cgroup_map_find(const struct cgroup_map *m,
+					    uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		if (m->e[i].id == id)
+			return &m->e[i];
+	return NULL;
+}
+
+/* A new entry for @id, path unknown; NULL when out of memory. */
+static struct cgroup_entry *cgroup_map_add(struct cgroup_map *m, uint64_t id)
+{
+	struct cgroup_entry *e;
+
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 16;
+
+		e = realloc(m->e, cap * sizeof(*e));
+		if (!e)
+			return NULL;
+		m->e = e;
+		m->cap = cap;
+	}
+	e = &m->e[m->n++];
+	e->id = id;
+	e->path = NULL;
+	return e;
+}
+
+void cgroup_map_free(struct cgroup_map *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		free(m->e[i].path);
+	free(m->e);
+	free(m->mount);
+	memset(m, 0, sizeof(*m));
+}
+
+/*
+ * /sys/fs/cgroup where it is the cgroup2 mount (unified hierarchy), else
+ * the first cgroup2 mount in mountinfo (hybrid: /sys/fs/cgroup/unified).
+ */
+static char *cgroup2_mount(void)
+{
+	char *line = NULL, *found = NULL;
+	struct statfs sfs;
+	size_t n = 0;
+	FILE *f;
+
+	if (!statfs(CGROUP2_DEFAULT_MOUNT, &sfs) &&
+	    (unsigned long)sfs.f_type == CGROUP2_SUPER_MAGIC_NR)
+		return strdup(CGROUP2_DEFAULT_MOUNT);
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return NULL;
+	while (!found && getline(&line, &n, f) > 0) {
+		char mnt[PATH_MAX], *sep;
+		int pos = 0;
+
+		/* id parent dev root mountpoint opts... - fstype ... */
+		sep = strstr(line, " - cgroup2 ");
+		if (!sep || sscanf(line, "%*s %*s %*s %*s %n", &pos) != 0 ||
+		    !pos)
+			continue;
+		line[pos + strcspn(line + pos, " ")] = '\0';
+		wpstat_unescape_octal(mnt, sizeof(mnt), line + pos);
+		found = strdup(mnt);
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+struct cgroup_walk {
+	struct cgroup_map *map;
+	size_t wanted;		/* entries still without a path */
+	char path[PATH_MAX];	/* from the mount, without a trailing '/' */
+};
+
+static void cgroup_walk_found(struct cgroup_walk *w, uint64_t ino)
+{
+	struct cgroup_entry *e = cgroup_map_find(w->map, ino);
+
+	if (!e || e->path)
+		return;
+	e->path = strdup(w->path[0] ? w->path : "/");
+	if (e->path && w->wanted)	/* or one not found by an earlier walk */
+		w->wanted--;
+}
+
+/* Every directory under @fd (taken), depth first; w->path names it. */
+static void cgroup_walk_dir(struct cgroup_walk *w, int fd, int depth)
+{
+	size_t len = strlen(w->path);
+	struct dirent *de;
+	DIR *dir;
+
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return;
+	}
+	while (w->wanted && (de = readdir(dir))) {
+		uint64_t ino = de->d_ino;
+		struct stat st;
+		int sub;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (de->d_type == DT_UNKNOWN) {
+			if (fstatat(dirfd(dir), de->d_name, &st,
+				    AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode))
+				continue;
+			ino = st.st_ino;
+		} else if (de->d_type != DT_DIR) {
+			continue;
+		}
+		if (snprintf(w->path + len, sizeof(w->path) - len, "/%s",
+			     de->d_name) >= (int)(sizeof(w->path) - len))
+			continue;
+		cgroup_walk_found(w, ino);
+		if (depth < CGROUP_WALK_MAX_DEPTH) {
+			sub = openat(dirfd(dir), de->d_name,
+				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+				     O_CLOEXEC);
+			if (sub >= 0)
+				cgroup_walk_dir(w, sub, depth + 1);
+		}
+		w->path[len] = '\0';
+	}
+	closedir(dir);
+}
+
+/* Paths for the cgroups of the first @limit items; one walk at most. */
+void cgroup_map_resolve(struct cgroup_map *m, struct stall_list *l,
+			size_t limit)
+{
+	struct cgroup_walk *w;
+	size_t i, n = l->n < limit ? l->n : limit, wanted = 0;
+	struct stat st;
+	int fd;
+
+	for (i = 0; i < n; i++) {
+		uint64_t id = l->items[i].row->cgroup;
+
+		if (id && !cgroup_map_find(m, id) && cgroup_map_add(m, id))
+			wanted++;
+	}
+	if (!m->mount_looked_up) {
+		m->mount = cgroup2_mount();
+		m->mount_looked_up = true;
+	}
+	w = wanted && m->mount ? calloc(1, sizeof(*w)) : NULL;
+	if (w) {
+		w->map = m;
+		w->wanted = wanted;
+		fd = open(m->mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0 && !fstat(fd, &st)) {
+			cgroup_walk_found(w, st.st_ino);	/* the root */
+			cgroup_walk_dir(w, fd, 0);
+		} else if (fd >= 0) {
+			close(fd);
+		}
+		free(w);
+	}
+	for (i = 0; i < n; i++) {
+		const struct cgroup_entry *e;
+
+		e = cgroup_map_find(m, l->items[i].row->cgroup);
+		l->items[i].cgroup_path = e ? e->path : NULL;
+	}
+}

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef WPSTAT_STALLS_H
+#define WPSTAT_STALLS_H
+
+#include "wpstat.h"
+
+#define TOP_DEFAULT_LIMIT	20
+#define CGROUP2_DEFAULT_MOUNT	"/sys/fs/cgroup"
+#define CGROUP2_SUPER_MAGIC_NR	0x63677270
+#define CGROUP_WALK_MAX_DEPTH	64
+
+/*
+ * Why a task waited, and the columns that say how often and how long.
+ * fault is the time inside page_mkwrite, which includes the stable-page
+ * and writeback waits made there (wb waits are only those).
+ */
+enum stall_cause { CAUSE_STABLE, CAUSE_WB, CAUSE_PAUSE, CAUSE_FAULT, CAUSE_NR };
+
+struct stall_cause_info {
+	const char *name;
+	const char *events[2];	/* columns counting its events */
+	const char *ns, *max_ns;
+	const char *unit;	/* what its events are, for the run report */
+};
+
+extern const struct stall_cause_info stall_causes[CAUSE_NR];
+
+/* Where each cause's columns are in a stalls file; -1 if absent. */
+struct stall_cols {
+	int events[CAUSE_NR][2];
+	int ns[CAUSE_NR];
+	int max_ns[CAUSE_NR];
+};
+
+/* One row's stalls, or several rows' together, by cause. */
+struct stall_sum {
+	uint64_t events[CAUSE_NR];
+	uint64_t ns[CAUSE_NR];
+	uint64_t max_ns[CAUSE_NR];
+	bool have_ns[CAUSE_NR];		/* the column reads a number */
+	bool have_max[CAUSE_NR];
+};
+
+/*
+ * One row to show: a stalls row's own values (stalls), or their change
+ * since an earlier snapshot (top, run), kept in stall_list.deltas.
+ */
+struct stall_item {
+	const struct wpstat_stall_row *row;	/* identity; absolute values */
+	const uint64_t *val;			/* shown values */
+	const bool *avail;
+	struct stall_sum sum;			/* of the shown values */
+	uint64_t stall_ns, events;
+	const char *path;			/* in stall_list.files, or NULL */
+	const char *cgroup_path;		/* in a cgroup_map, or NULL */
+};
+
+struct stall_list {
+	const struct wpstat_stall_snapshot *snap;
+	struct stall_cols cols;
+	size_t n;
+	struct stall_item *items;
+	struct wpstat_row *deltas;	/* backing store of val/avail, or NULL */
+	struct file_row *files;		/* distinct files shown, with paths */
+	size_t nfiles;
+};
+
+enum stall_sort { STALL_SORT_TIME, STALL_SORT_COUNT };
+
+/*
+ * A cgroup v2 id is the inode number of the cgroup's directory under the
+ * cgroup2 mount (kernfs), which readdir() returns as d_ino: one walk of
+ * the tree, without a stat per entry, finds every id wanted.  Ids are
+ * never reused, so a miss is remembered too.
+ */
+struct cgroup_map {
+	size_t n, cap;
+	struct cgroup_entry {
+		uint64_t id;
+		char *path;	/* from the mount, "/" for the root; NULL: gone */
+	} *e;
+	char *mount;		/* where cgroup2 is mounted, NULL if nowhere */
+	bool mount_looked_up;
+};
+
+/* stalls.c */
+int read_stalls(struct wpstat_stall_snapshot *s);
+void stall_sum_add(struct stall_sum *sum, const struct stall_cols *sc,
+		   const uint64_t *val, const bool *avail);
+bool stall_have_time(const struct stall_sum *s);
+uint64_t stall_total_ns(const struct stall_sum *s);
+bool stall_worst_ns(const struct stall_sum *s, uint64_t *worst);
+const char *stall_dominant(const struct stall_sum *s);
+void stall_list_free(struct stall_list *l);
+int stall_list_build(const struct wpstat_stall_snapshot *before,
+		     const struct wpstat_stall_snapshot *after,
+		     uint64_t pid, struct stall_list *l);
+void stall_list_sort(struct stall_list *l, enum stall_sort sort);
+void stall_list_resolve(struct stall_list *l, size_t limit,
+			const struct file_list *known,
+			struct path_cache *cache, char *const *named,
+			char *const *dirs, size_t ndirs);
+void cgroup_map_free(struct cgroup_map *m);
+void cgroup_map_resolve(struct cgroup_map *m, struct stall_list *l,
+			size_t limit);
+
+/* stalls_output.c */
+void print_stall_table(FILE *out, const struct stall_list *l,
+		       size_t limit, const char *indent);
+void json_stalls(FILE *out, const struct stall_list *l, size_t limit,
+		 const char *indent);
+void print_stall_prometheus(FILE *out, const struct stall_list *l,
+			    const struct wpstat_kvlist *summary);
+
+#endif

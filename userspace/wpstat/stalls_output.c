@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "wpstat.h"
+#include "stalls.h"
+
+/* ---- stalls output ------------------------------------------------------ */
+
+/* The table's columns, the file last; text columns are left-aligned. */
+enum {
+	SC_PID, SC_COMM, SC_CAUSE, SC_STALL, SC_STABLE, SC_WB, SC_PAUSE,
+	SC_FAULT, SC_WORST, SC_EVENTS, SC_FAULT_FIRST, SC_FAULT_WP, SC_CGROUP,
+	SC_NR,
+};
+
+static const struct {
+	const char *name;
+	bool left;
+} stall_table_cols[SC_NR] = {
+	[SC_PID] = { "pid", false },
+	[SC_COMM] = { "comm", true },
+	[SC_CAUSE] = { "cause", true },
+	[SC_STALL] = { "stall", false },
+	[SC_STABLE] = { "stable", false },
+	[SC_WB] = { "wb", false },
+	[SC_PAUSE] = { "pause", false },
+	[SC_FAULT] = { "fault", false },
+	[SC_WORST] = { "worst", false },
+	[SC_EVENTS] = { "events", false },
+	[SC_FAULT_FIRST] = { "fault_first", false },
+	[SC_FAULT_WP] = { "fault_wp", false },
+	[SC_CGROUP] = { "cgroup", true },
+};
+
+/* Cell @col of item @it as text; @buf holds at least PATH_MAX bytes. */
+static const char *stall_cell(char *buf, size_t len, const struct stall_list *l,
+			      const struct stall_item *it, int col)
+{
+	const struct stall_sum *s = &it->sum;
+	uint64_t worst;
+	int c, k;
+	char *p;
+
+	switch (col) {
+	case SC_PID:
+		snprintf(buf, len, "%" PRIu32, it->row->tgid);
+		return buf;
+	case SC_COMM:
+		snprintf(buf, len, "%s", it->row->comm);
+		for (p = buf; *p; p++)	/* a tab or newline would break rows */
+			if (iscntrl((unsigned char)*p))
+				*p = '?';
+		return buf;
+	case SC_CAUSE:
+		return stall_dominant(s);
+	case SC_STALL:
+		if (!stall_have_time(s))
+			return "-";
+		return wpstat_fmt_duration(buf, len, it->stall_ns);
+	case SC_STABLE:
+	case SC_WB:
+	case SC_PAUSE:
+	case SC_FAULT:
+		k = col == SC_STABLE ? CAUSE_STABLE : col == SC_WB ? CAUSE_WB :
+		    col == SC_PAUSE ? CAUSE_PAUSE : CAUSE_FAULT;
+		if (!s->have_ns[k])
+			return "-";
+		return wpstat_fmt_duration(buf, len, s->ns[k]);
+	case SC_WORST:
+		if (!stall_worst_ns(s, &worst))
+			return "-";
+		return wpstat_fmt_duration(buf, len, worst);
+	case SC_EVENTS:
+		snprintf(buf, len, "%" PRIu64, it->events);
+		return buf;
+	case SC_FAULT_FIRST:
+	case SC_FAULT_WP:
+		c = l->cols.events[CAUSE_FAULT][col == SC_FAULT_WP];
+		if (c < 0 || !it->avail[c])
+			return "-";
+		snprintf(buf, len, "%" PRIu64, it->val[c]);
+		return buf;
+	case SC_CGROUP:
+		if (!it->cgroup_path)
+			return "-";
+		snprintf(buf, len, "%s", it->cgroup_path);
+		for (p = buf; *p; p++)
+			if (iscntrl((unsigned char)*p))
+				*p = '?';
+		return buf;
+	}
+	return "?";
+}
+
+static void print_stall_file(FILE *out, const struct stall_item *it)
+{
+	if (it->path)
+		print_path_plain(out, it->path);
+	else
+		fprintf(out, "%u:%u:%" PRIu64, it->row->file.major,
+			it->row->file.minor, it->row->file.ino);
+}
+
+/* Columns aligned under their names, the file last; @indent before each. */
+void print_stall_table(FILE *out, const struct stall_list *l,
+		       size_t limit, const char *indent)
+{
+	size_t width[SC_NR], i, n = l->n < limit ? l->n : limit, w;
+	char buf[PATH_MAX];
+	int c;
+
+	for (c = 0; c < SC_NR; c++) {
+		width[c] = strlen(stall_table_cols[c].name);
+		for (i = 0; i < n; i++) {
+			w = strlen(stall_cell(buf, sizeof(buf), l,
+					      &l->items[i], c));
+			if (w > width[c])
+				width[c] = w;
+		}
+	}
+	fputs(indent, out);
+	for (c = 0; c < SC_NR; c++)
+		fprintf(out, "%*s ", stall_table_cols[c].left ?
+			-(int)width[c] : (int)width[c],
+			stall_table_cols[c].name);
+	fputs("file\n", out);
+	for (i = 0; i < n; i++) {
+		fputs(indent, out);
+		for (c = 0; c < SC_NR; c++)
+			fprintf(out, "%*s ", stall_table_cols[c].left ?
+				-(int)width[c] : (int)width[c],
+				stall_cell(buf, sizeof(buf), l, &l->items[i], c));
+		print_stall_file(out, &l->items[i]);
+		fputc('\n', out);
+	}
+}
+
+/* Every column of the row as the module gave it, plus what wpstat adds. */
+static void json_stall(FILE *out, const struct stall_list *l,
+		       const struct stall_item *it)
+{
+	const struct wpstat_snapshot *cols = &l->snap->cols;
+	const struct wpstat_stall_row *r = it->row;
+	int c;
+
+	fprintf(out, "{\"tgid\": %" PRIu32 ", \"comm\": ", r->tgid);
+	json_string(out, r->comm);
+	fprintf(out, ", \"dev\": \"%u:%u\", \"ino\": %" PRIu64 ", \"gen\": %"
+		PRIu32 ", \"cgroup\": %" PRIu64, r->file.major, r->file.minor,
+		r->file.ino, r->file.gen, r->cgroup);
+	for (c = 0; c < cols->ncounters; c++) {
+		fputs(", ", out);
+		json_string(out, cols->names[c]);
+		if (it->avail[c])
+			fprintf(out, ": %" PRIu64, it->val[c]);
+		else
+			fputs(": null", out);
+	}
+	fputs(", \"path\": ", out);
+	json_string_or_null(out, it->path);
+	fputs(", \"cgroup_path\": ", out);
+	json_string_or_null(out, it->cgroup_path);
+	if (stall_have_time(&it->sum))
+		fprintf(out, ", \"stall_ns\": %" PRIu64, it->stall_ns);
+	else
+		fputs(", \"stall_ns\": null", out);
+	fputs(", \"dominant_cause\": ", out);
+	json_string(out, stall_dominant(&it->sum));
+	fputc('}', out);
+}
+
+void json_stalls(FILE *out, const struct stall_list *l, size_t limit,
+		 const char *indent)
+{
+	size_t i, n = l->n < limit ? l->n : limit;
+
+	fputc('[', out);
+	for (i = 0; i < n; i++) {
+		fprintf(out, "%s\n%s  ", i ? "," : "", indent);
+		json_stall(out, l, &l->items[i]);
+	}
+	if (n)
+		fprintf(out, "\n%s", indent);
+	fputc(']', out);
+}
+
+/* # HELP of the stalls columns; later columns get a generic line. */
+static const struct {
+	const char *name;
+	const char *help;
+} stall_counter_help[] = {
+	{ "fault_first", "Write faults on pages of the file's shared mapping not yet mapped" },
+	{ "fault_wp", "Write faults on write-protected PTEs of the file's shared mapping" },
+	{ "fault_ns", "Time spent in page_mkwrite, waits inside it included" },
+	{ "fault_max_ns", "Longest single page_mkwrite call" },
+	{ "stable_waits", "Waits for writeback in folio_wait_stable (stable pages)" },
+	{ "stable_ns", "Time waited in folio_wait_stable" },
+	{ "stable_max_ns", "Longest single wait in folio_wait_stable" },
+	{ "wb_waits", "Other waits for writeback inside a write fault" },
+	{ "wb_ns", "Time of the other waits for writeback inside a write fault" },
+	{ "wb_max_ns", "Longest single other wait for writeback inside a write fault" },
+	{ "pauses", "Dirty-throttling sleeps in balance_dirty_pages for the file" },
+	{ "pause_ns", "Time slept by dirty throttling for the file" },
+	{ "pause_max_ns", "Longest single dirty-throttling sleep for the file" },
+};
+
+static const char *stall_help_of(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(stall_counter_help); i++)
+		if (!strcmp(stall_counter_help[i].name, name))
+			return stall_counter_help[i].help;
+	return NULL;
+}
+
+/*
+ * One series per process and file: pid and comm, the file (dev, ino, gen
+ * and its path when found) and the cgroup's path when found.  Rows of
+ * exited processes stay until a reset, and so do their series.
+ */
+static void prom_stall_labels(FILE *out, const struct stall_item *it)
+{
+	const struct wpstat_stall_row *r = it->row;
+	char num[32];
+
+	fprintf(out, "{pid=\"%" PRIu32 "\",comm=", r->tgid);
+	prom_label_value(out, r->comm);
+	snprintf(num, sizeof(num), "%u:%u", r->file.major, r->file.minor);
+	fputs(",dev=", out);
+	prom_label_value(out, num);
+	fprintf(out, ",ino=\"%" PRIu64 "\",gen=\"%" PRIu32 "\"", r->file.ino,
+		r->file.gen);
+	if (it->path) {
+		fputs(",path=", out);
+		prom_label_value(out, it->path);
+	}
+	if (it->cgroup_path) {
+		fputs(",cgroup=", out);
+		prom_label_value(out, it->cgroup_path);
+	}
+	fputc('}', out);
+}
+
+void print_stall_prometheus(FILE *out, const struct stall_list *l,
+			    const struct wpstat_kvlist *summary)
+{
+	const struct wpstat_snapshot *cols = &l->snap->cols;
+	char metric[128];
+	size_t i;
+	int c;
+
+	for (c = 0; c < cols->ncounters; c++) {
+		const char *name = cols->names[c], *help = stall_help_of(name);
+		bool any = false;
+
+		for (i = 0; i < l->n && !any; i++)
+			any = l->items[i].avail[c];
+		if (!any)
+			continue;
+		prom_metric_name(metric, sizeof(metric), "wpstat_stall_", name);
+		fprintf(out, "# HELP %s %s", metric,
+			help ? help : "wpstat stall counter ");
+		if (!help)
+			fputs(name, out);
+		fprintf(out, " (per process and file).\n# TYPE %s %s\n", metric,
+			prom_type(name));
+		for (i = 0; i < l->n; i++) {
+			const struct stall_item *it = &l->items[i];
+
+			if (!it->avail[c])
+				continue;
+			fputs(metric, out);
+			prom_stall_labels(out, it);
+			prom_value(out, name, it->val[c]);
+		}
+	}
+	prom_gauge(out, summary, "stall_rows", "wpstat_stall_rows", "gauge",
+		   "Process-and-file rows in the module's stalls table.");
+	prom_gauge(out, summary, "max_stalls", "wpstat_stall_max_rows", "gauge",
+		   "Size of the module's stalls table.");
+	prom_gauge(out, summary, "stall_overflow_events",
+		   "wpstat_stall_overflow_events_total", "counter",
+		   "Stall events not counted per process and file because the table was full.");
+}
