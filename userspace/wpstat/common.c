@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "wpstat.h"
+#include "parse.h"
 
 /*
  * What every command uses: errors, option and number parsing, the module's
@@ -52,23 +53,18 @@ const char *kernel_release(void)
 int parse_uint(const char *what, const char *arg, uint64_t min,
 	       uint64_t max, uint64_t *out)
 {
-	unsigned long long v;
-	char *end;
-
-	if (!isdigit((unsigned char)arg[0]))
-		return usage_error("%s: invalid number '%s'", what, arg);
-	errno = 0;
-	v = strtoull(arg, &end, 10);
-	if (*end)
-		return usage_error("%s: invalid number '%s'", what, arg);
-	if (errno == ERANGE || v > max)
+	switch (wpstat_parse_uint(arg, min, max, out)) {
+	case 0:
+		return 0;
+	case -ERANGE:
 		return usage_error("%s: '%s' is too large (at most %" PRIu64 ")",
 				   what, arg, max);
-	if (v < min)
+	case -EDOM:
 		return usage_error("%s: must be at least %" PRIu64 " (got %s)",
 				   what, min, arg);
-	*out = v;
-	return 0;
+	default:
+		return usage_error("%s: invalid number '%s'", what, arg);
+	}
 }
 
 /* Seconds as a positive decimal number, at most @max. */
