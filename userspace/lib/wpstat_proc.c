@@ -292,6 +292,67 @@ void wpstat_stalls_free(struct wpstat_stall_snapshot *s)
 	memset(s, 0, sizeof(*s));
 }
 
+static const char *const gone_fixed[] = { "dev", "inodes" };
+
+/* "MAJ:MIN N", "other N" or "untracked -", then the counters. */
+static int parse_gone_row(char *line, const struct wpstat_snapshot *cols,
+			  void *row)
+{
+	struct wpstat_gone_row *r = row;
+	char *save = NULL, *tok, *num;
+	const char *end;
+	uint64_t v;
+
+	memset(r, 0, sizeof(*r));
+	tok = next_token(line, &save);
+	num = next_token(NULL, &save);
+	if (!tok || !num)
+		return -EPROTO;
+	if (!strcmp(tok, "untracked")) {
+		r->kind = WPSTAT_GONE_UNTRACKED;
+		if (strcmp(num, "-"))
+			return -EPROTO;
+	} else {
+		if (!strcmp(tok, "other")) {
+			r->kind = WPSTAT_GONE_OTHER;
+		} else {
+			r->kind = WPSTAT_GONE_DEV;
+			if (parse_decimal(tok, UINT32_MAX, &v, &end) ||
+			    *end != ':')
+				return -EPROTO;
+			r->counts.major = v;
+			if (parse_u64(end + 1, UINT32_MAX, &v))
+				return -EPROTO;
+			r->counts.minor = v;
+		}
+		if (parse_u64(num, UINT64_MAX, &r->inodes))
+			return -EPROTO;
+	}
+	return parse_counters(&save, cols, &r->counts);
+}
+
+int wpstat_gone_read(const char *path, struct wpstat_gone_snapshot *s)
+{
+	void *rows;
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	ret = read_table(path ? path : WPSTAT_GONE_PATH, gone_fixed,
+			 ARRAY_SIZE(gone_fixed), &s->cols, &rows, &s->nrows,
+			 sizeof(*s->rows), parse_gone_row, true);
+	s->rows = rows;
+	if (ret)
+		wpstat_gone_free(s);
+	return ret;
+}
+
+void wpstat_gone_free(struct wpstat_gone_snapshot *s)
+{
+	wpstat_snapshot_free(&s->cols);
+	free(s->rows);
+	memset(s, 0, sizeof(*s));
+}
+
 /* "mkwrite_max_ns", "pause_max_ns": the worst single event. */
 bool wpstat_counter_is_max(const char *name)
 {

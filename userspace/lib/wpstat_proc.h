@@ -72,6 +72,29 @@ struct wpstat_stall_snapshot {
 /* As wpstat_snapshot_read(), for /proc/wpstat/stalls (@path NULL). */
 int wpstat_stalls_read(const char *path, struct wpstat_stall_snapshot *s);
 void wpstat_stalls_free(struct wpstat_stall_snapshot *s);
+/*
+ * /proc/wpstat/gone: "dev inodes", then the counter columns; one row per
+ * filesystem whose rows were recycled (dev "other" past the module's
+ * limit of filesystems), then "untracked -": the events no row counted.
+ * With the rows of /proc/wpstat/inodes they add up to the summary.
+ */
+enum wpstat_gone_kind { WPSTAT_GONE_DEV, WPSTAT_GONE_OTHER, WPSTAT_GONE_UNTRACKED };
+
+struct wpstat_gone_row {
+	enum wpstat_gone_kind kind;
+	struct wpstat_row counts;	/* major:minor set for WPSTAT_GONE_DEV */
+	uint64_t inodes;		/* rows recycled; 0 for untracked */
+};
+
+struct wpstat_gone_snapshot {
+	struct wpstat_snapshot cols;	/* counter names only */
+	size_t nrows;
+	struct wpstat_gone_row *rows;
+};
+
+/* As wpstat_snapshot_read(), for /proc/wpstat/gone (@path NULL). */
+int wpstat_gone_read(const char *path, struct wpstat_gone_snapshot *s);
+void wpstat_gone_free(struct wpstat_gone_snapshot *s);
 /* Undo seq_escape()'s \ooo octal escapes; @dst is always terminated. */
 void wpstat_unescape_octal(char *dst, size_t len, const char *src);
 /* How the module names a file: superblock dev, inode, generation. */

@@ -96,40 +96,21 @@ void json_files(FILE *out, const struct file_list *l, size_t limit,
 	fputs(n ? "\n ]" : "]", out);
 }
 
-/* What each counter means, for # HELP; later counters get a generic line. */
+/*
+ * What each counter means, for # HELP: the module's own list, so a counter
+ * added there has its line here.  A newer module's extra counters get a
+ * generic line.
+ */
 static const struct {
 	const char *name;
 	const char *help;
 } counter_help[] = {
-	{ "mkwrite_first", "page_mkwrite calls for write faults on pages not yet mapped" },
-	{ "mkwrite_wp", "page_mkwrite calls for write faults on write-protected PTEs (after writeback cleaned them)" },
-	{ "mkwrite_ns", "Time spent in page_mkwrite" },
-	{ "mkclean_calls", "folio_mkclean calls (writeback write-protecting mapped folios)" },
-	{ "mkclean_ptes", "PTEs write-protected by folio_mkclean" },
-	{ "stable_calls", "folio_wait_stable calls" },
-	{ "stable_waits", "folio_wait_stable calls that waited for writeback" },
-	{ "stable_wait_ns", "Time spent waiting in folio_wait_stable" },
-	{ "wb_waits", "Waits for a folio under writeback" },
-	{ "dirtied", "Folios dirtied" },
-	{ "bdp_calls", "balance_dirty_pages_ratelimited calls" },
-	{ "bdp_fault_calls", "balance_dirty_pages_ratelimited calls made by write faults" },
-	{ "bdp_throttled", "Ratelimited calls that entered balance_dirty_pages" },
-	{ "bdp_pauses", "Dirty-throttling pauses" },
-	{ "bdp_pause_ns", "Time paused by dirty throttling" },
-	{ "mkclean_msync", "folio_mkclean calls in writeback started by msync(2)" },
-	{ "mkclean_fsync", "folio_mkclean calls in writeback started by fsync(2) or fdatasync(2)" },
-	{ "mkclean_sync_file_range", "folio_mkclean calls in writeback started by sync_file_range(2)" },
-	{ "mkclean_sync", "folio_mkclean calls in writeback started by sync(2) or syncfs(2)" },
-	{ "mkclean_flusher_periodic", "folio_mkclean calls in the flusher's periodic writeback (dirty_expire)" },
-	{ "mkclean_flusher_background", "folio_mkclean calls in the flusher's background writeback (over the background threshold)" },
-	{ "mkclean_reclaim", "folio_mkclean calls in writeback started by reclaim" },
-	{ "mkclean_other", "folio_mkclean calls in writeback started by anything else" },
-	{ "mkwrite_max_ns", "Longest single page_mkwrite call" },
-	{ "stable_wait_max_ns", "Longest single wait in folio_wait_stable" },
-	{ "bdp_pause_max_ns", "Longest single dirty-throttling pause" },
+#define WPSTAT_COUNTER(id, name, kind, needs, level, help) { #name, help },
+#include "wpstat_counters.def"
+#undef WPSTAT_COUNTER
 };
 
-static const char *help_of(const char *name)
+const char *help_of(const char *name)
 {
 	size_t i;
 

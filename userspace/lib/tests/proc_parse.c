@@ -121,6 +121,33 @@ static void test_stalls(void)
 	}
 }
 
+static void test_gone(void)
+{
+	struct wpstat_gone_snapshot s;
+	int ret;
+
+	put("dev inodes a b_ns\n"
+	    "8:1 3 10 -\n"
+	    "other 2 4 -\n"
+	    "untracked - 7 -\n");
+	ret = wpstat_gone_read(path, &s);
+	ok(ret == 0 && s.nrows == 3 && s.cols.ncounters == 2, "gone: three rows");
+	if (!ret) {
+		ok(s.rows[0].kind == WPSTAT_GONE_DEV && s.rows[0].counts.major == 8 &&
+		   s.rows[0].counts.minor == 1 && s.rows[0].inodes == 3 &&
+		   s.rows[0].counts.val[0] == 10 && !s.rows[0].counts.avail[1] &&
+		   s.rows[1].kind == WPSTAT_GONE_OTHER && s.rows[1].inodes == 2 &&
+		   s.rows[2].kind == WPSTAT_GONE_UNTRACKED &&
+		   s.rows[2].counts.val[0] == 7, "gone: dev, other and untracked rows");
+		wpstat_gone_free(&s);
+	}
+	put("dev inodes a\nuntracked 5 7\n");
+	ret = wpstat_gone_read(path, &s);
+	ok(ret == -EPROTO, "gone: untracked with an inode count is refused");
+	if (!ret)
+		wpstat_gone_free(&s);
+}
+
 static void test_delta(void)
 {
 	struct wpstat_snapshot cols = { .ncounters = 3,
@@ -169,6 +196,7 @@ int main(void)
 	close(fd);
 	test_inodes();
 	test_stalls();
+	test_gone();
 	test_delta();
 	test_fmt();
 	unlink(path);
