@@ -38,45 +38,8 @@
 
 #define NPAGES		16
 #define CONFIG_PATH	"/sys/kernel/debug/wpstat/config"
-#define NOBODY		65534
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static char *map_shared(int fd, size_t npages)
-{
-	char *m = mmap(NULL, npages * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       fd, 0);
-
-	return m == MAP_FAILED ? NULL : m;
-}
-
-/* One page-sized pwrite to each page of [first, first + n): 0 or -errno. */
-static int pwrite_pages(int fd, size_t first, size_t n, char val)
-{
-	char buf[PAGE];
-	size_t i;
-
-	memset(buf, val, sizeof(buf));
-	for (i = 0; i < n; i++)
-		if (pwrite(fd, buf, PAGE, (first + i) * PAGE) != (ssize_t)PAGE)
-			return errno ? -errno : -EIO;
-	return 0;
-}
-
-/* Map @fd, one store per page, msync, unmap: 0 or -errno. */
-static int touch_file(int fd, size_t npages)
-{
-	char *map = map_shared(fd, npages);
-	int ret = 0;
-
-	if (!map)
-		return -errno;
-	wps_store_pages(map, npages, 1);
-	if (msync(map, npages * PAGE, MS_SYNC))
-		ret = -errno;
-	munmap(map, npages * PAGE);
-	return ret;
-}
 
 /*
  * One pass of both kinds over @fd: a store per page through a fresh
@@ -165,14 +128,6 @@ static int ino_rows(const struct wpstat_file_key *key, bool match_gen,
 	}
 	wpstat_snapshot_free(&s);
 	return n;
-}
-
-static int drop_privileges(void)
-{
-	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
-	    setresuid(NOBODY, NOBODY, NOBODY))
-		return -1;
-	return 0;
 }
 
 /*
@@ -308,21 +263,6 @@ static int read_config(struct cfg *c)
 	snprintf(c->level, sizeof(c->level), "%s", lv);
 	wpstat_kv_free(&l);
 	return 0;
-}
-
-/* Areas in /proc/vmallocinfo allocated by code of module [wpstat]. */
-static int wpstat_vmalloc_areas(void)
-{
-	FILE *f = fopen("/proc/vmallocinfo", "re");
-	char line[1024];
-	int n = 0;
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		n += strstr(line, "[wpstat]") != NULL;
-	fclose(f);
-	return n;
 }
 
 /* ---- life: files unlinked, truncated, evicted, reused ------------------- */

@@ -30,7 +30,7 @@
  * Dirty throttling by process and file, and the flusher-background
  * trigger of a throttled writer, are checked in wpstat_slowdev.
  */
-#include "wpstat_slowdev.h"
+#include "wpstat_test.h"	/* first: it defines _GNU_SOURCE */
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -125,9 +125,9 @@ TEST_F_TIMEOUT(fsync_other, store_waits_for_fsync_of_other_process, 120)
 			break;
 		usleep(1000);
 	}
-	t0 = now_ns();
+	t0 = wpstat_now_ns();
 	*(volatile char *)map = 3;
-	t0 = now_ns() - t0;
+	t0 = wpstat_now_ns() - t0;
 	ASSERT_EQ(syncer, waitpid(syncer, &status, 0));
 	ASSERT_EQ(0, status);
 	ASSERT_EQ(0, wps_read(self->path, &after));
