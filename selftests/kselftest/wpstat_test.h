@@ -30,6 +30,7 @@
 #include "wpstat_proc.h"
 
 #define PAGE	4096UL
+#define CONFIG_PATH	"/sys/kernel/debug/wpstat/config"
 #define NOBODY	65534
 
 /*
