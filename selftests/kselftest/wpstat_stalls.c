@@ -41,14 +41,8 @@
 /* The summary's histogram_scope line, without the name. */
 static void hist_scope(char *out, size_t size)
 {
-	char buf[8192], *p;
-
-	out[0] = '\0';
-	if (wps_slurp(WPSTAT_SUMMARY_PATH, buf, sizeof(buf)) < 0)
-		return;
-	p = strstr(buf, "\nhistogram_scope ");
-	if (p)
-		snprintf(out, size, "%.*s", (int)strcspn(p + 17, "\n"), p + 17);
+	if (wps_kv_value(WPSTAT_SUMMARY_PATH, "histogram_scope", out, size))
+		out[0] = '\0';
 }
 
 /* Entries of histogram @name in debugfs wpstat/histograms. */

@@ -41,18 +41,28 @@ ssize_t wps_slurp(const char *path, char *buf, size_t size)
 	return n < 0 ? -errno : total;
 }
 
+int wps_kv_value(const char *path, const char *name, char *buf, size_t len)
+{
+	struct wpstat_kvlist l;
+	const char *v;
+	int ret = wpstat_kv_read(path, &l);
+
+	if (ret)
+		return ret;
+	v = wpstat_kv_get(&l, name);
+	if (v)
+		snprintf(buf, len, "%s", v);
+	wpstat_kv_free(&l);
+	return v ? 0 : -ENOENT;
+}
+
 int64_t wps_summary(const char *name)
 {
-	char buf[8192], *line, *save = NULL;
-	size_t len = strlen(name);
+	char v[64];
 
-	if (wps_slurp(WPSTAT_SUMMARY_PATH, buf, sizeof(buf)) < 0)
+	if (wps_kv_value(WPSTAT_SUMMARY_PATH, name, v, sizeof(v)) || v[0] == '-')
 		return -1;
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save))
-		if (!strncmp(line, name, len) && line[len] == ' ')
-			return line[len + 1] == '-' ? -1 : strtoll(line + len + 1, NULL, 10);
-	return -1;
+	return strtoll(v, NULL, 10);
 }
 
 const char *wps_module(void)
@@ -213,16 +223,11 @@ int wps_timing(void)
 
 int wps_timing_only(const char *name)
 {
-	char buf[8192], *line, *save = NULL;
-	size_t len = strlen(name);
+	char v[256];
 
-	if (wps_slurp(WPSTAT_COUNTERS_PATH, buf, sizeof(buf)) < 0)
+	if (wps_kv_value(WPSTAT_COUNTERS_PATH, name, v, sizeof(v)))
 		return -1;
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save))
-		if (!strncmp(line, name, len) && line[len] == ' ')
-			return !strncmp(line + len + 1, "timing ", 7);
-	return -1;
+	return !strncmp(v, "timing ", 7);
 }
 
 int wpstat_vmalloc_areas(void)

@@ -53,7 +53,12 @@ extern const char *const wps_names[];
 
 /* Read a whole small file into @buf; its length or -errno. */
 ssize_t wps_slurp(const char *path, char *buf, size_t size);
-/* A value from /proc/wpstat/summary, or -1. */
+/*
+ * The value of @name in a "name value" file (/proc/wpstat/summary, debugfs
+ * config: libwpstat's parser) into @buf: 0, -ENOENT or -errno.
+ */
+int wps_kv_value(const char *path, const char *name, char *buf, size_t len);
+/* A value from /proc/wpstat/summary, or -1 (none, or "-"). */
 int64_t wps_summary(const char *name);
 /* The module file to load: $WPSTAT_MODULE, or wpstat.ko. */
 const char *wps_module(void);
