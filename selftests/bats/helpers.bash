@@ -14,6 +14,10 @@ require_module() {
 	[ -r /proc/wpstat/inodes ] || fail "wpstat module not loaded"
 }
 
+module_loaded() {
+	grep -q '^wpstat ' /proc/modules
+}
+
 # A fresh scratch file path on filesystem $1 (the file is not created).
 scratch_file() {
 	local f=$WPSTAT_FS_DIR/$1/${BATS_TEST_NAME:-t}.$$.$RANDOM
@@ -60,6 +64,22 @@ timed() {
 
 wpstat_control() {
 	echo "$*" >/sys/kernel/debug/wpstat/control
+}
+
+# File $1 (256 KiB, 64 pages) written by wpload through a shared mapping
+# in $2 passes (default 2), synced after each with $3 (default msync).
+write_file() {
+	wpload --file "$1" --size 256K --passes "${2:-2}" --sync "${3:-msync}" --quiet >/dev/null
+}
+
+# After `run --separate-stderr`: nothing on stdout, exactly one line on
+# stderr, and it starts with "wpstat: ".
+assert_one_error() {
+	[ -z "$output" ] || fail "expected nothing on stdout, got: $output"
+	[ "${#stderr_lines[@]}" -eq 1 ] ||
+		fail "expected one line on stderr, got ${#stderr_lines[@]}: $stderr"
+	[[ ${stderr_lines[0]} == "wpstat: "* ]] ||
+		fail "stderr does not start with 'wpstat: ': $stderr"
 }
 
 # jq expression $2 applied to wpload JSON in $1.

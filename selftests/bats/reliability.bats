@@ -29,10 +29,6 @@ CYCLES=${WPSTAT_RELIAB_CYCLES:-$CYCLES}
 FILESYSTEMS="ext4 xfs btrfs"
 KERNEL_PROBLEMS=$WPSTAT_TOP/scripts/vm/kernel-problems.ere
 
-module_loaded() {
-	grep -q '^wpstat ' /proc/modules
-}
-
 # rmmod, retried while a reader holds a debugfs file open (EBUSY: the
 # debugfs files pin the module).  Prints the number of retries.
 unload() {

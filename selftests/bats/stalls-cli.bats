@@ -25,23 +25,9 @@ PY=${WPSTAT_TOP:-/work/main}/.venv/bin/python3
 
 # ---- helpers -----------------------------------------------------------
 
-module_loaded() {
-	grep -q '^wpstat ' /proc/modules
-}
-
 # The summary's histogram scope: the rest of its line ("all", "dev 8:1").
 histogram_scope() {
 	sed -n 's/^histogram_scope //p' /proc/wpstat/summary
-}
-
-# After `run --separate-stderr`: nothing on stdout, exactly one line on
-# stderr, and it starts with "wpstat: ".
-assert_one_error() {
-	[ -z "$output" ] || fail "expected nothing on stdout, got: $output"
-	[ "${#stderr_lines[@]}" -eq 1 ] ||
-		fail "expected one line on stderr, got ${#stderr_lines[@]}: $stderr"
-	[[ ${stderr_lines[0]} == "wpstat: "* ]] ||
-		fail "stderr does not start with 'wpstat: ': $stderr"
 }
 
 # Run wpload "$@" to the end as a process of its own and leave its pid in
@@ -52,11 +38,6 @@ wpload_pid() {
 	wpload "$@" --quiet >/dev/null &
 	WPLOAD_PID=$!
 	wait "$WPLOAD_PID"
-}
-
-# The two-pass workload described at the top, syncing with $2.
-write_file() {
-	wpload --file "$1" --size 256K --passes 2 --sync "${2:-msync}" --quiet >/dev/null
 }
 
 setup_file() {

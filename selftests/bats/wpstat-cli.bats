@@ -17,10 +17,6 @@ PY=${WPSTAT_TOP:-/work/main}/.venv/bin/python3
 
 # ---- helpers -----------------------------------------------------------
 
-module_loaded() {
-	grep -q '^wpstat ' /proc/modules
-}
-
 module_param() {
 	cat "/sys/module/wpstat/parameters/$1"
 }
@@ -41,21 +37,6 @@ restore_module() {
 # what some tests format; teardown goes back to counts.
 level_timing() {
 	wpstat level timing >/dev/null || fail "wpstat level timing failed"
-}
-
-# After `run --separate-stderr`: nothing on stdout, exactly one line on
-# stderr, and it starts with "wpstat: ".
-assert_one_error() {
-	[ -z "$output" ] || fail "expected nothing on stdout, got: $output"
-	[ "${#stderr_lines[@]}" -eq 1 ] ||
-		fail "expected one line on stderr, got ${#stderr_lines[@]}: $stderr"
-	[[ ${stderr_lines[0]} == "wpstat: "* ]] ||
-		fail "stderr does not start with 'wpstat: ': $stderr"
-}
-
-# A 64-page file on ext4 written in $2 passes (default 2), msync after each.
-write_file() {
-	wpload --file "$1" --size 256K --passes "${2:-2}" --sync msync --quiet >/dev/null
 }
 
 # Column $2 of the table row for file $1 ($output of `wpstat show`).

@@ -23,27 +23,6 @@
 	"bdp_throttled bdp_pauses bdp_pause_ns"
 #define NPAGES	16
 
-/* Map @fd, store once per page, msync, unmap. */
-static int touch_file(int fd, size_t npages)
-{
-	char *map = mmap(NULL, npages * PAGE, PROT_READ | PROT_WRITE,
-			 MAP_SHARED, fd, 0);
-
-	if (map == MAP_FAILED)
-		return -errno;
-	wps_store_pages(map, npages, 1);
-	msync(map, npages * PAGE, MS_SYNC);
-	munmap(map, npages * PAGE);
-	return 0;
-}
-
-static void must_reload(struct __test_metadata *_metadata, const char *params)
-{
-	ASSERT_EQ(0, wps_reload(params)) TH_LOG("reloading with '%s' failed",
-						 params ? params : "");
-	ASSERT_TRUE(wps_loaded());
-}
-
 TEST(proc_header_is_published_interface)
 {
 	char buf[65536];
@@ -290,7 +269,7 @@ TEST(unavailable_probe_reads_dash_not_zero)
 	struct wps w;
 	int fd;
 
-	must_reload(_metadata, "skip_probes=mkclean");
+	ASSERT_RELOAD("skip_probes=mkclean");
 	fd = wps_scratch("ext4", "dash", NPAGES, path, sizeof(path));
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, touch_file(fd, NPAGES));
@@ -309,7 +288,7 @@ TEST(unavailable_probe_reads_dash_not_zero)
 	EXPECT_NE(NULL, strstr(buf, want)) TH_LOG("%s", buf);
 	close(fd);
 	unlink(path);
-	must_reload(_metadata, NULL);
+	ASSERT_RELOAD(NULL);
 }
 
 /*
@@ -513,7 +492,7 @@ TEST(max_inodes_bounds_the_table)
 	char path[10][256];
 	int i, fd;
 
-	must_reload(_metadata, "max_inodes=4");
+	ASSERT_RELOAD("max_inodes=4");
 	EXPECT_EQ(4, wps_summary("max_inodes"));
 	for (i = 0; i < 10; i++) {
 		char name[16];
@@ -530,7 +509,7 @@ TEST(max_inodes_bounds_the_table)
 	EXPECT_EQ(10, wps_summary("mkwrite_first"));
 	for (i = 0; i < 10; i++)
 		unlink(path[i]);
-	must_reload(_metadata, NULL);
+	ASSERT_RELOAD(NULL);
 }
 
 TEST(bad_module_parameters_are_refused)
@@ -539,7 +518,7 @@ TEST(bad_module_parameters_are_refused)
 	EXPECT_FALSE(wps_loaded());
 	EXPECT_NE(0, wps_reload("max_inodes=99999999"));
 	EXPECT_FALSE(wps_loaded());
-	must_reload(_metadata, NULL);
+	ASSERT_RELOAD(NULL);
 }
 
 TEST(only_root_controls_and_reads_inodes)
@@ -651,7 +630,7 @@ TEST_F_TIMEOUT(unload, while_workloads_run, 180)
 		ASSERT_EQ(0, system("rmmod wpstat"));
 		ASSERT_FALSE(wps_loaded());
 		usleep(100 * 1000);
-		must_reload(_metadata, NULL);
+		ASSERT_RELOAD(NULL);
 	}
 	usleep(300 * 1000);
 	/* The writers never noticed, and the fresh module sees them. */

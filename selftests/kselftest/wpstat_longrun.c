@@ -25,7 +25,6 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <grp.h>
 #include <sched.h>
 #include <signal.h>
 #include <time.h>
@@ -36,23 +35,7 @@
 #include "wpstat_test.h"
 #include "kselftest_harness.h"
 
-#define NOBODY		65534
 #define HOT_PAGES	16
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static void must_reload(struct __test_metadata *_metadata, const char *params)
-{
-	ASSERT_EQ(0, wps_reload(params)) TH_LOG("reloading with '%s' failed",
-						 params ? params : "");
-	ASSERT_TRUE(wps_loaded());
-}
 
 /* ---- accounting: rows + gone + untracked = totals ---------------------- */
 
@@ -171,20 +154,6 @@ static long meminfo_kb(const char *key)
 	return -1;
 }
 
-static int wpstat_vmalloc_areas(void)
-{
-	FILE *f = fopen("/proc/vmallocinfo", "re");
-	char line[1024];
-	int n = 0;
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		n += strstr(line, "[wpstat]") != NULL;
-	fclose(f);
-	return n;
-}
-
 /* ---- soak -------------------------------------------------------------- */
 
 FIXTURE(soak) {
@@ -198,7 +167,7 @@ FIXTURE_SETUP(soak)
 {
 	const char *fs = getenv("WPSTAT_FS_DIR");
 
-	must_reload(_metadata, "max_inodes=4096");
+	ASSERT_RELOAD("max_inodes=4096");
 	snprintf(self->dir, sizeof(self->dir), "%s/ext4/soak.%d",
 		 fs ? fs : "/tmp/wpstat", getpid());
 	ASSERT_EQ(0, mkdir(self->dir, 0755));
@@ -399,10 +368,10 @@ TEST_F_TIMEOUT(writers, resets_leave_exact_totals, 600)
 	}
 	usleep(200 * 1000);
 	for (i = 0; i < 100; i++) {
-		t0 = now_ns();
+		t0 = wpstat_now_ns();
 		ASSERT_EQ(0, wps_control("reset"));
-		if (now_ns() - t0 > worst)
-			worst = now_ns() - t0;
+		if (wpstat_now_ns() - t0 > worst)
+			worst = wpstat_now_ns() - t0;
 	}
 	*self->stop = 1;
 	for (k = 0; k < 4; k++) {
@@ -574,15 +543,14 @@ TEST_F_TIMEOUT(progress, summary_reader_and_resets, 300)
 		char buf[8192];
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
-		    setresuid(NOBODY, NOBODY, NOBODY))
+		if (drop_privileges())
 			_exit(1);
 		while (!pr->stop) {
-			uint64_t s = now_ns();
+			uint64_t s = wpstat_now_ns();
 
 			if (wps_slurp(WPSTAT_SUMMARY_PATH, buf, sizeof(buf)) <= 0)
 				_exit(2);
-			s = now_ns() - s;
+			s = wpstat_now_ns() - s;
 			if (s > pr->worst)
 				pr->worst = s;
 			pr->reads++;
@@ -591,10 +559,10 @@ TEST_F_TIMEOUT(progress, summary_reader_and_resets, 300)
 	}
 	usleep(100 * 1000);
 	for (i = 0; i < 50; i++) {
-		t0 = now_ns();
+		t0 = wpstat_now_ns();
 		ASSERT_EQ(0, wps_control("reset"));
-		if (now_ns() - t0 > worst)
-			worst = now_ns() - t0;
+		if (wpstat_now_ns() - t0 > worst)
+			worst = wpstat_now_ns() - t0;
 	}
 	pr->stop = 1;
 	ASSERT_EQ(reader, waitpid(reader, &status, 0));

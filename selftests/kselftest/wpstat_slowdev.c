@@ -15,7 +15,7 @@
  *   balance_dirty_pages() pauses the dirtier (io_schedule_timeout), and
  *   the pause belongs to the file whose ratelimited call got there.
  */
-#include "wpstat_slowdev.h"
+#include "wpstat_test.h"	/* first: it defines _GNU_SOURCE */
 #include "kselftest_harness.h"
 
 #define DELAY_MS	200
@@ -91,9 +91,9 @@ TEST_F_TIMEOUT(stable, store_while_writeback_in_flight, 120)
 	/* Start writeback (mkclean write-protects), do not wait for it... */
 	ASSERT_EQ(0, sync_file_range(self->fd, 0, 0, SYNC_FILE_RANGE_WRITE));
 	/* ... and store at once: a write-protect fault on a page in flight. */
-	t0 = now_ns();
+	t0 = wpstat_now_ns();
 	*(volatile char *)self->map = 3;
-	store_ns = now_ns() - t0;
+	store_ns = wpstat_now_ns() - t0;
 	ASSERT_EQ(0, fsync(self->fd));
 	ASSERT_EQ(0, wps_read(self->path, &after));
 	d = wps_delta(&after, &before);

@@ -30,7 +30,7 @@
  * Dirty throttling by process and file, and the flusher-background
  * trigger of a throttled writer, are checked in wpstat_slowdev.
  */
-#include "wpstat_slowdev.h"
+#include "wpstat_test.h"	/* first: it defines _GNU_SOURCE */
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -41,14 +41,8 @@
 /* The summary's histogram_scope line, without the name. */
 static void hist_scope(char *out, size_t size)
 {
-	char buf[8192], *p;
-
-	out[0] = '\0';
-	if (wps_slurp(WPSTAT_SUMMARY_PATH, buf, sizeof(buf)) < 0)
-		return;
-	p = strstr(buf, "\nhistogram_scope ");
-	if (p)
-		snprintf(out, size, "%.*s", (int)strcspn(p + 17, "\n"), p + 17);
+	if (wps_kv_value(WPSTAT_SUMMARY_PATH, "histogram_scope", out, size))
+		out[0] = '\0';
 }
 
 /* Entries of histogram @name in debugfs wpstat/histograms. */
@@ -125,9 +119,9 @@ TEST_F_TIMEOUT(fsync_other, store_waits_for_fsync_of_other_process, 120)
 			break;
 		usleep(1000);
 	}
-	t0 = now_ns();
+	t0 = wpstat_now_ns();
 	*(volatile char *)map = 3;
-	t0 = now_ns() - t0;
+	t0 = wpstat_now_ns() - t0;
 	ASSERT_EQ(syncer, waitpid(syncer, &status, 0));
 	ASSERT_EQ(0, status);
 	ASSERT_EQ(0, wps_read(self->path, &after));

@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The wpstat kselftests' shared helpers (see wpstat_test.h), compiled once
+ * and linked into every test binary.  No harness here: kselftest_harness.h
+ * belongs to the test's own translation unit.
+ */
+#include "wpstat_test.h"
+
+#include <grp.h>
+#include <stdarg.h>
+
+const char *const wps_names[] = {
+#define WPSTAT_COUNTER(id, name, kind, needs, level, help)	#name,
+#include "wpstat_counters.def"
+#undef WPSTAT_COUNTER
+};
+
+_Static_assert(sizeof(wps_names) / sizeof(wps_names[0]) == WPS_N,
+	       "struct wps and wps_names[] are both the .def's list");
+
+/* Which counters are maxima: the .def's kind. */
+#define WPS_KIND_SUM	0
+#define WPS_KIND_MAX	1
+static const unsigned char wps_kind_max[] = {
+#define WPSTAT_COUNTER(id, name, kind, needs, level, help)	WPS_KIND_##kind,
+#include "wpstat_counters.def"
+#undef WPSTAT_COUNTER
+};
+
+ssize_t wps_slurp(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n, total = 0;
+
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf + total, size - 1 - total)) > 0)
+		total += n;
+	close(fd);
+	buf[total] = '\0';
+	return n < 0 ? -errno : total;
+}
+
+int wps_kv_value(const char *path, const char *name, char *buf, size_t len)
+{
+	struct wpstat_kvlist l;
+	const char *v;
+	int ret = wpstat_kv_read(path, &l);
+
+	if (ret)
+		return ret;
+	v = wpstat_kv_get(&l, name);
+	if (v)
+		snprintf(buf, len, "%s", v);
+	wpstat_kv_free(&l);
+	return v ? 0 : -ENOENT;
+}
+
+int64_t wps_summary(const char *name)
+{
+	char v[64];
+
+	if (wps_kv_value(WPSTAT_SUMMARY_PATH, name, v, sizeof(v)) || v[0] == '-')
+		return -1;
+	return strtoll(v, NULL, 10);
+}
+
+const char *wps_module(void)
+{
+	const char *m = getenv("WPSTAT_MODULE");
+
+	return m ? m : "wpstat.ko";
+}
+
+int wps_loaded(void)
+{
+	return access(WPSTAT_INODES_PATH, F_OK) == 0;
+}
+
+int wps_from_row(const struct wpstat_snapshot *s, const struct wpstat_row *r,
+		 struct wps *w)
+{
+	int64_t *v = (int64_t *)w;
+	size_t i;
+
+	memset(w, 0, sizeof(*w));
+	for (i = 0; i < WPS_N; i++) {
+		int c = wpstat_counter_index(s, wps_names[i]);
+
+		if (c < 0)
+			return -EPROTO;
+		if (r)
+			v[i] = r->avail[c] ? (int64_t)r->val[c] : -1;
+	}
+	return 0;
+}
+
+int wps_read_row(const char *path, const struct wpstat_file_key *key,
+		 struct wps *w)
+{
+	struct wpstat_snapshot s;
+	const struct wpstat_row *r;
+	int64_t *v = (int64_t *)w;
+	size_t i;
+	int ret;
+
+	memset(w, 0, sizeof(*w));
+	ret = wpstat_snapshot_read(NULL, &s);
+	if (ret)
+		return ret;
+	r = path ? wpstat_snapshot_find_path(&s, path) :
+		   wpstat_snapshot_find_key(&s, key);
+	ret = wps_from_row(&s, r, w);
+	wpstat_snapshot_free(&s);
+	/* No row: 0, or "-" where the module produces no such count now. */
+	for (i = 0; !r && !ret && i < WPS_N; i++)
+		if (wps_summary(wps_names[i]) < 0)
+			v[i] = -1;
+	return ret;
+}
+
+int wps_read(const char *path, struct wps *w)
+{
+	return wps_read_row(path, NULL, w);
+}
+
+int wps_read_key(const struct wpstat_file_key *key, struct wps *w)
+{
+	return wps_read_row(NULL, key, w);
+}
+
+int wps_is_max(size_t i)
+{
+	return i < WPS_N && wps_kind_max[i];
+}
+
+struct wps wps_delta(const struct wps *after, const struct wps *before)
+{
+	const int64_t *a = (const int64_t *)after, *b = (const int64_t *)before;
+	struct wps d;
+	int64_t *dv = (int64_t *)&d;
+	size_t i;
+
+	for (i = 0; i < WPS_N; i++)
+		dv[i] = (a[i] < 0 || b[i] < 0) ? -1 :
+			wps_is_max(i) ? a[i] : a[i] - b[i];
+	return d;
+}
+
+int wps_kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return 0;
+	return ma > major || (ma == major && mi >= minor);
+}
+
+int wps_control_len(const char *cmd, size_t len)
+{
+	int fd = open(WPSTAT_CONTROL_PATH, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, cmd, len);
+	err = errno;
+	close(fd);
+	if (n < 0)
+		return -err;
+	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+int wps_control(const char *cmd)
+{
+	return wps_control_len(cmd, strlen(cmd));
+}
+
+int wps_stress(void)
+{
+	const char *s = getenv("WPSTAT_STRESS");
+
+	return s && *s && strcmp(s, "0");
+}
+
+const char *wps_suite_level(void)
+{
+	const char *l = getenv("WPSTAT_LEVEL");
+
+	return l && *l ? l : "counts";
+}
+
+int wps_reload(const char *params)
+{
+	char cmd[512];
+
+	if (wps_loaded() && system("rmmod wpstat"))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "insmod %s %s%s %s 2>/dev/null",
+		 wps_module(), params && strstr(params, "level=") ? "" : "level=",
+		 params && strstr(params, "level=") ? "" : wps_suite_level(),
+		 params ? params : "");
+	return system(cmd);
+}
+
+int wps_timing(void)
+{
+	char buf[32];
+	int fd = open("/sys/module/wpstat/parameters/level", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return !strncmp(buf, "timing", 6) ? 1 : !strncmp(buf, "counts", 6) ? 0 : -1;
+}
+
+int wps_timing_only(const char *name)
+{
+	char v[256];
+
+	if (wps_kv_value(WPSTAT_COUNTERS_PATH, name, v, sizeof(v)))
+		return -1;
+	return !strncmp(v, "timing ", 7);
+}
+
+int wpstat_vmalloc_areas(void)
+{
+	FILE *f = fopen("/proc/vmallocinfo", "re");
+	char line[1024];
+	int n = 0;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "[wpstat]") != NULL;
+	fclose(f);
+	return n;
+}
+
+int drop_privileges(void)
+{
+	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
+	    setresuid(NOBODY, NOBODY, NOBODY))
+		return -1;
+	return 0;
+}
+
+/* ---- workloads ---------------------------------------------------------- */
+
+int wps_scratch(const char *fs, const char *name, size_t npages,
+		char *path, size_t pathlen)
+{
+	const char *dir = getenv("WPSTAT_FS_DIR");
+	int fd;
+
+	snprintf(path, pathlen, "%s/%s/%s.%d", dir ? dir : "/tmp/wpstat", fs,
+		 name, getpid());
+	unlink(path);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, npages * PAGE)) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
+void wps_store_pages(char *map, size_t npages, char val)
+{
+	size_t i;
+
+	for (i = 0; i < npages; i++)
+		*(volatile char *)(map + i * PAGE) = val;
+}
+
+unsigned long wps_load_pages(const char *map, size_t npages)
+{
+	unsigned long sum = 0;
+	size_t i;
+
+	for (i = 0; i < npages; i++)
+		sum += *(const volatile char *)(map + i * PAGE);
+	return sum;
+}
+
+char *map_shared(int fd, size_t npages)
+{
+	char *m = mmap(NULL, npages * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       fd, 0);
+
+	return m == MAP_FAILED ? NULL : m;
+}
+
+int pwrite_pages(int fd, size_t first, size_t n, char val)
+{
+	char buf[PAGE];
+	size_t i;
+
+	memset(buf, val, sizeof(buf));
+	for (i = 0; i < n; i++)
+		if (pwrite(fd, buf, PAGE, (first + i) * PAGE) != (ssize_t)PAGE)
+			return errno ? -errno : -EIO;
+	return 0;
+}
+
+int touch_file(int fd, size_t npages)
+{
+	char *map = map_shared(fd, npages);
+	int ret = 0;
+
+	if (!map)
+		return -errno;
+	wps_store_pages(map, npages, 1);
+	if (msync(map, npages * PAGE, MS_SYNC))
+		ret = -errno;
+	munmap(map, npages * PAGE);
+	return ret;
+}
+
+/* ---- /proc/wpstat/stalls ------------------------------------------------ */
+
+/* struct stall_row's causes, in its order and the file's. */
+static const char *const stall_names[] = {
+	"fault_first", "fault_wp", "fault_ns", "fault_max_ns",
+	"stable_waits", "stable_ns", "stable_max_ns",
+	"wb_waits", "wb_ns", "wb_max_ns",
+	"pauses", "pause_ns", "pause_max_ns",
+};
+#define STALL_N	(sizeof(stall_names) / sizeof(stall_names[0]))
+#define STALL_KEY_COLS	6	/* tgid comm dev ino gen cgroup */
+
+_Static_assert(sizeof(struct stall_row) -
+	       __builtin_offsetof(struct stall_row, fault_first) ==
+	       STALL_N * sizeof(int64_t),
+	       "struct stall_row has a field per name in stall_names[]");
+
+int read_stalls(const char *path, struct stall_row *rows, int max)
+{
+	static char buf[1 << 20];
+	char *line, *save = NULL, *tok, *s2;
+	int col[64], ncol = 0, n = 0, c;
+	struct wpstat_file_key key;
+
+	/* The superblock's device: on btrfs stat()'s st_dev is not it. */
+	if (path && wpstat_path_key(path, &key))
+		return -1;
+	if (wps_slurp(STALLS_PATH, buf, sizeof(buf)) <= 0)
+		return -1;
+	line = strtok_r(buf, "\n", &save);
+	/* The published start of the header, then the causes by name. */
+	if (!line || strncmp(line, "tgid comm dev ino gen cgroup ", 29))
+		return -1;
+	for (tok = strtok_r(line, " ", &s2); tok && ncol < 64;
+	     tok = strtok_r(NULL, " ", &s2), ncol++) {
+		col[ncol] = -1;
+		/* Exactly stall_names[], in order: the copy agrees with kmod's. */
+		if (ncol >= STALL_KEY_COLS) {
+			col[ncol] = ncol - STALL_KEY_COLS;
+			if (col[ncol] >= (int)STALL_N ||
+			    strcmp(tok, stall_names[col[ncol]]))
+				return -1;
+		}
+	}
+	if (ncol != STALL_KEY_COLS + (int)STALL_N)
+		return -1;
+	while ((line = strtok_r(NULL, "\n", &save)) && n < max) {
+		struct stall_row r = { 0 };
+		int64_t *v = &r.fault_first;
+
+		for (c = 0, tok = strtok_r(line, " ", &s2); tok && c < ncol;
+		     tok = strtok_r(NULL, " ", &s2), c++) {
+			if (c == 0)
+				r.tgid = atol(tok);
+			else if (c == 1)
+				snprintf(r.comm, sizeof(r.comm), "%s", tok);
+			else if (c == 2)
+				sscanf(tok, "%u:%u", &r.major, &r.minor);
+			else if (c == 3)
+				r.ino = strtoull(tok, NULL, 10);
+			else if (c == 4)
+				r.gen = strtoul(tok, NULL, 10);
+			else if (col[c] >= 0)
+				v[col[c]] = strcmp(tok, "-") ? strtoll(tok, NULL, 10) : -1;
+		}
+		/* A deleted file's row may share its inode number. */
+		if (path && (r.ino != key.ino || r.major != key.major ||
+			     r.minor != key.minor ||
+			     (key.have_gen && r.gen != key.gen)))
+			continue;
+		rows[n++] = r;
+	}
+	return n;
+}
+
+int stall_of(const char *path, long tgid, struct stall_row *out)
+{
+	struct stall_row rows[64];
+	int n = read_stalls(path, rows, 64), i, found = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < n; i++) {
+		if (rows[i].tgid == tgid) {
+			*out = rows[i];
+			found++;
+		}
+	}
+	return n < 0 ? -1 : found;
+}
+
+/* ---- a slow device ------------------------------------------------------ */
+
+int sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+void slowdev_down(void)
+{
+	sh("umount " SLOW_DIR " 2>/dev/null; "
+	   "dmsetup remove --noudevsync wpslow 2>/dev/null; "
+	   "rmmod null_blk 2>/dev/null");
+}
+
+int slowdev_up(const char *fs, const char *params, int write_delay_ms,
+	       int stable_writes)
+{
+	const char *dev = "/dev/nullb0";
+	struct stat st;
+
+	slowdev_down();
+	if (sh("modprobe null_blk nr_devices=1 memory_backed=1 gb=1 bs=4096 %s",
+	       params))
+		return -1;
+	if (sh("mkfs.%s -q %s /dev/nullb0 >/dev/null 2>&1", fs,
+	       !strcmp(fs, "ext4") ? "-F -E lazy_itable_init=1,lazy_journal_init=1" : "-f"))
+		return -1;
+	if (write_delay_ms) {
+		if (sh("modprobe dm-delay && dmsetup create --noudevsync wpslow "
+		       "--table \"0 $(blockdev --getsz /dev/nullb0) delay "
+		       "/dev/nullb0 0 0 /dev/nullb0 0 %d\" && dmsetup mknodes wpslow",
+		       write_delay_ms))
+			return -1;
+		dev = "/dev/mapper/wpslow";
+	}
+	if (stat(dev, &st))
+		return -1;
+	if (sh("echo %d > /sys/dev/block/%u:%u/queue/stable_writes",
+	       stable_writes, major(st.st_rdev), minor(st.st_rdev)))
+		return -1;
+	return sh("mkdir -p " SLOW_DIR " && mount %s " SLOW_DIR, dev);
+}
