@@ -153,6 +153,7 @@ extern const struct wpstat_cmd wpstat_cmd_watch;
 extern const struct wpstat_cmd wpstat_cmd_run;
 extern const struct wpstat_cmd wpstat_cmd_stalls;
 extern const struct wpstat_cmd wpstat_cmd_top;
+extern const struct wpstat_cmd wpstat_cmd_export;
 extern const struct wpstat_cmd wpstat_cmd_reset;
 extern const struct wpstat_cmd wpstat_cmd_enable;
 extern const struct wpstat_cmd wpstat_cmd_disable;
@@ -206,6 +207,7 @@ int list_opts_parse(const char *cmd, int argc, char **argv,
 void print_table(FILE *out, const struct file_list *l, size_t limit);
 void json_files(FILE *out, const struct file_list *l, size_t limit,
 		bool deltas);
+const char *help_of(const char *counter);
 void prom_metric_name(char *buf, size_t len, const char *prefix,
 		      const char *counter);
 const char *prom_type(const char *counter);
