@@ -8,6 +8,8 @@
 #   make stress  the same for the long forms of the reliability suites
 #                (WPSTAT_STRESS=1; SUITES=... to choose others)
 #   make check-debug  the module suites on a KASAN/lockdep/kmemleak 6.12
+#   make check-flavours  the interface and prediction suites on Debian's
+#                6.12 cloud and rt kernels (installed by this target only)
 #
 # Other targets: setup, build, module, userspace, selftests, checkpatch,
 # bench (cost per event on every kernel, writes docs/benchmarks.md),
@@ -58,6 +60,13 @@ stress: setup
 check-debug: setup
 	@$(MAKE) --no-print-directory build
 	@scripts/check/check-debug.sh
+
+# The interface and prediction suites on the newest 6.12 cloud and rt
+# kernels, which plain setup does not install; not part of check.
+check-flavours:
+	@scripts/setup.sh --flavours
+	@$(MAKE) --no-print-directory build KVERS="$$(echo $$(scripts/vm/kernels.sh flavours))"
+	@scripts/check/check-flavours.sh
 
 demo: setup
 	@$(MAKE) --no-print-directory build
@@ -131,5 +140,6 @@ vm: build
 clean:
 	rm -rf build/kmod build/bin build/lib build/selftests results
 
-.PHONY: all setup build module userspace selftests checkpatch check stress check-debug demo bench experiment vm \
+.PHONY: all setup build module userspace selftests checkpatch check stress check-debug check-flavours \
+	demo bench experiment vm \
 	install uninstall clean

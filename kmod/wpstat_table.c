@@ -519,16 +519,26 @@ static void wpstat_move_row(struct wpstat_table *t, struct wpstat_entry *to,
 		to = wpstat_table_find(t, &e->key, true);
 	for (c = 0; c < WPC_NR; c++) {
 		u64 v = atomic64_read(&e->count[c]);
+		u64 *u;
 
 		if (!v)
 			continue;
-		if (to && wpstat_counters[c].kind == WPK_MAX)
+		if (to && wpstat_counters[c].kind == WPK_MAX) {
 			wpstat_atomic_max(&to->count[c], v);
-		else if (to)
+		} else if (to) {
 			atomic64_add(v, &to->count[c]);
-		else
-			this_cpu_write(t->sums->untracked[c],
-				       wpstat_merge(c, this_cpu_read(t->sums->untracked[c]), v));
+		} else {
+			/*
+			 * @t is live and this unbound worker preemptible
+			 * (always so on PREEMPT_RT): no migration and no
+			 * other task's handler between the read and the
+			 * write of this CPU's sum, as in wpstat_move_sums().
+			 */
+			preempt_disable();
+			u = this_cpu_ptr(&t->sums->untracked[c]);
+			*u = wpstat_merge(c, *u, v);
+			preempt_enable();
+		}
 	}
 	if (to && READ_ONCE(e->evicted) && !cmpxchg(&to->evicted, 0, 1))
 		atomic_inc(&t->nr_evicted);

@@ -5,6 +5,11 @@
 # checkpatch taken out of Debian's linux-source package.
 #
 # Safe to run again: it only installs what is missing.
+#
+#   scripts/setup.sh [--flavours]
+#
+# --flavours also installs the newest 6.12 cloud and rt kernels with their
+# headers (make check-flavours); plain make setup leaves them out.
 
 set -euo pipefail
 
@@ -13,6 +18,13 @@ venv=$top/.venv
 srcdir=$top/build/linux-src
 log() { printf 'setup: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+
+flavours=0
+case ${1:-} in
+"") ;;
+--flavours) flavours=1 ;;
+*) die "usage: $0 [--flavours]" ;;
+esac
 
 [ "$(id -u)" = 0 ] || die "must run as root (it installs Debian packages)"
 command -v apt-get >/dev/null || die "needs a Debian system with apt-get"
@@ -57,6 +69,24 @@ if [ $have_61 = 0 ] || [ $have_612 = 0 ] || [ ${#missing[@]} -gt 0 ]; then
 		want_kernels+=("$k")
 		missing+=("linux-image-$k" "linux-headers-$k")
 	done
+fi
+
+# The cloud and rt flavours, only when asked: one of each, the newest with
+# headers, unless one is installed already.
+if [ $flavours = 1 ]; then
+	have=$("$top/scripts/vm/kernels.sh" flavours installed)
+	want=()
+	for f in cloud rt; do
+		grep -q -- "-$f-amd64\$" <<<"$have" || want+=("$f")
+	done
+	if [ ${#want[@]} -gt 0 ]; then
+		refresh_lists
+		for k in $("$top/scripts/vm/kernels.sh" flavours available); do
+			for f in "${want[@]}"; do
+				case $k in *-"$f"-amd64) missing+=("linux-image-$k" "linux-headers-$k") ;; esac
+			done
+		done
+	fi
 fi
 
 if [ ${#missing[@]} -gt 0 ]; then
@@ -104,3 +134,8 @@ if [ ! -f "$srcdir/tools/testing/selftests/kselftest_harness.h" ] ||
 		'*/scripts/const_structs.checkpatch'
 fi
 log "ready: kernels $(echo $("$top/scripts/vm/kernels.sh" installed))"
+if [ $flavours = 1 ]; then
+	[ "$("$top/scripts/vm/kernels.sh" flavours installed | wc -l)" = 2 ] ||
+		die "the 6.12 cloud and rt kernels with headers are not both installable"
+	log "ready: flavours $(echo $("$top/scripts/vm/kernels.sh" flavours installed))"
+fi

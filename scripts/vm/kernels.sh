@@ -5,6 +5,9 @@
 #
 #   kernels.sh available   newest 6.1 and 6.12 amd64 kernels that have headers
 #   kernels.sh installed   supported kernels with image + headers installed
+#   kernels.sh flavours [available|installed]
+#                          the newest 6.12 cloud and rt kernels (make
+#                          check-flavours), default: installed
 
 set -euo pipefail
 
@@ -33,11 +36,36 @@ installed() {
 	done
 }
 
+# Debian's other 6.12 flavours, tested by make check-flavours only.
+flavours_available() {
+	newest_with_headers '6\.12\.[0-9]+\+deb[0-9]+-cloud-amd64'
+	newest_with_headers '6\.12\.[0-9]+\+deb[0-9]+-rt-amd64'
+}
+
+flavours_installed() {
+	local flavour kver
+	for flavour in cloud rt; do
+		for kver in $(ls /boot 2>/dev/null | sed -n "s/^vmlinuz-\(6\.12\..*-$flavour-amd64\)\$/\1/p" |
+			sort -rV); do
+			[ -e "/lib/modules/$kver/build/Makefile" ] || continue
+			echo "$kver"
+			break
+		done
+	done
+}
+
 case ${1:-installed} in
 available) available ;;
 installed) installed ;;
+flavours)
+	case ${2:-installed} in
+	available) flavours_available ;;
+	installed) flavours_installed ;;
+	*) echo "usage: $0 flavours [available|installed]" >&2; exit 2 ;;
+	esac
+	;;
 *)
-	echo "usage: $0 available|installed" >&2
+	echo "usage: $0 available|installed|flavours [available|installed]" >&2
 	exit 2
 	;;
 esac

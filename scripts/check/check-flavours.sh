@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The body of `make check-flavours`: the interface and prediction suites on
+# Debian's newest 6.12 cloud and rt kernels (scripts/vm/kernels.sh
+# flavours), one scripts/check/check.sh run per kernel, then one summary
+# ending "N passed, N failed, N skipped".  Exit status 1 on any failure.
+#
+# Environment: KVERS (kernels, default: the installed flavours),
+#              SUITES (default: the interface and prediction suites),
+#              WPSTAT_CHECK_OUT (results, default results/check-flavours)
+#
+# A kernel virtme-ng cannot boot is a failure with its reason, not a skip:
+# vng mounts the host's root over 9p, or over virtio-fs when it finds a
+# virtiofsd it can drive (the Rust one; Debian 12's QEMU ships the old C
+# one, which takes other options).
+
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+out=${WPSTAT_CHECK_OUT:-$top/results/check-flavours}
+kvers=$(echo ${KVERS:-$("$top/scripts/vm/kernels.sh" flavours installed)})
+suites=${SUITES-ksft:wpstat_iface ksft:wpstat_predict bats:predictions}
+pass=0 fail=0 skip=0
+report=()
+
+mkdir -p "$out"
+
+# Why vng cannot boot KVER with the host's root, or nothing.
+unbootable() {
+	local config=/boot/config-$1 virtiofsd
+	[ -f "$config" ] || { echo "no $config"; return; }
+	if grep -Eq '^CONFIG_NET_9P_VIRTIO=[ym]' "$config" &&
+	   grep -Eq '^CONFIG_9P_FS=[ym]' "$config"; then
+		return
+	fi
+	if grep -Eq '^CONFIG_VIRTIO_FS=[ym]' "$config"; then
+		for virtiofsd in "$(command -v virtiofsd)" /usr/libexec/virtiofsd \
+			/usr/lib/virtiofsd /usr/lib/qemu/virtiofsd; do
+			[ -x "$virtiofsd" ] && "$virtiofsd" --help 2>&1 | grep -q -- --shared-dir &&
+				return
+		done
+		echo "cannot boot under virtme-ng: no 9p in this kernel (CONFIG_NET_9P unset)" \
+			"and no virtiofsd that vng can drive for its virtio-fs root" \
+			"(the Rust virtiofsd; Debian 12 has only QEMU's C one)"
+		return
+	fi
+	echo "cannot boot under virtme-ng: neither 9p nor virtio-fs in this kernel"
+}
+
+[ -n "$kvers" ] || { report+=("FAIL: no cloud or rt kernel installed (scripts/setup.sh --flavours)"); fail=1; }
+for k in $kvers; do
+	why=$(unbootable "$k")
+	if [ -n "$why" ]; then
+		report+=("FAIL $k: $why")
+		fail=$((fail + 1))
+		continue
+	fi
+	echo "check-flavours: $k" >&2
+	start=$(date +%s)
+	KVERS=$k WPSTAT_CHECK_HOST=0 WPSTAT_CHECK_OUT=$out/$k SUITES=$suites \
+		"$top/scripts/check/check.sh" >"$out/$k.summary" 2>&1
+	echo "check-flavours: $k took $(($(date +%s) - start)) s" >&2
+	# check.sh's closing line: "N passed, N failed, N skipped".
+	last=$(tail -n 1 "$out/$k.summary")
+	if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped$ ]]; then
+		pass=$((pass + BASH_REMATCH[1]))
+		fail=$((fail + BASH_REMATCH[2]))
+		skip=$((skip + BASH_REMATCH[3]))
+		# Its report, without the heading and the closing line.
+		mapfile -t lines < <(sed -n '/^== wpstat check/,$p' "$out/$k.summary" | sed '1d;$d')
+		report+=("${lines[@]}")
+	else
+		report+=("FAIL $k: check.sh ended without a summary; see $out/$k.summary")
+		fail=$((fail + 1))
+	fi
+done
+
+echo
+echo "== wpstat check-flavours: kernels: $kvers"
+printf '%s\n' "${report[@]}"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]
