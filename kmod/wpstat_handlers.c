@@ -8,6 +8,11 @@
  * turned into a (dev, ino, generation) key at once and never remembered by
  * pointer.
  *
+ * One file, over 800 lines: the handlers share __always_inline helpers
+ * (key, filters, hit counts, caller ranges) that must sit in the same
+ * translation unit to be inlined into each of them; a call per event is
+ * what the cost work removed.
+ *
  * What runs once per buffered write or store fault pays for an entry-only
  * callback and a table update, nothing more:
  *
