@@ -39,9 +39,11 @@ size_t utf8_seq_len(const unsigned char *p)
 
 /*
  * File names are bytes; JSON strings and Prometheus label values are
- * Unicode.  Valid UTF-8 passes through, any other byte becomes U+FFFD.
+ * Unicode.  Valid UTF-8 passes through, any other byte becomes U+FFFD
+ * (written as @invalid); @byte writes each one-byte character, escaped.
  */
-void json_string(FILE *out, const char *s)
+void utf8_quoted(FILE *out, const char *s, const char *invalid,
+		 void (*byte)(FILE *out, unsigned char c))
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t n;
@@ -50,38 +52,45 @@ void json_string(FILE *out, const char *s)
 	while (*p) {
 		n = utf8_seq_len(p);
 		if (n == 0) {
-			fputs("\\ufffd", out);
+			fputs(invalid, out);
 			p++;
-			continue;
-		}
-		if (n > 1) {
+		} else if (n > 1) {
 			fwrite(p, 1, n, out);
 			p += n;
-			continue;
+		} else {
+			byte(out, *p++);
 		}
-		switch (*p) {
-		case '"':
-			fputs("\\\"", out);
-			break;
-		case '\\':
-			fputs("\\\\", out);
-			break;
-		case '\n':
-			fputs("\\n", out);
-			break;
-		case '\t':
-			fputs("\\t", out);
-			break;
-		case '\r':
-			fputs("\\r", out);
-			break;
-		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(out, "\\u%04x", *p);
-			else
-				fputc(*p, out);
-		}
-		p++;
 	}
 	fputc('"', out);
+}
+
+static void json_byte(FILE *out, unsigned char c)
+{
+	switch (c) {
+	case '"':
+		fputs("\\\"", out);
+		break;
+	case '\\':
+		fputs("\\\\", out);
+		break;
+	case '\n':
+		fputs("\\n", out);
+		break;
+	case '\t':
+		fputs("\\t", out);
+		break;
+	case '\r':
+		fputs("\\r", out);
+		break;
+	default:
+		if (c < 0x20 || c == 0x7f)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+}
+
+void json_string(FILE *out, const char *s)
+{
+	utf8_quoted(out, s, "\\ufffd", json_byte);
 }

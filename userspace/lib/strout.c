@@ -11,28 +11,20 @@ void json_string_or_null(FILE *out, const char *s)
 		fputs("null", out);
 }
 
+static void prom_byte(FILE *out, unsigned char c)
+{
+	if (c == '\\')
+		fputs("\\\\", out);
+	else if (c == '"')
+		fputs("\\\"", out);
+	else if (c == '\n')
+		fputs("\\n", out);
+	else
+		fputc(c, out);
+}
+
+/* Prometheus escapes only \\, " and newline; U+FFFD goes as UTF-8. */
 void prom_label_value(FILE *out, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n;
-
-	fputc('"', out);
-	while (*p) {
-		n = utf8_seq_len(p);
-		if (n == 0) {
-			fputs("\xef\xbf\xbd", out);
-			p++;
-			continue;
-		}
-		if (*p == '\\')
-			fputs("\\\\", out);
-		else if (*p == '"')
-			fputs("\\\"", out);
-		else if (*p == '\n')
-			fputs("\\n", out);
-		else
-			fwrite(p, 1, n, out);
-		p += n;
-	}
-	fputc('"', out);
+	utf8_quoted(out, s, "\xef\xbf\xbd", prom_byte);
 }

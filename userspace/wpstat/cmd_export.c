@@ -133,22 +133,6 @@ static void prom_family(FILE *out, const char *metric, const char *counter,
 		help ? help : counter, scope, metric, prom_type(counter));
 }
 
-static void prom_file_labels(FILE *out, const struct file_row *f)
-{
-	char dev[24];
-
-	dev_name(dev, sizeof(dev), f->row);
-	fputs("{dev=", out);
-	prom_label_value(out, dev);
-	fprintf(out, ",ino=\"%" PRIu64 "\",gen=\"%" PRIu32 "\"", f->row->ino,
-		f->row->gen);
-	if (f->path) {
-		fputs(",path=", out);
-		prom_label_value(out, f->path);
-	}
-	fputc('}', out);
-}
-
 /*
  * The page: per-file families (top files, then each filesystem's other),
  * per-filesystem families, then the module's gauges.
@@ -181,7 +165,7 @@ static void write_page(FILE *out, const struct wpstat_snapshot *s,
 			if (!f->avail[c])
 				continue;
 			fputs(metric, out);
-			prom_file_labels(out, f);
+			prom_labels(out, f);
 			prom_value(out, s->names[c], f->val[c]);
 		}
 		for (i = 0; i < other->n; i++) {
@@ -463,7 +447,6 @@ static int cmd_export(int argc, char **argv)
 	struct export_ctx x = { .o = &o };
 	bool was_loaded = true;
 	uint64_t iter, deadline;
-	struct sigaction sa;
 	int ret;
 
 	ret = parse_export_args(argc, argv, &o);
@@ -476,11 +459,7 @@ static int cmd_export(int argc, char **argv)
 			ret = EXIT_RUNTIME;
 		goto out;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop_signal;	/* no SA_RESTART: wake the sleep */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	catch_stop_signals();
 	deadline = wpstat_now_ns();
 	for (iter = 0; !o.count || iter < o.count; iter++) {
 		if (iter) {

@@ -75,7 +75,6 @@ static int cmd_watch(int argc, char **argv)
 	struct wpstat_snapshot prev, cur;
 	struct path_cache cache = { 0 };
 	uint64_t iter, deadline;
-	struct sigaction sa;
 	bool tty = isatty(STDOUT_FILENO);
 	int col, ret;
 
@@ -89,11 +88,7 @@ static int cmd_watch(int argc, char **argv)
 	if (ret)
 		goto out_prev;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop_signal;	/* no SA_RESTART: wake the sleep */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	catch_stop_signals();
 
 	deadline = wpstat_now_ns();
 	for (iter = 0; !o.count || iter < o.count; iter++) {

@@ -75,7 +75,6 @@ static int cmd_top(int argc, char **argv)
 	struct path_cache cache = { 0 };
 	bool tty = isatty(STDOUT_FILENO);
 	uint64_t iter, deadline;
-	struct sigaction sa;
 	int ret;
 
 	ret = list_opts_parse("top", argc, argv, &o);
@@ -85,11 +84,7 @@ static int cmd_top(int argc, char **argv)
 	if (ret)
 		goto out_dirs;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop_signal;	/* no SA_RESTART: wake the sleep */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	catch_stop_signals();
 
 	deadline = wpstat_now_ns();
 	for (iter = 0; !o.count || iter < o.count; iter++) {

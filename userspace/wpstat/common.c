@@ -263,10 +263,22 @@ int dir_list_add(struct dir_list *d, char *dir)
 /* Set by SIGINT/SIGTERM: watch ends cleanly at the next wake-up. */
 static volatile sig_atomic_t stop_requested;
 
-void on_stop_signal(int sig)
+static void on_stop_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
+}
+
+/* SIGINT and SIGTERM end an interval loop (watch, top, export) cleanly. */
+void catch_stop_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;	/* no SA_RESTART: wake the sleep */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 }
 
 /* Sleep until @deadline (CLOCK_MONOTONIC ns); false if asked to stop. */

@@ -155,7 +155,7 @@ void prom_value(FILE *out, const char *counter, uint64_t v)
 		fprintf(out, " %" PRIu64 "\n", v);
 }
 
-static void prom_labels(FILE *out, const struct file_row *f)
+void prom_labels(FILE *out, const struct file_row *f)
 {
 	char num[32];
 

@@ -181,7 +181,7 @@ int read_snapshot(struct wpstat_snapshot *s);
 int control_command(const char *cmd, const char *einval,
 		    const char *esrch);
 int dir_list_add(struct dir_list *d, char *dir);
-void on_stop_signal(int sig);
+void catch_stop_signals(void);
 bool sleep_until(uint64_t deadline);
 
 /* files.c */
@@ -212,6 +212,8 @@ void prom_metric_name(char *buf, size_t len, const char *prefix,
 		      const char *counter);
 const char *prom_type(const char *counter);
 void prom_value(FILE *out, const char *counter, uint64_t v);
+/* {dev="MAJ:MIN",ino="N",gen="N"[,path="..."]} */
+void prom_labels(FILE *out, const struct file_row *f);
 void prom_gauge(FILE *out, const struct wpstat_kvlist *summary,
 		const char *key, const char *metric, const char *type,
 		const char *help);
