@@ -171,10 +171,11 @@ save_attachments() {
 # (every counter of kmod/wpstat_counters.def that counts events, not ns;
 # then the summary's untracked_events), both only known in the counts and
 # timing configurations ("" elsewhere, and "" for what the level does not
-# produce or the module does not list).  The points are in the order of
-# debugfs wpstat/probes; values are taken by name, so a module with more or
-# fewer points still fills the right columns.
-points="mkwrite fault_dirty mkclean stable bdp_ratelimited evict bdp wait_bit tp_dirty tp_wait tp_bdp tp_exit"
+# produce or the module does not list).  The points are those of
+# kmod/wpstat_probes.def, in its order (set in counter_columns); values
+# are taken by name, so a module with more or fewer points still fills the
+# right columns.
+points=
 all_counters=	# every counter, for the names used below
 csv_cols=
 csv_blank=
@@ -189,12 +190,17 @@ event_points="mkwrite mkclean stable bdp_ratelimited tp_dirty"
 # Set all_counters, csv_cols and csv_blank (not at start-up: the script is
 # also what perf profiles, through --run-workload).
 counter_columns() {
-	local lib=$top/scripts/lib/wpstat_counters.py ev_counters
+	local lib=$top/scripts/lib/wpstat_counters.py ev_counters p
 	all_counters=$(python3 "$lib" | xargs)
 	ev_counters=$(python3 "$lib" --events | xargs)
-	if [ -z "$all_counters" ] || [ -z "$ev_counters" ]; then
-		die "cannot read the counter names ($lib)"
+	points=$(python3 "$lib" --probes | xargs)
+	if [ -z "$all_counters" ] || [ -z "$ev_counters" ] || [ -z "$points" ]; then
+		die "cannot read the counter and probe names ($lib)"
 	fi
+	# The events' points must be points of the module.
+	for p in $event_points; do
+		[[ " $points " == *" $p "* ]] || die "event point $p is not in wpstat_probes.def"
+	done
 	csv_cols="$(for p in $points; do printf 'hits_%s ' "$p"; done)$ev_counters untracked_events"
 	csv_blank=$(for c in $csv_cols; do printf ,; done)	# events and every column empty
 }

@@ -11,9 +11,10 @@ As a module (scripts/experiment/experiment-report.py):
 
 From the shell (scripts/bench/guest-bench.sh):
 
-    python3 scripts/lib/wpstat_counters.py [--events]
+    python3 scripts/lib/wpstat_counters.py [--events | --probes]
 
-prints the names, one per line.
+prints the names, one per line (--probes: the attachment points of
+kmod/wpstat_probes.def, as debugfs wpstat/probes names them).
 """
 
 import collections
@@ -23,6 +24,8 @@ import sys
 
 DEF = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                     "..", "..", "kmod", "wpstat_counters.def"))
+
+PROBES_DEF = os.path.join(os.path.dirname(DEF), "wpstat_probes.def")
 
 Counter = collections.namedtuple("Counter", "id name kind level")
 
@@ -61,10 +64,24 @@ def event_names(path=DEF):
             if c.kind == "SUM" and not is_ns(c.name)]
 
 
+def probe_names(path=PROBES_DEF):
+    """The attachment points of wpstat_probes.def, in its order:
+    WPSTAT_PROBE(id, name, target, counts, timing)."""
+    with open(path) as f:
+        text = f.read()
+    found = re.findall(r"^WPSTAT_PROBE\(\s*\w+\s*,\s*(\w+)\s*,", text, re.M)
+    written = len(re.findall(r"^WPSTAT_PROBE\(", text, re.M))
+    if not found or len(found) != written:
+        raise ValueError("%s: read %d of its %d WPSTAT_PROBE entries"
+                         % (path, len(found), written))
+    return found
+
+
 def main(argv):
-    if argv not in ([], ["--events"]):
-        sys.exit("usage: wpstat_counters.py [--events]")
-    for n in event_names() if argv else names():
+    lists = {(): names, ("--events",): event_names, ("--probes",): probe_names}
+    if tuple(argv) not in lists:
+        sys.exit("usage: wpstat_counters.py [--events | --probes]")
+    for n in lists[tuple(argv)]():
         print(n)
 
 
