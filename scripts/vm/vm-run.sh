@@ -86,6 +86,16 @@ rm -f "$results/rc" "$results/dmesg.txt"
 } >"$results/cmd"
 
 export PATH=$top/.venv/bin:$PATH
+# A kernel without 9p (Debian's cloud flavour) boots on a virtio-fs root:
+# vng needs a Rust-style virtiofsd; without one, QEMU's C one through
+# scripts/vm/virtiofsd-c.
+config=/boot/config-$kver
+if [ -z "$kdir" ] && [ -f "$config" ] && ! grep -Eq '^CONFIG_NET_9P_VIRTIO=[ym]' "$config" &&
+   grep -Eq '^CONFIG_VIRTIO_FS=[ym]' "$config" &&
+   ! { command -v virtiofsd >/dev/null && virtiofsd --help 2>&1 | grep -q -- --shared-dir; }; then
+	export PATH=$top/scripts/vm/virtiofsd-c:$PATH
+	export WPSTAT_VIRTIOFSD_LOG=$results/virtiofsd.log
+fi
 # Single-threaded TCG: with one host thread per vCPU (QEMU 7.2's default),
 # a vCPU kept executing a stale int3 that text_poke_bp() had already
 # removed when a kprobe on an ftrace site was unregistered, and both vCPUs
