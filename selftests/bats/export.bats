@@ -252,6 +252,29 @@ teardown_file() {
 		fail "page: $(cat "$d/wpstat.prom")"
 }
 
+@test "export --interval rewrites the file with new counts; SIGTERM ends it with status 0" {
+	require_module
+	local d=$BATS_TEST_TMPDIR/tf f pid rc=0
+	mkdir "$d"
+	f=$(scratch_file ext4)
+	write_once "$f"
+	wpstat export --dir "$d" --interval 0.2 --top 10000 --resolve "$WPSTAT_FS_DIR/ext4" \
+		>"$BATS_TEST_TMPDIR/export.out" 2>&1 &
+	pid=$!
+	wait_for 30 test -s "$d/wpstat.prom" || fail "no file after 30 s"
+	[ "$(page_value "$d/wpstat.prom" wpstat_mkwrite_wp_total "$f")" = 0 ] ||
+		fail "before: $(grep "$f" "$d/wpstat.prom")"
+	rewrite "$f"
+	# A later write of the file sees the 64 write-protect faults.
+	wait_for 30 eval '[ "$(page_value "$d/wpstat.prom" wpstat_mkwrite_wp_total "$f")" = 64 ]' ||
+		fail "after: $(grep "$f" "$d/wpstat.prom")"
+	kill -TERM "$pid"
+	wait "$pid" || rc=$?
+	[ "$rc" -eq 0 ] || fail "export exited $rc: $(cat "$BATS_TEST_TMPDIR/export.out")"
+	[ ! -s "$BATS_TEST_TMPDIR/export.out" ] || fail "export printed: $(cat "$BATS_TEST_TMPDIR/export.out")"
+	[ "$(ls -A "$d")" = wpstat.prom ] || fail "left behind: $(ls -A "$d")"
+}
+
 # ---- node_exporter and Prometheus --------------------------------------
 
 @test "node_exporter's textfile collector serves the export: curl and promtool" {

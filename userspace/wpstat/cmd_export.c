@@ -191,15 +191,7 @@ static void write_page(FILE *out, const struct wpstat_snapshot *s,
 			prom_value(out, s->names[c], fs->d[i].sum.val[c]);
 		}
 	}
-	prom_gauge(out, summary, "tracked_inodes", "wpstat_tracked_inodes",
-		   "gauge", "Inodes with a row in the module's table.");
-	prom_gauge(out, summary, "max_inodes", "wpstat_max_inodes", "gauge",
-		   "Size of the module's inode table.");
-	prom_gauge(out, summary, "untracked_events",
-		   "wpstat_untracked_events_total", "counter",
-		   "Events not counted per file because the table was full.");
-	prom_gauge(out, summary, "enabled", "wpstat_enabled", "gauge",
-		   "1 while the module counts.");
+	prom_module_gauges(out, summary);
 }
 
 /*

@@ -221,6 +221,12 @@ void print_prometheus(FILE *out, const struct file_list *l,
 			prom_value(out, s->names[c], f->val[c]);
 		}
 	}
+	prom_module_gauges(out, summary);
+}
+
+/* The module's own state from /proc/wpstat/summary. */
+void prom_module_gauges(FILE *out, const struct wpstat_kvlist *summary)
+{
 	prom_gauge(out, summary, "tracked_inodes", "wpstat_tracked_inodes",
 		   "gauge", "Inodes with a row in the module's table.");
 	prom_gauge(out, summary, "max_inodes", "wpstat_max_inodes", "gauge",
