@@ -14,6 +14,9 @@
  *   sum by (dev) (wpstat_X_total) == wpstat_fs_X_total
  *   sum (wpstat_fs_X_total) == the module's total
  *
+ * (Past 255 filesystems the rest fold into dev="other", in the totals and
+ * "other" alike; a top file there keeps its own dev label.)
+ *
  * A file that enters or leaves the top N moves its counts between its own
  * series and its filesystem's "other": per-file rates are for the files
  * that stay on top; per-filesystem totals never go back.
@@ -62,15 +65,24 @@ static void dev_name(char *buf, size_t len, const struct wpstat_row *r)
 	snprintf(buf, len, "%u:%u", r->major, r->minor);
 }
 
-static struct dev_sum *dev_sum_get(struct dev_sums *ds, const char *dev)
+/*
+ * @dev's sums in @ds, made if new.  With @fold, past EXPORT_MAX_DEVS - 1
+ * filesystems the rest share the last slot, "other", as /proc/wpstat/gone
+ * does past its 63: counts are never dropped.  The totals fold; the
+ * "other" series take the totals' keys, so they never need to.
+ */
+static struct dev_sum *dev_sum_get(struct dev_sums *ds, const char *dev,
+				   bool fold)
 {
 	size_t i;
 
 	for (i = 0; i < ds->n; i++)
 		if (!strcmp(ds->d[i].dev, dev))
 			return &ds->d[i];
-	if (ds->n == EXPORT_MAX_DEVS)	/* the module keeps fewer */
-		return NULL;
+	if (fold && ds->n >= EXPORT_MAX_DEVS - 1 && strcmp(dev, "other"))
+		return dev_sum_get(ds, "other", fold);
+	if (ds->n == EXPORT_MAX_DEVS)	/* not with the totals' keys */
+		return &ds->d[ds->n - 1];
 	memset(&ds->d[ds->n], 0, sizeof(ds->d[0]));
 	snprintf(ds->d[ds->n].dev, sizeof(ds->d[0].dev), "%s", dev);
 	return &ds->d[ds->n++];
@@ -214,7 +226,7 @@ static void add_gone(struct dev_sums *fs, struct dev_sums *other,
 	wpstat_column_map(s, &g.cols, map);
 	for (i = 0; i < g.nrows; i++) {
 		const struct wpstat_gone_row *r = &g.rows[i];
-		struct dev_sum *d;
+		struct dev_sum *t;
 		char dev[24];
 
 		if (r->kind == WPSTAT_GONE_DEV)
@@ -226,12 +238,9 @@ static void add_gone(struct dev_sums *fs, struct dev_sums *other,
 			avail[c] = map[c] >= 0 && r->counts.avail[map[c]];
 			val[c] = avail[c] ? r->counts.val[map[c]] : 0;
 		}
-		d = dev_sum_get(fs, dev);
-		if (d)
-			dev_sum_add(d, s, val, avail);
-		d = dev_sum_get(other, dev);
-		if (d)
-			dev_sum_add(d, s, val, avail);
+		t = dev_sum_get(fs, dev, true);
+		dev_sum_add(t, s, val, avail);
+		dev_sum_add(dev_sum_get(other, t->dev, false), s, val, avail);
 	}
 	wpstat_gone_free(&g);
 }
@@ -322,18 +331,16 @@ static int export_once(struct export_ctx *x, bool *was_loaded)
 		resolve_cached(&x->cache, l.rows, top, x->o->dirs.dirs,
 			       x->o->dirs.n);
 		for (i = 0; i < l.n; i++) {
+			struct dev_sum *t;
 			char dev[24];
-			struct dev_sum *d;
 
 			dev_name(dev, sizeof(dev), l.rows[i].row);
-			d = dev_sum_get(fs, dev);
-			if (d)
-				dev_sum_add(d, &s, l.rows[i].val, l.rows[i].avail);
-			if (i < top)
-				continue;
-			d = dev_sum_get(other, dev);
-			if (d)
-				dev_sum_add(d, &s, l.rows[i].val, l.rows[i].avail);
+			t = dev_sum_get(fs, dev, true);
+			dev_sum_add(t, &s, l.rows[i].val, l.rows[i].avail);
+			/* Grouped as the totals are, past the last slot too. */
+			if (i >= top)
+				dev_sum_add(dev_sum_get(other, t->dev, false), &s,
+					    l.rows[i].val, l.rows[i].avail);
 		}
 		add_gone(fs, other, &s);
 		wpstat_kv_read(WPSTAT_SUMMARY_PATH, &summary);	/* optional */
