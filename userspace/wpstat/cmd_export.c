@@ -171,15 +171,7 @@ static void write_page(FILE *out, const struct wpstat_snapshot *s,
 		prom_metric_name(metric, sizeof(metric), "wpstat_", s->names[c]);
 		prom_family(out, metric, s->names[c],
 			    "per file: the top files by stall time; ino=\"other\": the rest of the filesystem");
-		for (i = 0; i < top; i++) {
-			const struct file_row *f = &l->rows[i];
-
-			if (!f->avail[c])
-				continue;
-			fputs(metric, out);
-			prom_labels(out, f);
-			prom_value(out, s->names[c], f->val[c]);
-		}
+		prom_file_samples(out, metric, l, top, c);
 		for (i = 0; i < other->n; i++) {
 			if (!other->d[i].sum.avail[c])
 				continue;

@@ -183,6 +183,23 @@ void prom_gauge(FILE *out, const struct wpstat_kvlist *summary,
 		metric, type, metric, v);
 }
 
+/* Column @c of the first @n rows of @l as samples of @metric. */
+void prom_file_samples(FILE *out, const char *metric,
+		       const struct file_list *l, size_t n, int c)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct file_row *f = &l->rows[i];
+
+		if (!f->avail[c])
+			continue;
+		fputs(metric, out);
+		prom_labels(out, f);
+		prom_value(out, l->snap->names[c], f->val[c]);
+	}
+}
+
 /*
  * node_exporter textfile-collector format.  Unavailable counters have no
  * samples, and a counter unavailable everywhere no family.  The inode's
@@ -211,15 +228,7 @@ void print_prometheus(FILE *out, const struct file_list *l,
 			fputs(s->names[c], out);
 		fprintf(out, " (per file).\n# TYPE %s %s\n", metric,
 			prom_type(s->names[c]));
-		for (i = 0; i < n; i++) {
-			const struct file_row *f = &l->rows[i];
-
-			if (!f->avail[c])
-				continue;
-			fputs(metric, out);
-			prom_labels(out, f);
-			prom_value(out, s->names[c], f->val[c]);
-		}
+		prom_file_samples(out, metric, l, n, c);
 	}
 	prom_module_gauges(out, summary);
 }

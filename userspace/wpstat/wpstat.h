@@ -217,6 +217,8 @@ void prom_labels(FILE *out, const struct file_row *f);
 void prom_gauge(FILE *out, const struct wpstat_kvlist *summary,
 		const char *key, const char *metric, const char *type,
 		const char *help);
+void prom_file_samples(FILE *out, const char *metric,
+		       const struct file_list *l, size_t n, int c);
 void prom_module_gauges(FILE *out, const struct wpstat_kvlist *summary);
 void print_prometheus(FILE *out, const struct file_list *l,
 		      size_t limit, const struct wpstat_kvlist *summary);
