@@ -101,12 +101,11 @@ static int parse_u64(const char *tok, uint64_t max, uint64_t *v)
 	return 0;
 }
 
-/* "MAJ:MIN ino gen" into @r: @tok, then the next two tokens. */
-static int parse_file_key(const char *tok, char **save, struct wpstat_row *r)
+/* "MAJ:MIN", the whole token, into @r's major and minor. */
+static int parse_dev_token(const char *tok, struct wpstat_row *r)
 {
-	uint64_t v;
-
 	const char *end;
+	uint64_t v;
 
 	if (!tok || parse_decimal(tok, UINT32_MAX, &v, &end) || *end != ':')
 		return -EPROTO;
@@ -114,6 +113,16 @@ static int parse_file_key(const char *tok, char **save, struct wpstat_row *r)
 	if (parse_u64(end + 1, UINT32_MAX, &v))
 		return -EPROTO;
 	r->minor = v;
+	return 0;
+}
+
+/* "MAJ:MIN ino gen" into @r: @tok, then the next two tokens. */
+static int parse_file_key(const char *tok, char **save, struct wpstat_row *r)
+{
+	uint64_t v;
+
+	if (parse_dev_token(tok, r))
+		return -EPROTO;
 	if (parse_u64(next_token(NULL, save), UINT64_MAX, &r->ino))
 		return -EPROTO;
 	if (parse_u64(next_token(NULL, save), UINT32_MAX, &v))
@@ -300,8 +309,6 @@ static int parse_gone_row(char *line, const struct wpstat_snapshot *cols,
 {
 	struct wpstat_gone_row *r = row;
 	char *save = NULL, *tok, *num;
-	const char *end;
-	uint64_t v;
 
 	memset(r, 0, sizeof(*r));
 	tok = next_token(line, &save);
@@ -317,13 +324,8 @@ static int parse_gone_row(char *line, const struct wpstat_snapshot *cols,
 			r->kind = WPSTAT_GONE_OTHER;
 		} else {
 			r->kind = WPSTAT_GONE_DEV;
-			if (parse_decimal(tok, UINT32_MAX, &v, &end) ||
-			    *end != ':')
+			if (parse_dev_token(tok, &r->counts))
 				return -EPROTO;
-			r->counts.major = v;
-			if (parse_u64(end + 1, UINT32_MAX, &v))
-				return -EPROTO;
-			r->counts.minor = v;
 		}
 		if (parse_u64(num, UINT64_MAX, &r->inodes))
 			return -EPROTO;
