@@ -134,12 +134,25 @@ experiment: setup
 	@$(MAKE) --no-print-directory build
 	@scripts/experiment/experiment.sh $(if $(KVER),--kver $(KVER)) $(EXPERIMENT_ARGS)
 
+# The clients suite: real mmap writers under wpstat.  LMDB (a kselftest)
+# also runs in check; the Java drivers of Chronicle Queue and RocketMQ's
+# store (selftests/clients/*.bats) run here only, on every kernel, with
+# their results in results/clients.  SUITES= narrows it.
+clients-build:
+	$(MAKE) -C selftests/clients java
+
+clients: setup
+	@$(MAKE) --no-print-directory build clients-build
+	@WPSTAT_CHECK_HOST=0 WPSTAT_CHECK_OUT=$${WPSTAT_CHECK_OUT:-$(CURDIR)/results/clients} \
+		SUITES="$${SUITES:-ksft:wpstat_lmdb bats:clients/chronicle bats:clients/rocketmq}" \
+		scripts/check/check.sh
+
 vm: build
 	scripts/vm/vm-run.sh $(if $(KVER),--kver $(KVER)) -- bash -c '$(CMD)'
 
 clean:
 	rm -rf build/kmod build/bin build/lib build/selftests results
 
-.PHONY: all setup build module userspace selftests checkpatch check stress check-debug check-flavours \
+.PHONY: all setup build module userspace selftests checkpatch check stress check-debug check-flavours clients clients-build \
 	demo bench experiment vm \
 	install uninstall clean

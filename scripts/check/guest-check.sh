@@ -68,9 +68,10 @@ for s in "${suites[@]}"; do
 	name=${s#*:}
 	level=counts
 	case $name in *@*) level=${name#*@} name=${name%@*} ;; esac
-	# One TAP file per suite and level: NAME.tap, NAME@timing.tap.
-	tap=$name
-	[ "$level" = counts ] || tap=$name@$level
+	# One TAP file per suite and level: NAME.tap, NAME@timing.tap
+	# (clients/NAME: clients-NAME.tap).
+	tap=${name//\//-}
+	[ "$level" = counts ] || tap=$tap@$level
 	echo "guest-check: $s" >&2
 	echo "guest-check: begin $s" >/dev/kmsg
 	start=$(date +%s)
@@ -82,6 +83,9 @@ for s in "${suites[@]}"; do
 	case $s in
 	ksft:*)
 		(cd /tmp && "$top/build/selftests/$name") >"$results/$tap.tap" 2>&1 ;;
+	bats:*/*)
+		# bats:clients/NAME: a suite outside selftests/bats (make clients).
+		bats --tap "$top/selftests/$name.bats" >"$results/$tap.tap" 2>&1 ;;
 	bats:*)
 		bats --tap "$top/selftests/bats/$name.bats" >"$results/$tap.tap" 2>&1 ;;
 	*)
