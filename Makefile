@@ -147,12 +147,18 @@ clients: setup
 		SUITES="$${SUITES:-ksft:wpstat_lmdb bats:clients/chronicle bats:clients/rocketmq}" \
 		scripts/check/check.sh
 
+# Each client under `wpstat run` in a 6.12 guest (KVER= another kernel):
+# rewrites docs/clients/runs.md and the README's block of it.
+clients-runs: setup
+	@$(MAKE) --no-print-directory build clients-build
+	@scripts/clients/runs.sh $(if $(KVER),--kver $(KVER))
+
 vm: build
 	scripts/vm/vm-run.sh $(if $(KVER),--kver $(KVER)) -- bash -c '$(CMD)'
 
 clean:
 	rm -rf build/kmod build/bin build/lib build/selftests results
 
-.PHONY: all setup build module userspace selftests checkpatch check stress check-debug check-flavours clients clients-build \
+.PHONY: all setup build module userspace selftests checkpatch check stress check-debug check-flavours clients clients-build clients-runs \
 	demo bench experiment vm \
 	install uninstall clean
