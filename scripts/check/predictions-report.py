@@ -88,6 +88,16 @@ PREDICTIONS = [
            "events, no row made.",
      "preallocated table, no allocation in probe context",
      [r"overflow_is_counted"]),
+    ("15", "LMDB (liblmdb 0.9.24, 20 commits of 200 puts): with MDB_WRITEMAP "
+           "each transaction's faults = the pages its commit's msync cleans "
+           "= the folios it dirtied, first-write faults = last_pgno - 1, and "
+           "rewrites of the same keys take only write-protect faults; with "
+           "MDB_NOSYNC nothing is cleaned until mdb_env_sync, which cleans "
+           "the mapping's dirty pages (smaps); without MDB_WRITEMAP no fault "
+           "and mkclean = dirtied. Details: docs/clients/lmdb.md.",
+     "mdb_txn_commit -> mdb_env_sync (msync MS_SYNC / fdatasync) -> "
+     "mdb_env_write_meta; mdb_page_alloc (free list two transactions back)",
+     [r"^lmdb\."]),
 ]
 
 TAP_LINE = re.compile(r"^(not ok|ok) \d+ (.*?)(?: # (SKIP|skip).*)?$")
@@ -102,7 +112,7 @@ def read_results(resdir):
             continue
         rows = []
         for suite in ("wpstat_predict", "wpstat_slowdev", "wpstat_stalls",
-                      "predictions"):
+                      "predictions", "wpstat_lmdb"):
             path = os.path.join(kdir, suite + ".tap")
             if not os.path.exists(path):
                 continue
@@ -134,8 +144,9 @@ def main():
           f"{', '.join(kernels)}; QEMU TCG guest, RAM-disk and null_blk "
           "devices). N = 64 pages. The tests state the exact numbers; "
           "see `selftests/kselftest/wpstat_predict.c`, "
-          "`wpstat_slowdev.c`, `wpstat_stalls.c` and "
-          "`selftests/bats/predictions.bats`.\n")
+          "`wpstat_slowdev.c`, `wpstat_stalls.c`, "
+          "`selftests/bats/predictions.bats` and `selftests/clients/wpstat_lmdb.c`; "
+          "the Java clients (`make clients`) are in docs/clients/.\n")
     for num, claim, source, patterns in PREDICTIONS:
         print(f"## {num}. {claim}\n")
         print(f"Source: {source}.\n")
