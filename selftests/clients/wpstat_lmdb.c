@@ -71,42 +71,78 @@ FIXTURE_VARIANT_ADD(lmdb, writemap) { .flags = MDB_WRITEMAP };
 FIXTURE_VARIANT_ADD(lmdb, nosync) { .flags = MDB_WRITEMAP | MDB_NOSYNC };
 FIXTURE_VARIANT_ADD(lmdb, pwrite) { .flags = 0 };
 
-FIXTURE_SETUP(lmdb)
+/*
+ * A new environment in $WPSTAT_FS_DIR/ext4/lmdb.PID.@name with @flags, its
+ * main database open.  The meta pages mdb_env_init_meta() wrote with
+ * pwrite() are dirty: they are cleaned here, so that every page a
+ * measured commit cleans is one a measured transaction dirtied.
+ * 0, or -1 with the reason on stderr.
+ */
+static int open_env(const char *name, unsigned int flags, char *dir,
+		    size_t dirlen, char *data, size_t datalen, MDB_env **env,
+		    MDB_dbi *dbi)
 {
 	const char *fs = getenv("WPSTAT_FS_DIR");
+	const char *what = "mdb_env_create";
 	MDB_txn *txn;
+	int rc;
 
+	if (!fs) {
+		fprintf(stderr, "WPSTAT_FS_DIR unset: run through guest-check.sh\n");
+		return -1;
+	}
+	snprintf(dir, dirlen, "%s/ext4/lmdb.%d.%s", fs, getpid(), name);
+	snprintf(data, datalen, "%s/data.mdb", dir);
+	if (mkdir(dir, 0700)) {
+		fprintf(stderr, "mkdir %s: %m\n", dir);
+		return -1;
+	}
+	rc = mdb_env_create(env);
+	if (!rc && (what = "mdb_env_set_mapsize"))
+		rc = mdb_env_set_mapsize(*env, MAPSIZE);
+	if (!rc && (what = "mdb_env_open"))
+		rc = mdb_env_open(*env, dir, flags, 0600);
+	if (!rc && (what = "mdb_txn_begin"))
+		rc = mdb_txn_begin(*env, NULL, 0, &txn);
+	if (!rc && (what = "mdb_dbi_open")) {
+		rc = mdb_dbi_open(txn, NULL, 0, dbi);
+		if (rc)
+			mdb_txn_abort(txn);
+		else if ((what = "mdb_txn_commit"))
+			rc = mdb_txn_commit(txn);
+	}
+	if (!rc && (what = "mdb_env_sync"))
+		rc = mdb_env_sync(*env, 1);
+	if (rc) {
+		fprintf(stderr, "%s: %s\n", what, mdb_strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+static void close_env(MDB_env *env, const char *dir, const char *data)
+{
+	char path[640];
+
+	if (env)
+		mdb_env_close(env);
+	snprintf(path, sizeof(path), "%s/lock.mdb", dir);
+	unlink(path);
+	unlink(data);
+	rmdir(dir);
+}
+
+FIXTURE_SETUP(lmdb)
+{
 	ASSERT_TRUE(wps_loaded()) TH_LOG("wpstat module not loaded");
-	ASSERT_NE(NULL, fs) TH_LOG("WPSTAT_FS_DIR unset: run through guest-check.sh");
-	snprintf(self->dir, sizeof(self->dir), "%s/ext4/lmdb.%d.%s", fs,
-		 getpid(), _metadata->name);
-	snprintf(self->data, sizeof(self->data), "%s/data.mdb", self->dir);
-	ASSERT_EQ(0, mkdir(self->dir, 0700)) TH_LOG("mkdir %s: %m", self->dir);
-
-	MDB_OK(mdb_env_create(&self->env));
-	MDB_OK(mdb_env_set_mapsize(self->env, MAPSIZE));
-	MDB_OK(mdb_env_open(self->env, self->dir, variant->flags, 0600));
-	MDB_OK(mdb_txn_begin(self->env, NULL, 0, &txn));
-	MDB_OK(mdb_dbi_open(txn, NULL, 0, &self->dbi));
-	MDB_OK(mdb_txn_commit(txn));
-	/*
-	 * The meta pages mdb_env_init_meta() wrote with pwrite() are dirty:
-	 * clean them now, so that every page a measured commit cleans is
-	 * one a measured transaction dirtied.
-	 */
-	MDB_OK(mdb_env_sync(self->env, 1));
+	ASSERT_EQ(0, open_env(_metadata->name, variant->flags, self->dir,
+			      sizeof(self->dir), self->data, sizeof(self->data),
+			      &self->env, &self->dbi));
 }
 
 FIXTURE_TEARDOWN(lmdb)
 {
-	char path[300];
-
-	if (self->env)
-		mdb_env_close(self->env);
-	snprintf(path, sizeof(path), "%s/lock.mdb", self->dir);
-	unlink(path);
-	unlink(self->data);
-	rmdir(self->dir);
+	close_env(self->env, self->dir, self->data);
 }
 
 /* One write transaction: @n puts of keys [first, first + n), committed. */
@@ -332,6 +368,90 @@ TEST_F(lmdb, rewrites)
 			       last, (long long)d.mkwrite_wp,
 			       (long long)d.mkclean_calls);
 	}
+}
+
+/* Write @value to /proc/sys/vm/@name: 0 or -errno. */
+static int vm_sysctl(const char *name, const char *value)
+{
+	char path[128];
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "/proc/sys/vm/%s", name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, value, strlen(value)) != (ssize_t)strlen(value))
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+/*
+ * MDB_NOSYNC's other cleaner: the flusher.  With dirty_expire_centisecs
+ * and dirty_writeback_centisecs at 100, wb_check_old_data_flush() writes
+ * back the pages dirty for over a second (WB_REASON_PERIODIC): it cleans
+ * exactly the mapping's dirty pages (smaps), all counted as
+ * mkclean_flusher_periodic, and the next transaction write-protect
+ * faults on the pages it writes again.  The sysctls are restored after.
+ */
+FIXTURE(nosync) {
+	char dir[256];
+	char data[300];
+	MDB_env *env;
+	MDB_dbi dbi;
+};
+
+FIXTURE_SETUP(nosync)
+{
+	ASSERT_TRUE(wps_loaded()) TH_LOG("wpstat module not loaded");
+	ASSERT_EQ(0, open_env(_metadata->name, MDB_WRITEMAP | MDB_NOSYNC,
+			      self->dir, sizeof(self->dir), self->data,
+			      sizeof(self->data), &self->env, &self->dbi));
+}
+
+FIXTURE_TEARDOWN(nosync)
+{
+	close_env(self->env, self->dir, self->data);
+}
+
+TEST_F_TIMEOUT(nosync, flusher_cleans, 120)
+{
+	char expire[32], interval[32];
+	struct wps before, after, d;
+	long dirty;
+	int t, i;
+
+	ASSERT_LT(0, wps_slurp("/proc/sys/vm/dirty_expire_centisecs",
+			       expire, sizeof(expire)));
+	ASSERT_LT(0, wps_slurp("/proc/sys/vm/dirty_writeback_centisecs",
+			       interval, sizeof(interval)));
+	for (t = 0; t < TXNS; t++)
+		MDB_OK(put_txn(self->env, self->dbi, t * PUTS, PUTS, 'a'));
+	dirty = smaps_dirty_pages(self->data);
+	ASSERT_LT(0, dirty);
+	ASSERT_EQ(0, wps_read(self->data, &before));
+	ASSERT_EQ(0, vm_sysctl("dirty_expire_centisecs", "100"));
+	ASSERT_EQ(0, vm_sysctl("dirty_writeback_centisecs", "100"));
+	for (i = 0; i < 300; i++) {
+		ASSERT_EQ(0, wps_read(self->data, &after));
+		if (after.mkclean_calls - before.mkclean_calls >= dirty)
+			break;
+		usleep(100000);
+	}
+	vm_sysctl("dirty_expire_centisecs", expire);
+	vm_sysctl("dirty_writeback_centisecs", interval);
+	d = wps_delta(&after, &before);
+	TH_LOG("flusher: %ld dirty pages, mkclean_flusher_periodic %lld",
+	       dirty, (long long)d.mkclean_flusher_periodic);
+	EXPECT_EQ(dirty, d.mkclean_calls);
+	EXPECT_EQ(dirty, d.mkclean_flusher_periodic);
+	EXPECT_EQ(0, smaps_dirty_pages(self->data));
+
+	MDB_OK(put_txn(self->env, self->dbi, 0, PUTS, 'b'));
+	ASSERT_EQ(0, wps_read(self->data, &before));
+	d = wps_delta(&before, &after);
+	EXPECT_LT(0, d.mkwrite_wp);
+	EXPECT_EQ(smaps_dirty_pages(self->data), faults(&d));
 }
 
 TEST_HARNESS_MAIN
