@@ -23,11 +23,32 @@ export WPSTAT_FS_DIR=$fsdir
 
 # Scratch filesystems on RAM disks.  xfs insists on at least 300 MiB.
 setup_fs() {
-	guest_ramdisks 3 320 || return 1
+	guest_ramdisks 6 320 || return 1
 	guest_mkfs_mount ext4 /dev/ram0 $fsdir/ext4 || return 1
 	guest_mkfs_mount xfs /dev/ram1 $fsdir/xfs || return 1
 	guest_mkfs_mount btrfs /dev/ram2 $fsdir/btrfs || return 1
 	guest_mount tmpfs $fsdir/tmpfs
+}
+
+# The filesystems of the per-filesystem suite (wpstat_fs), each on its own:
+# one that cannot be made leaves $fsdir/NAME.unavailable with the reason,
+# and the suite skips its variant with that reason.  overlay: lower, upper
+# and work directories on the ext4 scratch filesystem.
+setup_more_fs() {
+	local why
+	try_fs() {
+		local name=$1
+		shift
+		if ! why=$("$@" 2>&1); then
+			echo "${why:-$* failed}" | head -n 3 >"$fsdir/$name.unavailable"
+		fi
+	}
+	try_fs ext4-journal guest_mkfs_mount ext4 /dev/ram3 $fsdir/ext4-journal -o data=journal
+	try_fs ext4-nodelalloc guest_mkfs_mount ext4 /dev/ram4 $fsdir/ext4-nodelalloc -o nodelalloc
+	try_fs f2fs guest_mkfs_mount f2fs /dev/ram5 $fsdir/f2fs
+	mkdir -p $fsdir/ext4/.ovl/lower $fsdir/ext4/.ovl/upper $fsdir/ext4/.ovl/work
+	try_fs overlay guest_mount overlay $fsdir/overlay -t overlay \
+		-o lowerdir=$fsdir/ext4/.ovl/lower,upperdir=$fsdir/ext4/.ovl/upper,workdir=$fsdir/ext4/.ovl/work
 }
 
 # Only what a test starts (msync, fsync, sync_file_range) cleans pages.
@@ -37,11 +58,12 @@ if ! setup_fs >"$results/setup.log" 2>&1; then
 	echo "guest-check: scratch filesystem set-up failed:" >&2
 	cat "$results/setup.log" >&2
 fi
+setup_more_fs >>"$results/setup.log" 2>&1
 
 # The suites whose counts must be the same at both levels (the prediction
 # suites, the interface and the reliability suite) run again at level
 # timing, with the module switched there at run time.
-timing_suites=${WPSTAT_TIMING_SUITES-ksft:wpstat_iface ksft:wpstat_predict ksft:wpstat_lmdb ksft:wpstat_lifetime ksft:wpstat_threads ksft:wpstat_ctlfuzz ksft:wpstat_privacy ksft:wpstat_slowdev ksft:wpstat_stalls bats:predictions}
+timing_suites=${WPSTAT_TIMING_SUITES-ksft:wpstat_iface ksft:wpstat_predict ksft:wpstat_lmdb ksft:wpstat_fs ksft:wpstat_lifetime ksft:wpstat_threads ksft:wpstat_ctlfuzz ksft:wpstat_privacy ksft:wpstat_slowdev ksft:wpstat_stalls bats:predictions}
 
 suites=("$@")
 if [ ${#suites[@]} = 0 ]; then

@@ -19,7 +19,7 @@ guest_ramdisks() {
 	modprobe brd rd_nr="$1" rd_size=$(($2 * 1024))
 }
 
-# guest_mkfs FS DEV [MKFS_OPTION...]: a fresh FS (ext4, xfs or btrfs) on
+# guest_mkfs FS DEV [MKFS_OPTION...]: a fresh FS (ext4, xfs, btrfs, f2fs) on
 # DEV, quietly and over whatever DEV held before.  xfs insists on at least
 # 300 MiB.
 guest_mkfs() {
@@ -29,6 +29,7 @@ guest_mkfs() {
 	ext4) mkfs.ext4 -q -F "$@" "$dev" ;;
 	xfs) mkfs.xfs -q -f "$@" "$dev" ;;
 	btrfs) mkfs.btrfs -q -f "$@" "$dev" ;;
+	f2fs) mkfs.f2fs -q -f "$@" "$dev" ;;
 	*) echo "guest_mkfs: unknown filesystem '$fs'" >&2; return 2 ;;
 	esac
 }
@@ -46,9 +47,10 @@ guest_mount() {
 	fi
 }
 
-# guest_mkfs_mount FS DEV DIR: guest_mkfs with no options, then guest_mount.
+# guest_mkfs_mount FS DEV DIR [MOUNT_OPTION...]: guest_mkfs with no
+# options, then guest_mount.
 guest_mkfs_mount() {
-	guest_mkfs "$1" "$2" && guest_mount "$2" "$3"
+	guest_mkfs "$1" "$2" && guest_mount "$2" "$3" "${@:4}"
 }
 
 # guest_sysctl NAME=VALUE...: set kernel parameters, quietly.

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * wpstat_fs: the prediction of wpstat_predict's store_msync_store_store
+ * (pass 1 first-write faults, msync write-protects, pass 2 write-protect
+ * faults, pass 3 nothing) and of write(2) + fsync, on the filesystems
+ * guest-check.sh mounts for this suite: ext4 with data=journal, ext4 with
+ * nodelalloc, f2fs, and overlayfs over ext4.  A filesystem guest-check
+ * could not mount ($WPSTAT_FS_DIR/NAME.unavailable) skips with its reason.
+ *
+ * The same on every one of them, on 6.1 and 6.12: pass 1 takes N
+ * first-write faults (do_shared_fault -> do_page_mkwrite) and N ratelimited
+ * calls (fault_dirty_shared_page); each msync(MS_SYNC) write-protects the
+ * N pages once for msync (folio_clear_dirty_for_io -> folio_mkclean);
+ * pass 2 takes N write-protect faults (do_wp_page -> wp_page_shared); pass
+ * 3 takes nothing; write(2) takes no fault and one ratelimited call per
+ * page (generic_perform_write).  What differs, and why:
+ *
+ *   ext4 data=journal (ext4_page_mkwrite's journalled branch: no
+ *   block_page_mkwrite, so no folio_wait_stable on a fault):
+ *     6.1: msync writes each page into the journal
+ *       (__ext4_journalled_writepage), and the commit that
+ *       ext4_sync_file() forces refiles the buffers as dirty for the
+ *       checkpoint (__jbd2_journal_refile_buffer -> mark_buffer_dirty):
+ *       N more dirtyings after the clean.  Pass 2's faults find the
+ *       pages already dirty: no dirtying.  write(2) journals the data
+ *       without dirtying the page (ext4_journalled_write_end); fsync's
+ *       commit dirties it for the checkpoint, and the next fsync writes
+ *       it back.
+ *     6.12 (the data=journal rework of 6.5): ext4_do_writepages() commits
+ *       first (ext4_fc_commit), and the commit write-protects the pages
+ *       itself (ext4_journalled_submit_inode_data_buffers ->
+ *       write_cache_pages: N folio_mkclean from jbd2, counted
+ *       mkclean_other), then refiles them dirty; msync's own pass
+ *       checkpoints them (N for msync).  Two cleans per page per msync.
+ *       write(2) dirties the page as usual (ext4_write_end ->
+ *       block_write_end), and fsync cleans it once.
+ *   ext4 nodelalloc (ext4_page_mkwrite's non-delalloc branch:
+ *     block_page_mkwrite -> folio_wait_stable once per fault; the write
+ *     path ext4_write_begin waits in __filemap_get_folio(FGP_STABLE) for a
+ *     cached page and again with folio_wait_stable: 1 per write to a new
+ *     page, 2 to a cached one, on both kernels).
+ *   f2fs: f2fs_vm_page_mkwrite() and f2fs_write_begin() wait with
+ *     f2fs_wait_on_page_writeback(), which calls folio_wait_stable only
+ *     when the page is under writeback: no stable_calls here.
+ *   overlayfs over ext4: ovl_mmap() maps the upper (real) file, so the
+ *     faults and cleans are ext4's (delalloc: one folio_wait_stable per
+ *     fault; per write(2) to a new page 1 on 6.1 (ext4_da_write_begin ->
+ *     wait_for_stable_page), 0 on 6.12 (only __filemap_get_folio's
+ *     FGP_STABLE wait, which a folio it creates skips); to a cached page
+ *     2 on 6.1, 1 on 6.12, as wpstat_predict), counted against the upper
+ *     inode; the overlay inode the application opened has no row.
+ */
+#include "wpstat_test.h"
+#include "kselftest_harness.h"
+
+#define NPAGES	64
+
+FIXTURE(fs) {
+	char path[256];		/* where the test opens and maps the file */
+	char counted[300];	/* the file whose row holds the counts */
+	int fd;
+	char *map;
+	struct wps base;
+};
+
+/*
+ * name: the directory under $WPSTAT_FS_DIR.  upper: overlayfs; the file's
+ * pages belong to the upper ext4 inode (ovl_mmap() maps the real file), so
+ * its counts are read from the upper directory.
+ */
+FIXTURE_VARIANT(fs) {
+	const char *name;
+	const char *upper;
+	bool journal;		/* data=journal: the cases above */
+	int stable_fault;	/* folio_wait_stable calls per fault */
+	int stable_new_61;	/* ... per write(2) to a page not cached, 6.1 */
+	int stable_new_612;	/* ... and 6.12 */
+	int stable_cached_61;	/* ... per write(2) to a cached page, 6.1 */
+	int stable_cached_612;	/* ... and 6.12 */
+};
+
+FIXTURE_VARIANT_ADD(fs, ext4_journal) {
+	.name = "ext4-journal", .journal = true,
+	.stable_new_61 = 1, .stable_new_612 = 1,
+	.stable_cached_61 = 2, .stable_cached_612 = 2,
+};
+FIXTURE_VARIANT_ADD(fs, ext4_nodelalloc) {
+	.name = "ext4-nodelalloc", .stable_fault = 1,
+	.stable_new_61 = 1, .stable_new_612 = 1,
+	.stable_cached_61 = 2, .stable_cached_612 = 2,
+};
+FIXTURE_VARIANT_ADD(fs, f2fs) { .name = "f2fs" };
+FIXTURE_VARIANT_ADD(fs, overlay) {
+	.name = "overlay", .upper = "ext4/.ovl/upper", .stable_fault = 1,
+	.stable_new_61 = 1, .stable_new_612 = 0,
+	.stable_cached_61 = 2, .stable_cached_612 = 1,
+};
+
+/* jbd2's commit write-protects journalled pages itself (6.5 and later). */
+static bool commit_protects(void)
+{
+	return wps_kernel_at_least(6, 5);
+}
+
+FIXTURE_SETUP(fs)
+{
+	const char *dir = getenv("WPSTAT_FS_DIR");
+	char why[512], path[300];
+
+	ASSERT_TRUE(wps_loaded()) TH_LOG("wpstat is not loaded");
+	ASSERT_NE(NULL, dir) TH_LOG("WPSTAT_FS_DIR unset: run through guest-check.sh");
+	snprintf(path, sizeof(path), "%s/%s.unavailable", dir, variant->name);
+	if (wps_slurp(path, why, sizeof(why)) > 0) {
+		why[strcspn(why, "\n")] = 0;
+		SKIP(return, "%s not mounted: %s", variant->name, why);
+	}
+	self->fd = wps_scratch(variant->name, "fs", NPAGES, self->path,
+			       sizeof(self->path));
+	ASSERT_LE(0, self->fd) TH_LOG("no scratch file on %s", variant->name);
+	if (variant->upper)
+		snprintf(self->counted, sizeof(self->counted), "%s/%s/%s", dir,
+			 variant->upper, strrchr(self->path, '/') + 1);
+	else
+		snprintf(self->counted, sizeof(self->counted), "%s", self->path);
+	self->map = NULL;
+	ASSERT_EQ(0, wps_read(self->counted, &self->base));
+}
+
+FIXTURE_TEARDOWN(fs)
+{
+	if (self->map)
+		munmap(self->map, NPAGES * PAGE);
+	if (self->fd > 0) {
+		close(self->fd);
+		unlink(self->path);
+	}
+}
+
+static struct wps since(struct __test_metadata *_metadata, const char *path,
+			struct wps *base)
+{
+	struct wps now, d;
+
+	ASSERT_EQ(0, wps_read(path, &now)) TH_LOG("cannot read counters");
+	d = wps_delta(&now, base);
+	*base = now;
+	return d;
+}
+
+#define SINCE() since(_metadata, self->counted, &self->base)
+
+static void log_delta(struct __test_metadata *_metadata, const char *what,
+		      const struct wps *d)
+{
+	TH_LOG("%s: first %lld wp %lld mkclean %lld msync %lld fsync %lld other %lld stable %lld waits %lld dirtied %lld bdp %lld bdp_fault %lld wb_waits %lld",
+	       what, (long long)d->mkwrite_first, (long long)d->mkwrite_wp,
+	       (long long)d->mkclean_calls, (long long)d->mkclean_msync,
+	       (long long)d->mkclean_fsync, (long long)d->mkclean_other,
+	       (long long)d->stable_calls, (long long)d->stable_waits,
+	       (long long)d->dirtied, (long long)d->bdp_calls,
+	       (long long)d->bdp_fault_calls, (long long)d->wb_waits);
+}
+
+TEST_F(fs, store_msync_store_store)
+{
+	bool old_journal = variant->journal && !commit_protects();
+	bool new_journal = variant->journal && commit_protects();
+	struct wps d;
+	int round;
+
+	self->map = map_shared(self->fd, NPAGES);
+	ASSERT_NE(NULL, self->map);
+	wps_store_pages(self->map, NPAGES, 1);
+	d = SINCE();
+	log_delta(_metadata, "pass 1", &d);
+	EXPECT_EQ(NPAGES, d.mkwrite_first);
+	EXPECT_EQ(0, d.mkwrite_wp);
+	EXPECT_EQ(NPAGES, d.bdp_fault_calls);
+	EXPECT_EQ(NPAGES, d.dirtied);
+	EXPECT_EQ(NPAGES * variant->stable_fault, d.stable_calls);
+
+	for (round = 0; round < 2; round++) {
+		ASSERT_EQ(0, msync(self->map, NPAGES * PAGE, MS_SYNC));
+		d = SINCE();
+		log_delta(_metadata, "msync", &d);
+		EXPECT_EQ(NPAGES, d.mkclean_msync);
+		EXPECT_EQ(new_journal ? NPAGES : 0, d.mkclean_other);
+		EXPECT_EQ(new_journal ? 2 * NPAGES : NPAGES, d.mkclean_calls);
+		EXPECT_EQ(variant->journal ? NPAGES : 0, d.dirtied);
+		EXPECT_TIMED_EQ(NPAGES, d.mkclean_ptes);
+		if (round)
+			break;
+
+		wps_store_pages(self->map, NPAGES, 2);
+		d = SINCE();
+		log_delta(_metadata, "pass 2", &d);
+		EXPECT_EQ(0, d.mkwrite_first);
+		EXPECT_EQ(NPAGES, d.mkwrite_wp);
+		EXPECT_EQ(NPAGES, d.bdp_fault_calls);
+		EXPECT_EQ(old_journal ? 0 : NPAGES, d.dirtied);
+		EXPECT_EQ(NPAGES * variant->stable_fault, d.stable_calls);
+
+		wps_store_pages(self->map, NPAGES, 3);
+		d = SINCE();
+		EXPECT_EQ(0, d.mkwrite_first + d.mkwrite_wp);
+		EXPECT_EQ(0, d.mkclean_calls);
+		EXPECT_EQ(0, d.dirtied);
+	}
+}
+
+TEST_F(fs, write_fsync)
+{
+	bool old_journal = variant->journal && !commit_protects();
+	bool k612 = wps_kernel_at_least(6, 12);
+	int new = k612 ? variant->stable_new_612 : variant->stable_new_61;
+	int cached = k612 ? variant->stable_cached_612 : variant->stable_cached_61;
+	struct wps d;
+
+	ASSERT_EQ(0, pwrite_pages(self->fd, 0, NPAGES, 1));
+	d = SINCE();
+	log_delta(_metadata, "pwrite 1", &d);
+	EXPECT_EQ(0, d.mkwrite_first + d.mkwrite_wp);
+	EXPECT_EQ(NPAGES, d.bdp_calls);
+	EXPECT_EQ(NPAGES * new, d.stable_calls);
+	EXPECT_EQ(old_journal ? 0 : NPAGES, d.dirtied);
+
+	ASSERT_EQ(0, fsync(self->fd));
+	d = SINCE();
+	log_delta(_metadata, "fsync", &d);
+	EXPECT_EQ(old_journal ? 0 : NPAGES, d.mkclean_fsync);
+	EXPECT_EQ(d.mkclean_fsync, d.mkclean_calls);
+	EXPECT_EQ(old_journal ? NPAGES : 0, d.dirtied);
+	EXPECT_TIMED_EQ(0, d.mkclean_ptes);
+
+	ASSERT_EQ(0, pwrite_pages(self->fd, 0, NPAGES, 2));
+	d = SINCE();
+	log_delta(_metadata, "pwrite 2", &d);
+	EXPECT_EQ(NPAGES, d.bdp_calls);
+	EXPECT_EQ(NPAGES * cached, d.stable_calls);
+	EXPECT_EQ(old_journal ? 0 : NPAGES, d.dirtied);
+
+	ASSERT_EQ(0, fsync(self->fd));
+	d = SINCE();
+	log_delta(_metadata, "fsync 2", &d);
+	EXPECT_EQ(NPAGES, d.mkclean_fsync);
+	EXPECT_EQ(NPAGES, d.mkclean_calls);
+	EXPECT_EQ(old_journal ? NPAGES : 0, d.dirtied);
+}
+
+/*
+ * overlayfs: the application's file is the overlay inode, but the page
+ * cache, the faults and the cleans are the upper ext4 inode's (ovl_mmap()
+ * swaps vma->vm_file for the real file): the overlay path finds no row.
+ */
+TEST_F(fs, counted_against_the_real_inode)
+{
+	struct wps mine;
+
+	self->map = map_shared(self->fd, NPAGES);
+	ASSERT_NE(NULL, self->map);
+	wps_store_pages(self->map, NPAGES, 1);
+	ASSERT_EQ(0, msync(self->map, NPAGES * PAGE, MS_SYNC));
+	ASSERT_EQ(0, wps_read(self->counted, &mine));
+	EXPECT_EQ(NPAGES, mine.mkwrite_first - self->base.mkwrite_first);
+	EXPECT_EQ(NPAGES, mine.mkclean_msync - self->base.mkclean_msync);
+	if (variant->upper) {
+		ASSERT_EQ(0, wps_read(self->path, &mine));
+		EXPECT_EQ(0, mine.mkwrite_first) TH_LOG("a row for the overlay inode");
+		EXPECT_EQ(0, mine.mkclean_calls);
+	}
+}
+
+TEST_HARNESS_MAIN
