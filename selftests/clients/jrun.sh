@@ -10,7 +10,10 @@
 # chronicle-bytes' MappedFile) reaches into the JDK with reflection: it needs
 # these opens/exports on JDK 17 or it fails at start with
 # InaccessibleObjectException (the list is Chronicle's own for Java 11+,
-# docs "Java 11/17 support").  RocketMQ's store needs the sun.nio.ch export and
+# docs "Java 11/17 support").  ChronicleAppend (chronicle-queue 5.22.28)
+# strictly needs java.base/java.lang.reflect opened (else
+# IllegalAccessException in class initialisation) and jdk.internal.ref
+# exported (else an access warning); the rest cover Chronicle's other paths.  RocketMQ's store needs the sun.nio.ch export and
 # java.nio opens too (DirectBuffer cleaning of MappedByteBuffer).
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
