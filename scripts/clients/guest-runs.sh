@@ -34,8 +34,12 @@ run lmdb-pwrite "$bin/lmdb-commits" db
 
 jrun=$top/selftests/clients/jrun.sh
 if [ -f "$top/build/clients/java/.built" ] && [ -x "$jrun" ]; then
-	run chronicle-plain "$jrun" wpstat.clients.ChronicleAppend --dir q --pretouch off
-	run chronicle-pretouch "$jrun" wpstat.clients.ChronicleAppend --dir q --pretouch on
+	# As selftests/clients/chronicle.bats: 1000 appends of 1020 bytes,
+	# the driver's fdatasync after 500.
+	for p in off on; do
+		run chronicle-pretouch-$p "$jrun" wpstat.clients.ChronicleAppend --dir q \
+			--messages 1000 --size 1020 --fsync-after 500 --pretouch $p
+	done
 	for warm in off on; do
 		for pool in off on; do
 			run "rocketmq-warm-$warm-pool-$pool" "$jrun" wpstat.clients.RocketmqAppend \
