@@ -2,6 +2,7 @@
 /* Parser for /proc/wpstat/inodes; see wpstat_proc.h. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/sysmacros.h>
 
 #include "wpstat_proc.h"
@@ -420,18 +422,178 @@ static void sb_dev_of(int fd, const struct stat *st, unsigned int *maj,
 	fclose(f);
 }
 
-int wpstat_fd_key(int fd, struct wpstat_file_key *key)
+#define OVERLAYFS_MAGIC	0x794c7630
+
+/*
+ * Split overlayfs' layer list (lowerdir=A:B, with ':' and '\\' inside a
+ * name escaped by a backslash, ovl_show_options()) at ':' in place; the
+ * number of layers, at most @max, put in @layers.
+ */
+size_t wpstat_ovl_split_layers(char *list, char **layers, size_t max)
 {
+	size_t n = 0;
+	char *s = list, *d = list;
+
+	if (!*list || !max)
+		return 0;
+	layers[n++] = d;
+	while (*s) {
+		if (*s == '\\' && s[1]) {
+			*d++ = s[1];
+			s += 2;
+		} else if (*s == ':') {
+			*d++ = '\0';
+			s++;
+			if (*s == ':')	/* "::": the data-only layers follow */
+				s++;
+			if (n == max)
+				return n;
+			layers[n++] = d;
+		} else {
+			*d++ = *s++;
+		}
+	}
+	*d = '\0';
+	return n;
+}
+
+/*
+ * The value of option @name= in a mountinfo super-options field (commas
+ * separate options; a ',' inside a value is escaped by a backslash), into
+ * @buf with its \ooo escapes undone: 0, or -ENOENT.
+ */
+int wpstat_mount_option(const char *opts, const char *name, char *buf,
+			size_t len)
+{
+	size_t nlen = strlen(name);
+	const char *s = opts, *end;
+	char raw[PATH_MAX * 2];
+
+	while (*s) {
+		for (end = s; *end && *end != ','; end++)
+			if (*end == '\\' && end[1])
+				end++;
+		if ((size_t)(end - s) > nlen && !strncmp(s, name, nlen) &&
+		    s[nlen] == '=') {
+			size_t vlen = end - s - nlen - 1;
+
+			if (vlen >= sizeof(raw))
+				vlen = sizeof(raw) - 1;
+			memcpy(raw, s + nlen + 1, vlen);
+			raw[vlen] = '\0';
+			wpstat_unescape_octal(buf, len, raw);
+			return 0;
+		}
+		s = *end ? end + 1 : end;
+	}
+	return -ENOENT;
+}
+
+/*
+ * An overlayfs file's pages, faults and cleans are its real file's
+ * (ovl_mmap() maps the upper or lower file), so the module counts the
+ * real inode.  Find it: the file's path below the overlay mount's root,
+ * looked up in upperdir, then in each lowerdir (mountinfo's options).
+ * Returns an fd of the real file, or -errno.
+ */
+static int ovl_real_fd(int fd)
+{
+	char link[64], path[PATH_MAX], root[PATH_MAX], cand[PATH_MAX * 3 + 8];
+	char *line = NULL, *layers[64], opts_val[PATH_MAX * 2];
+	const char *rel = NULL;
+	struct statx stx;
+	size_t n = 0, i, nl;
+	ssize_t len;
+	int ret = -ENOENT;
+	FILE *f;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	len = readlink(link, path, sizeof(path) - 1);
+	if (len <= 0)
+		return -errno;
+	path[len] = '\0';
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) ||
+	    !(stx.stx_mask & STATX_MNT_ID))
+		return -ENOTSUP;
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -errno;
+	while (ret == -ENOENT && getline(&line, &n, f) > 0) {
+		unsigned long long id;
+		char *sep, *opts;
+		int pos = 0;
+
+		if (sscanf(line, "%llu %*u %*u:%*u %*s %n", &id, &pos) != 1 ||
+		    id != stx.stx_mnt_id || !pos)
+			continue;
+		/* mount point, then " - overlay SOURCE SUPER-OPTIONS" */
+		line[pos + strcspn(line + pos, " ")] = '\0';
+		wpstat_unescape_octal(root, sizeof(root), line + pos);
+		sep = strstr(line + pos + strlen(line + pos) + 1, " - ");
+		if (!sep)
+			break;
+		opts = strrchr(sep, ' ');
+		opts[strcspn(opts, "\n")] = '\0';
+		opts++;
+		len = strlen(root);
+		if (strcmp(root, "/") && (strncmp(path, root, len) ||
+					  (path[len] && path[len] != '/')))
+			break;
+		rel = strcmp(root, "/") ? path + len : path;
+		nl = 0;
+		if (!wpstat_mount_option(opts, "upperdir", opts_val,
+					 sizeof(opts_val))) {
+			snprintf(cand, sizeof(cand), "%s%s", opts_val, rel);
+			ret = open(cand, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+			if (ret < 0)
+				ret = -ENOENT;
+		}
+		if (ret >= 0 || wpstat_mount_option(opts, "lowerdir", opts_val,
+						    sizeof(opts_val)))
+			break;
+		nl = wpstat_ovl_split_layers(opts_val, layers, 64);
+		for (i = 0; i < nl && ret < 0; i++) {
+			snprintf(cand, sizeof(cand), "%s%s", layers[i], rel);
+			ret = open(cand, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+			if (ret < 0)
+				ret = -ENOENT;
+		}
+	}
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+static int fd_key(int fd, struct wpstat_file_key *key, int depth)
+{
+	struct statfs sfs;
 	struct stat st;
 	int gen = 0;
 
 	if (fstat(fd, &st))
 		return -errno;
+	if (depth < 4 && S_ISREG(st.st_mode) && !fstatfs(fd, &sfs) &&
+	    sfs.f_type == OVERLAYFS_MAGIC) {
+		int real = ovl_real_fd(fd);
+
+		if (real >= 0) {
+			int ret = fd_key(real, key, depth + 1);
+
+			close(real);
+			return ret;
+		}
+	}
 	sb_dev_of(fd, &st, &key->major, &key->minor);
 	key->ino = st.st_ino;
 	key->have_gen = ioctl(fd, FS_IOC_GETVERSION, &gen) == 0;
 	key->gen = gen;
 	return 0;
+}
+
+/* An overlayfs file is keyed by its real (upper or lower) file. */
+int wpstat_fd_key(int fd, struct wpstat_file_key *key)
+{
+	return fd_key(fd, key, 0);
 }
 
 int wpstat_path_key(const char *path, struct wpstat_file_key *key)

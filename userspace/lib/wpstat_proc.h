@@ -105,9 +105,17 @@ struct wpstat_file_key {
 	bool have_gen;		/* the filesystem reports generations */
 };
 
-/* Fill @key for an open file or a path: 0 or -errno. */
+/*
+ * Fill @key for an open file or a path: 0 or -errno.  A file on overlayfs
+ * gets its real (upper, else lower) file's key: the inode the module
+ * counts, since ovl_mmap() maps the real file.
+ */
 int wpstat_fd_key(int fd, struct wpstat_file_key *key);
 int wpstat_path_key(const char *path, struct wpstat_file_key *key);
+/* Helpers of the overlayfs lookup, exposed for the unit tests. */
+int wpstat_mount_option(const char *opts, const char *name, char *buf,
+			size_t len);
+size_t wpstat_ovl_split_layers(char *list, char **layers, size_t max);
 const struct wpstat_row *wpstat_snapshot_find_key(const struct wpstat_snapshot *s,
 						  const struct wpstat_file_key *key);
 /* The row for a file path (dev, inode and generation), or NULL. */

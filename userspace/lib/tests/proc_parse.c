@@ -185,6 +185,32 @@ static void test_fmt(void)
 	   "sizes: 256KiB, 1.5KiB");
 }
 
+/* overlayfs: the real file is found through mountinfo's options. */
+static void test_overlay_options(void)
+{
+	static const char opts[] =
+		"rw,lowerdir=/l\\:1:/l2::/data,upperdir=/u\\054x,workdir=/w,uuid=on";
+	char buf[256], list[256], *layers[4];
+	size_t n;
+
+	ok(!wpstat_mount_option(opts, "upperdir", buf, sizeof(buf)) &&
+	   !strcmp(buf, "/u,x"), "upperdir: \\054 unescaped to ','");
+	ok(!wpstat_mount_option(opts, "workdir", buf, sizeof(buf)) &&
+	   !strcmp(buf, "/w"), "workdir");
+	ok(wpstat_mount_option(opts, "upper", buf, sizeof(buf)) == -ENOENT &&
+	   wpstat_mount_option(opts, "index", buf, sizeof(buf)) == -ENOENT,
+	   "an option's prefix or a missing option: -ENOENT");
+	ok(!wpstat_mount_option(opts, "lowerdir", list, sizeof(list)) &&
+	   !strcmp(list, "/l\\:1:/l2::/data"), "lowerdir kept raw");
+	n = wpstat_ovl_split_layers(list, layers, 4);
+	ok(n == 3 && !strcmp(layers[0], "/l:1") && !strcmp(layers[1], "/l2") &&
+	   !strcmp(layers[2], "/data"),
+	   "layers split at ':' and '::', an escaped ':' kept");
+	strcpy(list, "/a:/b:/c");
+	ok(wpstat_ovl_split_layers(list, layers, 2) == 2 &&
+	   !strcmp(layers[1], "/b"), "at most @max layers");
+}
+
 int main(void)
 {
 	int fd = mkstemp(path);
@@ -199,6 +225,7 @@ int main(void)
 	test_gone();
 	test_delta();
 	test_fmt();
+	test_overlay_options();
 	unlink(path);
 	printf("1..%d\n", ntest);
 	return nfail != 0;
