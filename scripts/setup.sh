@@ -47,7 +47,8 @@ tools="qemu-system-x86 libkmod-dev kmod pkg-config bats bats-assert bats-support
 	e2fsprogs xfsprogs btrfs-progs python3-venv jq busybox-static
 	bc flex bison libelf-dev libssl-dev xz-utils linux-source-6.12
 	dmsetup util-linux dkms groff-base openjdk-17-jdk-headless bpftrace
-	curl iproute2 prometheus prometheus-node-exporter liblmdb-dev lmdb-utils maven f2fs-tools"
+	curl iproute2 prometheus prometheus-node-exporter liblmdb-dev lmdb-utils maven
+	f2fs-tools libfuse3-dev fuse3"
 
 missing=()
 for p in $tools; do pkg_installed "$p" || missing+=("$p")

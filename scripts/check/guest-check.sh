@@ -63,7 +63,7 @@ setup_more_fs >>"$results/setup.log" 2>&1
 # The suites whose counts must be the same at both levels (the prediction
 # suites, the interface and the reliability suite) run again at level
 # timing, with the module switched there at run time.
-timing_suites=${WPSTAT_TIMING_SUITES-ksft:wpstat_iface ksft:wpstat_predict ksft:wpstat_lmdb ksft:wpstat_fs ksft:wpstat_lifetime ksft:wpstat_threads ksft:wpstat_ctlfuzz ksft:wpstat_privacy ksft:wpstat_slowdev ksft:wpstat_stalls bats:predictions}
+timing_suites=${WPSTAT_TIMING_SUITES-ksft:wpstat_iface ksft:wpstat_predict ksft:wpstat_lmdb ksft:wpstat_fs ksft:wpstat_lifetime ksft:wpstat_threads ksft:wpstat_ctlfuzz ksft:wpstat_privacy ksft:wpstat_slowdev ksft:wpstat_stalls ksft:wpstat_fuse bats:predictions}
 
 suites=("$@")
 if [ ${#suites[@]} = 0 ]; then
