@@ -421,7 +421,7 @@ TEST_F_TIMEOUT(fuse, store_while_fuse_writeback_in_flight, 60)
  * (WB_SYNC_ALL: fuse_writepages -> folio_mkclean), then fuse_sync_writes;
  * unless the server opened it FOPEN_NOFLUSH without writeback_cache, which
  * this one does not.  So a reader that opens and closes the file (a
- * backup, an indexer, wpstat's own path lookup) write-protects the
+ * backup, an indexer; not wpstat, see below) write-protects the
  * writer's pages: its next stores are write-protect faults.
  */
 TEST_F(fuse, close_of_another_fd_writes_back)
@@ -443,6 +443,35 @@ TEST_F(fuse, close_of_another_fd_writes_back)
 	wps_store_pages(self->map, NPAGES, 2);
 	d = SINCE();
 	EXPECT_EQ(NPAGES, d.mkwrite_wp);
+}
+
+/*
+ * wpstat's own lookup by path (wpstat_path_key: show --resolve, filter
+ * path, wps_read) keys a FUSE file through an O_PATH descriptor, which
+ * fuse_flush never sees: looking the file up cleans nothing, and the next
+ * stores take no fault.  The same key as the test's own fd, less the
+ * generation FUSE does not report.
+ */
+TEST_F(fuse, path_lookup_does_not_write_back)
+{
+	struct wpstat_file_key key;
+	struct wps d, byname;
+
+	SET_UP(0, NPAGES, true);
+	wps_store_pages(self->map, NPAGES, 1);
+	SINCE();
+	ASSERT_EQ(0, wpstat_path_key(self->path, &key));
+	EXPECT_EQ(self->key.major, key.major);
+	EXPECT_EQ(self->key.minor, key.minor);
+	EXPECT_EQ(self->key.ino, key.ino);
+	ASSERT_EQ(0, wps_read(self->path, &byname));
+	d = SINCE();
+	EXPECT_EQ(0, d.mkclean_calls);
+	EXPECT_EQ(self->base.mkwrite_first, byname.mkwrite_first);
+	wps_store_pages(self->map, NPAGES, 2);
+	d = SINCE();
+	EXPECT_EQ(0, d.mkwrite_wp);
+	EXPECT_EQ(0, d.mkwrite_first);
 }
 
 /*

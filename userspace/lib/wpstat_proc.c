@@ -596,10 +596,32 @@ int wpstat_fd_key(int fd, struct wpstat_file_key *key)
 	return fd_key(fd, key, 0);
 }
 
+#define FUSE_MAGIC	0x65735546
+#define NFS_MAGIC	0x6969
+
+/*
+ * Looking a file up must not change what it counts.  Closing a FUSE or
+ * NFS file writes its dirty pages back (fuse_flush -> write_inode_now,
+ * nfs_file_flush -> nfs_wb_all) and so write-protects the writer's
+ * pages: those are keyed through an O_PATH descriptor, which is never
+ * flushed, without a generation (neither reports one to
+ * FS_IOC_GETVERSION).  Others are opened read-only for the generation.
+ */
 int wpstat_path_key(const char *path, struct wpstat_file_key *key)
 {
+	struct statfs sfs;
 	int fd, ret;
 
+	fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (!fstatfs(fd, &sfs) &&
+	    (sfs.f_type == FUSE_MAGIC || sfs.f_type == NFS_MAGIC)) {
+		ret = wpstat_fd_key(fd, key);
+		close(fd);
+		return ret;
+	}
+	close(fd);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
