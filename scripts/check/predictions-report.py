@@ -98,6 +98,24 @@ PREDICTIONS = [
      "mdb_txn_commit -> mdb_env_sync (msync MS_SYNC / fdatasync) -> "
      "mdb_env_write_meta; mdb_page_alloc (free list two transactions back)",
      [r"^lmdb\."]),
+    ("16", "ext4 data=journal, ext4 nodelalloc, f2fs, overlayfs: N first-write "
+           "faults, msync cleans N for msync, N write-protect faults; "
+           "data=journal re-dirties what msync cleans (6.1) or cleans each page "
+           "twice, once from the jbd2 commit (6.12); f2fs makes no "
+           "folio_wait_stable call without writeback in flight; overlayfs is "
+           "counted against the upper inode, found from the merged path. "
+           "Details: docs/filesystems.md.",
+     "ext4_page_mkwrite (journalled / non-delalloc branches); "
+     "__jbd2_journal_refile_buffer; ext4_journalled_submit_inode_data_buffers; "
+     "f2fs_wait_on_page_writeback; ovl_mmap",
+     [r"^fs\."]),
+    ("17", "FUSE: the same faults and cleans per page as ext4, and a store "
+           "waiting for the server's WRITE is invisible to the wait counters "
+           "(fuse_wait_on_page_writeback): only mkwrite_ns holds it. Details: "
+           "docs/fs/fuse.md.",
+     "fuse_page_mkwrite -> fuse_wait_on_page_writeback; fuse_writepages_send "
+     "ends PG_writeback at once; fuse_flush -> write_inode_now",
+     [r"^fuse\."]),
 ]
 
 TAP_LINE = re.compile(r"^(not ok|ok) \d+ (.*?)(?: # (SKIP|skip).*)?$")
@@ -112,7 +130,8 @@ def read_results(resdir):
             continue
         rows = []
         for suite in ("wpstat_predict", "wpstat_slowdev", "wpstat_stalls",
-                      "predictions", "wpstat_lmdb"):
+                      "predictions", "wpstat_lmdb", "wpstat_fs",
+                      "wpstat_fuse"):
             path = os.path.join(kdir, suite + ".tap")
             if not os.path.exists(path):
                 continue
@@ -145,7 +164,8 @@ def main():
           "devices). N = 64 pages. The tests state the exact numbers; "
           "see `selftests/kselftest/wpstat_predict.c`, "
           "`wpstat_slowdev.c`, `wpstat_stalls.c`, "
-          "`selftests/bats/predictions.bats` and `selftests/clients/wpstat_lmdb.c`; "
+          "`selftests/bats/predictions.bats`, `wpstat_fs.c`, `wpstat_fuse.c` and "
+          "`selftests/clients/wpstat_lmdb.c`; "
           "the Java clients (`make clients`) are in docs/clients/.\n")
     for num, claim, source, patterns in PREDICTIONS:
         print(f"## {num}. {claim}\n")
