@@ -136,18 +136,7 @@ FIXTURE_TEARDOWN(fs)
 	}
 }
 
-static struct wps since(struct __test_metadata *_metadata, const char *path,
-			struct wps *base)
-{
-	struct wps now, d;
-
-	ASSERT_EQ(0, wps_read(path, &now)) TH_LOG("cannot read counters");
-	d = wps_delta(&now, base);
-	*base = now;
-	return d;
-}
-
-#define SINCE() since(_metadata, self->counted, &self->base)
+#define SINCE() WPS_SINCE(self->counted, &self->base)
 
 static void log_delta(struct __test_metadata *_metadata, const char *what,
 		      const struct wps *d)

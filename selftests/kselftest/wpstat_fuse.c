@@ -200,18 +200,7 @@ FIXTURE_TEARDOWN(fuse)
  * close on FUSE is fuse_flush -> write_inode_now(inode, 1): it would write
  * back (and write-protect) what the test is counting (see close_flushes).
  */
-static struct wps since(struct __test_metadata *_metadata,
-			const struct wpstat_file_key *key, struct wps *base)
-{
-	struct wps now, d;
-
-	ASSERT_EQ(0, wps_read_key(key, &now)) TH_LOG("cannot read counters");
-	d = wps_delta(&now, base);
-	*base = now;
-	return d;
-}
-
-#define SINCE() since(_metadata, &self->key, &self->base)
+#define SINCE() WPS_SINCE_KEY(&self->key, &self->base)
 
 /* Who cleaned: the mkclean_<trigger> columns of @d, for the log. */
 #define LOG_MKCLEAN(what, d) TH_LOG("%s: mkclean %lld = msync %lld fsync %lld "	\

@@ -109,18 +109,7 @@ static char *map_file(int fd, int flags)
 }
 
 /* Counters accumulated since the previous call. */
-static struct wps since(struct __test_metadata *_metadata, const char *path,
-			struct wps *base)
-{
-	struct wps now, d;
-
-	ASSERT_EQ(0, wps_read(path, &now)) TH_LOG("cannot read counters");
-	d = wps_delta(&now, base);
-	*base = now;
-	return d;
-}
-
-#define SINCE() since(_metadata, self->path, &self->base)
+#define SINCE() WPS_SINCE(self->path, &self->base)
 
 /* Prediction 1 (ext4), 2 (btrfs, xfs) and 5 (tmpfs). */
 TEST_F(pred, store_msync_store_store)

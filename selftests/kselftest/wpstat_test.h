@@ -149,6 +149,23 @@ int drop_privileges(void);
 	}								\
 } while (0)
 
+/*
+ * The counters of the file named by @path (or, with WPS_SINCE_KEY, keyed
+ * by @key) since *@base, which becomes now: the delta.  Fails the test if
+ * they cannot be read.  A GNU statement expression: usable as a value.
+ */
+#define WPS_SINCE_ROW(path, key, base) ({				\
+	struct wps __now;						\
+									\
+	ASSERT_EQ(0, wps_read_row(path, key, &__now))			\
+		TH_LOG("cannot read counters");				\
+	struct wps __d = wps_delta(&__now, (base));			\
+	*(base) = __now;						\
+	__d;								\
+})
+#define WPS_SINCE(path, base)		WPS_SINCE_ROW(path, NULL, base)
+#define WPS_SINCE_KEY(key, base)	WPS_SINCE_ROW(NULL, key, base)
+
 /* ---- workloads ---------------------------------------------------------- */
 
 /*
