@@ -48,7 +48,7 @@ tools="qemu-system-x86 libkmod-dev kmod pkg-config bats bats-assert bats-support
 	bc flex bison libelf-dev libssl-dev xz-utils linux-source-6.12
 	dmsetup util-linux dkms groff-base openjdk-17-jdk-headless bpftrace
 	curl iproute2 prometheus prometheus-node-exporter liblmdb-dev lmdb-utils maven
-	f2fs-tools libfuse3-dev fuse3"
+	f2fs-tools libfuse3-dev fuse3 nfs-kernel-server"
 
 missing=()
 for p in $tools; do pkg_installed "$p" || missing+=("$p")

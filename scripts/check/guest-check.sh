@@ -49,6 +49,13 @@ setup_more_fs() {
 	mkdir -p $fsdir/ext4/.ovl/lower $fsdir/ext4/.ovl/upper $fsdir/ext4/.ovl/work
 	try_fs overlay guest_mount overlay $fsdir/overlay -t overlay \
 		-o lowerdir=$fsdir/ext4/.ovl/lower,upperdir=$fsdir/ext4/.ovl/upper,workdir=$fsdir/ext4/.ovl/work
+	# NFSv4.2 over loopback (guest_nfs_loopback), exporting a directory
+	# of the ext4 scratch filesystem, for wpstat_nfs and nfs.bats.  Only
+	# when they run: the server's grace period costs each boot 10 s.
+	case " $* " in
+	"  " | *nfs*) try_fs nfs guest_nfs_loopback $fsdir/ext4/nfs-export $fsdir/nfs ;;
+	*) echo "not set up: no NFS suite in this run" >"$fsdir/nfs.unavailable" ;;
+	esac
 }
 
 # Only what a test starts (msync, fsync, sync_file_range) cleans pages.
@@ -58,12 +65,12 @@ if ! setup_fs >"$results/setup.log" 2>&1; then
 	echo "guest-check: scratch filesystem set-up failed:" >&2
 	cat "$results/setup.log" >&2
 fi
-setup_more_fs >>"$results/setup.log" 2>&1
+setup_more_fs "$@" >>"$results/setup.log" 2>&1
 
 # The suites whose counts must be the same at both levels (the prediction
 # suites, the interface and the reliability suite) run again at level
 # timing, with the module switched there at run time.
-timing_suites=${WPSTAT_TIMING_SUITES-ksft:wpstat_iface ksft:wpstat_predict ksft:wpstat_lmdb ksft:wpstat_fs ksft:wpstat_lifetime ksft:wpstat_threads ksft:wpstat_ctlfuzz ksft:wpstat_privacy ksft:wpstat_slowdev ksft:wpstat_stalls ksft:wpstat_fuse bats:predictions}
+timing_suites=${WPSTAT_TIMING_SUITES-ksft:wpstat_iface ksft:wpstat_predict ksft:wpstat_lmdb ksft:wpstat_fs ksft:wpstat_lifetime ksft:wpstat_threads ksft:wpstat_ctlfuzz ksft:wpstat_privacy ksft:wpstat_slowdev ksft:wpstat_stalls ksft:wpstat_fuse ksft:wpstat_nfs bats:predictions}
 
 suites=("$@")
 if [ ${#suites[@]} = 0 ]; then

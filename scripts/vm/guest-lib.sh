@@ -68,3 +68,61 @@ guest_sysctl() {
 guest_writeback_quiet() {
 	guest_sysctl vm.dirty_writeback_centisecs=360000 vm.dirty_expire_centisecs=360000
 }
+
+# guest_nfs_loopback EXPORT_DIR MOUNT_DIR: an NFSv4.2 server in this guest
+# exporting EXPORT_DIR (a directory on a local filesystem) to 127.0.0.1,
+# mounted on MOUNT_DIR over loopback.  The guest has no systemd and sees the
+# host root read-only, so the state nfs-utils writes (/var/lib/nfs: etab,
+# rmtab, v4recovery) goes to a tmpfs mounted over it, the export is given
+# on exportfs's command line (no /etc/exports), and rpc.mountd (which
+# answers nfsd's export upcalls; v4 needs no rpcbind) is started by hand;
+# guest_nfs_loopback_down stops it.  NFSv3 is off (-N 3): no lockd, statd
+# or rpcbind.  The v4 grace period (no OPEN or SETATTR until it ends,
+# NFS4ERR_GRACE) is cut to nfsd's minimum, 10 s, and the function returns
+# only once a file can be created on the mount.  On failure it prints the
+# reason (the first failing step) and returns non-zero.
+guest_nfs_loopback() {
+	local export=$1 mnt=$2 i
+	ip link set lo up || { echo "cannot bring lo up"; return 1; }
+	modprobe nfsd 2>&1 || { echo "no nfsd module (CONFIG_NFSD)"; return 1; }
+	modprobe nfsv4 2>&1 || { echo "no nfsv4 module (CONFIG_NFS_V4)"; return 1; }
+	for i in rpc.nfsd rpc.mountd exportfs mount.nfs4; do
+		command -v $i >/dev/null || { echo "no $i (nfs-kernel-server, nfs-common)"; return 1; }
+	done
+	mkdir -p "$export" "$mnt" || return 1
+	grep -q ' /proc/fs/nfsd ' /proc/mounts ||
+		mount -t nfsd nfsd /proc/fs/nfsd || { echo "cannot mount nfsd on /proc/fs/nfsd"; return 1; }
+	grep -q ' /var/lib/nfs ' /proc/mounts ||
+		mount -t tmpfs -o mode=0755 tmpfs /var/lib/nfs || return 1
+	mkdir -p /var/lib/nfs/v4recovery /var/lib/nfs/rpc_pipefs || return 1
+	: >/var/lib/nfs/etab
+	: >/var/lib/nfs/rmtab
+	# fsid=0: EXPORT_DIR is the v4 pseudo-root itself, mounted as "/".
+	# Without it mountd builds a pseudo-root from the guest's / down, and
+	# cannot export the 9p root and /tmp in it (no UUID): ENOENT.
+	exportfs -i -o rw,sync,no_subtree_check,no_root_squash,insecure,fsid=0 \
+		"127.0.0.1:$export" 2>&1 || { echo "exportfs failed"; return 1; }
+	# In the foreground, so that its pid is ours to stop.
+	rpc.mountd -F -N 3 >/var/lib/nfs/mountd.log 2>&1 &
+	echo $! >/var/lib/nfs/mountd.pid
+	rpc.nfsd -N 3 -U -G 10 -L 10 2 2>&1 || { echo "rpc.nfsd failed"; return 1; }
+	mount -t nfs4 -o vers=4.2 127.0.0.1:/ "$mnt" 2>&1 ||
+		{ echo "mount -t nfs4 127.0.0.1:/ ($export) failed"; return 1; }
+	# The grace period: creating a file waits (the client retries) until
+	# it is over.
+	for i in $(seq 60); do
+		(: >"$mnt/.nfs-ready") 2>/dev/null && break
+		sleep 1
+	done
+	[ -e "$mnt/.nfs-ready" ] || { echo "no file can be created on $mnt after 60 s"; return 1; }
+	rm -f "$mnt/.nfs-ready"
+}
+
+# guest_nfs_loopback_down MOUNT_DIR: undo guest_nfs_loopback.
+guest_nfs_loopback_down() {
+	umount "$1" 2>/dev/null || umount -l "$1" 2>/dev/null
+	exportfs -ua 2>/dev/null
+	rpc.nfsd 0 2>/dev/null
+	[ ! -s /var/lib/nfs/mountd.pid ] || kill "$(cat /var/lib/nfs/mountd.pid)" 2>/dev/null
+	return 0
+}

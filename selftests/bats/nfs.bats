@@ -1,0 +1,126 @@
+#!/usr/bin/env bats
+# The CLI on NFSv4 over loopback (guest-check.sh mounts it on
+# $WPSTAT_FS_DIR/nfs with guest_nfs_loopback, exporting a directory of the
+# ext4 scratch filesystem): NFS files found by their client path and
+# counted as the NFS client inode (the NFS superblock's dev), filter path
+# on the client superblock, wpstat run as docs/fs/nfs.md predicts.  The
+# suite skips with the reason when NFS could not be set up.
+
+load helpers
+
+setup() {
+	require_module
+	wpstat_control filter none
+	[ ! -e "$WPSTAT_FS_DIR/nfs.unavailable" ] ||
+		skip "nfs not mounted: $(head -n 1 "$WPSTAT_FS_DIR/nfs.unavailable")"
+	[ "$(stat -f -c %T "$WPSTAT_FS_DIR/nfs")" = nfs ] || fail "$WPSTAT_FS_DIR/nfs is not NFS"
+}
+
+teardown() {
+	wpstat_control filter none
+}
+
+# The counters of the row for path $2 in `wpstat show --json` output $1.
+row_of() {
+	jq -c --arg p "$2" '[.inodes[] | select(.path == $p)] | .[0].counters // empty' <<<"$1"
+}
+
+# Pages per folio differ (6.12 gives NFS large folios on readahead), so the
+# suite checks what is per PTE (faults) exactly and per folio as bounds.
+
+@test "nfs: show --resolve names the file by its client path, with the client inode's counts" {
+	local f
+	f=$(scratch_file nfs)
+	# NFS rows carry no generation and the server reuses inode numbers:
+	# a new file may continue an old file's row.  Counts are deltas.
+	: >"$f"
+	local b_first b_wp
+	b_first=$(counter "$f" mkwrite_first)
+	b_wp=$(counter "$f" mkwrite_wp)
+	write_file "$f"
+	run --separate-stderr wpstat show --json --resolve "$WPSTAT_FS_DIR/nfs"
+	assert_success
+	# wpload's 2 passes of 64 pages, each synced with msync.
+	[ "$(($(row_of "$output" "$f" | jq .mkwrite_first) - b_first))" = 64 ] || fail "row: $(row_of "$output" "$f")"
+	[ "$(($(row_of "$output" "$f" | jq .mkwrite_wp) - b_wp))" = 64 ]
+	# The row is the client's: its dev is the NFS superblock's, not ext4's.
+	[ "$(sb_dev "$f")" != "$(sb_dev "$WPSTAT_FS_DIR/ext4")" ]
+	[ "$(($(counter "$f" mkwrite_wp) - b_wp))" = 64 ]
+	# The server's file (the same inode number on the ext4 export) took
+	# nfsd's writes, no faults.
+	local srv=$WPSTAT_FS_DIR/ext4/nfs-export/${f##*/}
+	[ -f "$srv" ] || fail "no exported file $srv"
+	[ "$(counter "$srv" mkwrite_first)" = 0 ]
+}
+
+@test "nfs: filter path on a client path filters on the NFS superblock's dev" {
+	local f dev
+	f=$(scratch_file nfs)
+	: >"$f"
+	local b x0
+	b=$(counter "$f" mkwrite_first)
+	dev=$(sb_dev "$f")
+	run --separate-stderr wpstat filter path "$f"
+	assert_success
+	[ "$output" = "filtering on dev $dev (the filesystem holding $f)" ] || fail "$output"
+	grep -qx "filter_dev $dev" /sys/kernel/debug/wpstat/config
+	write_file "$f"
+	[ "$(($(counter "$f" mkwrite_first) - b))" = 64 ]
+	local x
+	x=$(scratch_file ext4)
+	write_file "$x"
+	[ "$(counter "$x" mkwrite_first)" = 0 ]
+}
+
+@test "nfs: wpstat run: 64 first-write and 64 write-protect faults, no stable-page call from nfs_vm_page_mkwrite" {
+	local f c
+	f=$(scratch_file nfs)
+	run --separate-stderr wpstat run --json -o "$BATS_TEST_TMPDIR/run.json" -- \
+		wpload --file "$f" --size 256K --passes 2 --sync msync --quiet
+	assert_success
+	c=$(jq -c --arg p "$f" '[.files[] | select(.path == $p)][0].deltas' "$BATS_TEST_TMPDIR/run.json")
+	[ "$(jq .mkwrite_first <<<"$c")" = 64 ] || fail "counters: $c"
+	[ "$(jq .mkwrite_wp <<<"$c")" = 64 ]
+	[ "$(jq .bdp_fault_calls <<<"$c")" = 128 ]
+	# nfs_vm_page_mkwrite waits with folio_wait_writeback, never _stable.
+	[ "$(jq .stable_calls <<<"$c")" = 0 ]
+	# One clean per folio per msync: 64 each on 6.1, fewer on 6.12.
+	local m
+	m=$(jq .mkclean_msync <<<"$c")
+	case $(uname -r) in
+	6.1.*) [ "$m" = 128 ] || fail "mkclean_msync $m" ;;
+	*) [ "$m" -ge 2 ] && [ "$m" -le 128 ] || fail "mkclean_msync $m" ;;
+	esac
+}
+
+# Counter $3 of the row dev $1, inode $2, read without stat(1): a stat of
+# an NFS file writes it back (nfs_getattr -> filemap_write_and_wait).
+row_counter() {
+	awk -v dev="$1" -v ino="$2" -v name="$3" '
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$1 == dev && $2 == ino { v = $(col[name]) }
+		END { print (v == "" ? 0 : v) }' /proc/wpstat/inodes
+}
+
+@test "nfs: looking a file up by path (filter path) does not write it back; closing it does" {
+	local f dev ino before after
+	f=$(scratch_file nfs)
+	: >"$f"
+	dev=$(sb_dev "$f")
+	ino=$(stat -c %i "$f")
+	# Dirty pages through a writable descriptor this shell keeps open
+	# (fd 7: bats reports on fd 3).
+	exec 7<>"$f"
+	head -c 16384 /dev/zero >&7
+	before=$(row_counter "$dev" "$ino" mkclean_calls)
+	# Not show --resolve: its nftw() walk stat()s every file, and
+	# nfs_getattr writes back (docs/fs/nfs.md, a known gap).
+	run --separate-stderr wpstat filter path "$f"
+	assert_success
+	after=$(row_counter "$dev" "$ino" mkclean_calls)
+	[ "$before" = "$after" ] || { exec 7>&-; fail "lookups cleaned: mkclean_calls $before -> $after"; }
+	# close(2) of the writable descriptor: nfs_file_flush -> nfs_wb_all.
+	exec 7>&-
+	after=$(row_counter "$dev" "$ino" mkclean_calls)
+	[ "$after" -gt "$before" ] || fail "close cleaned nothing: $before -> $after"
+}
