@@ -102,25 +102,46 @@ row_counter() {
 		END { print (v == "" ? 0 : v) }' /proc/wpstat/inodes
 }
 
-@test "nfs: looking a file up by path (filter path) does not write it back; closing it does" {
-	local f dev ino before after
+# A writer that holds $1 open in a process of its own: every child of
+# the test's shell (each $(...) and run) inherits the shell's descriptors
+# and closing its copy flushes the file (nfs_file_flush), so the shell
+# must hold none.  It writes 16 KiB, says "ready", closes the file when it
+# reads a line and says "closed".
+writer_script='import os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CLOEXEC)
+os.write(fd, bytes(16384))
+print("ready", flush=True)
+sys.stdin.readline()
+os.close(fd)
+print("closed", flush=True)
+sys.stdin.readline()'
+
+@test "nfs: looking a file up by path (filter path, show --resolve) does not write it back; closing it does" {
+	local f dev ino before after line
 	f=$(scratch_file nfs)
 	: >"$f"
 	dev=$(sb_dev "$f")
 	ino=$(stat -c %i "$f")
-	# Dirty pages through a writable descriptor this shell keeps open
-	# (fd 7: bats reports on fd 3).
-	exec 7<>"$f"
-	head -c 16384 /dev/zero >&7
+	coproc WRITER { python3 -c "$writer_script" "$f"; }
+	read -r -t 60 -u "${WRITER[0]}" line && [ "$line" = ready ] || fail "writer did not start"
+	[ "$(row_counter "$dev" "$ino" dirtied)" -gt 0 ] || fail "the writer dirtied nothing"
 	before=$(row_counter "$dev" "$ino" mkclean_calls)
-	# Not show --resolve: its nftw() walk stat()s every file, and
-	# nfs_getattr writes back (docs/fs/nfs.md, a known gap).
 	run --separate-stderr wpstat filter path "$f"
 	assert_success
+	wpstat_control filter none
+	# The --resolve walk asks statx for type and inode only, with
+	# AT_STATX_DONT_SYNC: nfs_getattr does not flush for that.
+	run --separate-stderr wpstat show --json --resolve "$WPSTAT_FS_DIR/nfs"
+	assert_success
+	jq -e --arg p "$f" '[.inodes[] | select(.path == $p)] | length == 1' <<<"$output" ||
+		fail "show --resolve did not name $f"
 	after=$(row_counter "$dev" "$ino" mkclean_calls)
-	[ "$before" = "$after" ] || { exec 7>&-; fail "lookups cleaned: mkclean_calls $before -> $after"; }
+	[ "$before" = "$after" ] || fail "lookups cleaned: mkclean_calls $before -> $after"
 	# close(2) of the writable descriptor: nfs_file_flush -> nfs_wb_all.
-	exec 7>&-
+	echo >&"${WRITER[1]}"
+	read -r -t 60 -u "${WRITER[0]}" line && [ "$line" = closed ] || fail "writer did not close"
 	after=$(row_counter "$dev" "$ino" mkclean_calls)
+	echo >&"${WRITER[1]}"
+	wait "$WRITER_PID" || true
 	[ "$after" -gt "$before" ] || fail "close cleaned nothing: $before -> $after"
 }

@@ -379,26 +379,87 @@ static void resolve_from_maps(struct resolver *r)
 	closedir(proc);
 }
 
-/* nftw() passes its callback no context: one walk at a time uses this. */
-static struct resolver *nftw_resolver;
-
-static int resolve_visit(const char *fpath, const struct stat *st, int type,
-			 struct FTW *ftw)
+/*
+ * The type and inode of @name in @dirfd, not following a symlink, without
+ * a side effect: a full stat of a dirty NFS file writes it back
+ * (nfs_getattr() flushes before reporting mtime or ctime) and so would
+ * write-protect its writer's pages.  Only type, inode and device are
+ * asked for, with AT_STATX_DONT_SYNC.
+ */
+static int stat_quiet(int dirfd, const char *name, struct statx *stx)
 {
-	struct resolver *r = nftw_resolver;
-	struct wpstat_file_key key;
-	struct file_row *f;
+	return statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC,
+		     STATX_TYPE | STATX_INO, stx);
+}
 
-	(void)ftw;
-	if (type != FTW_F || !S_ISREG(st->st_mode) ||
-	    !resolver_wants_ino(r, st->st_ino))
-		return 0;
-	if (wpstat_path_key(fpath, &key))
-		return 0;
-	f = resolver_match(r, &key);
-	if (f)
-		resolver_assign(r, f, fpath);
-	return r->unresolved ? 0 : 1;	/* non-zero stops the walk */
+/*
+ * Walk the tree under @path (@len bytes of @path[PATH_MAX]) on device
+ * @dev only, as nftw(FTW_PHYS | FTW_MOUNT) would, but with stat_quiet():
+ * each regular file whose inode a row wants is keyed (wpstat_path_key:
+ * through O_PATH on FUSE and NFS) and named by its path.
+ */
+static void resolve_walk(struct resolver *r, char *path, size_t len,
+			 dev_t dev, int depth)
+{
+	struct dirent *de;
+	DIR *dir;
+	int dfd;
+
+	if (depth > RESOLVE_MAX_DEPTH)
+		return;
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (dfd < 0)
+		return;
+	dir = fdopendir(dfd);
+	if (!dir) {
+		close(dfd);
+		return;
+	}
+	while (r->unresolved && (de = readdir(dir))) {
+		struct wpstat_file_key key;
+		struct file_row *f;
+		struct statx stx;
+		size_t nlen = strlen(de->d_name);
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (de->d_type != DT_UNKNOWN && de->d_type != DT_REG &&
+		    de->d_type != DT_DIR)
+			continue;
+		if (len + 1 + nlen >= PATH_MAX ||
+		    stat_quiet(dirfd(dir), de->d_name, &stx) ||
+		    makedev(stx.stx_dev_major, stx.stx_dev_minor) != dev)
+			continue;
+		path[len] = '/';
+		memcpy(path + len + 1, de->d_name, nlen + 1);
+		if (S_ISDIR(stx.stx_mode)) {
+			resolve_walk(r, path, len + 1 + nlen, dev, depth + 1);
+		} else if (S_ISREG(stx.stx_mode) &&
+			   resolver_wants_ino(r, stx.stx_ino) &&
+			   !wpstat_path_key(path, &key)) {
+			f = resolver_match(r, &key);
+			if (f)
+				resolver_assign(r, f, path);
+		}
+		path[len] = '\0';
+	}
+	closedir(dir);
+}
+
+static void resolve_tree(struct resolver *r, const char *top)
+{
+	char path[PATH_MAX];
+	struct statx stx;
+	size_t len = strlen(top);
+
+	if (len >= sizeof(path) || stat_quiet(AT_FDCWD, top, &stx))
+		return;
+	memcpy(path, top, len + 1);
+	while (len > 1 && path[len - 1] == '/')
+		path[--len] = '\0';
+	if (S_ISDIR(stx.stx_mode))
+		resolve_walk(r, path, len, makedev(stx.stx_dev_major,
+						   stx.stx_dev_minor), 0);
 }
 
 /*
@@ -423,12 +484,8 @@ void resolve_paths(struct file_row *rows, size_t n, char *const *named,
 	}
 	if (r.unresolved)
 		resolve_from_maps(&r);
-	for (i = 0; i < ndirs && r.unresolved; i++) {
-		nftw_resolver = &r;
-		nftw(dirs[i], resolve_visit, RESOLVE_NFTW_FDS,
-		     FTW_PHYS | FTW_MOUNT);
-		nftw_resolver = NULL;
-	}
+	for (i = 0; i < ndirs && r.unresolved; i++)
+		resolve_tree(&r, dirs[i]);
 	resolver_free(&r);
 }
 

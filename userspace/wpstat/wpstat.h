@@ -12,7 +12,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -25,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -47,7 +47,8 @@
 #define DEBUGFS_MAGIC_NR	0x64626720
 #define WATCH_DEFAULT_TOP	20
 #define WATCH_MAX_INTERVAL_S	86400.0
-#define RESOLVE_NFTW_FDS	32
+/* --resolve walks no deeper (one open directory per level). */
+#define RESOLVE_MAX_DEPTH	64
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 
 enum {
