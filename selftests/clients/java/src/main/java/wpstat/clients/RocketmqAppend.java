@@ -38,7 +38,10 @@ import org.apache.rocketmq.store.stats.BrokerStatsManager;
  * (the caller reads their counters, then removes DIR).  A monitor thread
  * samples the file's flushed and committed positions every millisecond to
  * count RocketMQ's flushes and commits (each advances its position, and two
- * are always more than 1 ms apart).
+ * are always more than 1 ms apart).  A flush is seen when it ends (the
+ * position is set after force() returns): "flushes" are those that ended
+ * while the appends ran, "flushes_total" adds those that ended later,
+ * during shutdown().
  */
 public final class RocketmqAppend {
 	private static final int PAGE = 4096;
@@ -216,7 +219,12 @@ public final class RocketmqAppend {
 				fj.append(String.format("{\"path\":\"%s\",\"file_size\":%d,\"wrote\":%d,\"pages\":%d}",
 					mf.getFileName(), mf.getFileSize(), wrote, (wrote + PAGE - 1) / PAGE));
 			}
+			int flushesAtEnd = mon.flushes;
+			// shutdown() ends FlushRealTimeService with flush(0) until
+			// nothing is left: a flush still running, and that last one,
+			// count in flushes_total.
 			store.shutdown();
+			mon.poll();
 
 			long[] s = lat.clone();
 			Arrays.sort(s);
@@ -225,11 +233,11 @@ public final class RocketmqAppend {
 				"{\"round\":%d,\"warm\":\"%s\",\"transient_pool\":\"%s\",\"flush\":\"ASYNC_FLUSH\","
 					+ "\"messages\":%d,\"size\":%d,\"bytes\":%d,\"file_size\":%d,\"elapsed_ns\":%d,"
 					+ "\"store_ms\":%d,\"p50_ns\":%d,\"p99_ns\":%d,\"max_ns\":%d,\"first_ns\":%d,"
-					+ "\"pace_us\":%d,\"flushes\":%d,\"commits\":%s,\"first_flush_wrote\":%d,"
+					+ "\"pace_us\":%d,\"flushes\":%d,\"flushes_total\":%d,\"commits\":%s,\"first_flush_wrote\":%d,"
 					+ "\"first_flush_page\":%d,\"files\":[%s]}",
 				r, warm ? "on" : "off", pool ? "on" : "off", messages, msgSize, bytes, fileSize,
 				elapsed, storeMs, pct(s, 0.50), pct(s, 0.99), s[s.length - 1], lat[0],
-				paceNs / 1000, mon.flushes, pool ? Integer.toString(mon.commits) : "null", ffw, ffw < 0 ? -1 : (ffw + PAGE - 1) / PAGE, fj));
+				paceNs / 1000, flushesAtEnd, mon.flushes, pool ? Integer.toString(mon.commits) : "null", ffw, ffw < 0 ? -1 : (ffw + PAGE - 1) / PAGE, fj));
 			System.out.flush();
 		}
 		// RocketMQ's non-daemon service threads are stopped by shutdown();
