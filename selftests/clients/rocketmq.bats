@@ -156,17 +156,17 @@ check_common() {
 	done <"$OUT"
 }
 
-@test "warm off, pool on: no write fault at all on the commit log; pwrite dirties it, fdatasync cleans it" {
+@test "warm off, pool on: no write fault at all on the commit log; write(2) dirties it, fdatasync cleans it" {
 	run_setting off on
 	while read -r r; do
 		check_common "$r"
 		# appendMessagesInner stores into the pool's direct buffer;
 		# CommitRealTimeService -> DefaultMappedFile#commit0 ->
-		# FileChannel.write = pwrite(2): no page fault, no mkwrite.
+		# FileChannel.write after position() = write(2): no page fault, no mkwrite.
 		check "$r" '.counters.mkwrite_first == 0 and .counters.mkwrite_wp == 0' "no store through the mapping"
 		check "$r" '.flushes >= 2' "the appends span at least two of FlushRealTimeService's flushes, or this tests nothing"
 		check "$r" '.commits >= 2' "CommitRealTimeService committed (200 ms period)"
-		check "$r" '.counters.dirtied >= .pages' "pwrite dirtied every appended page"
+		check "$r" '.counters.dirtied >= .pages' "write(2) dirtied every appended page"
 		# flush with a writeBuffer: FileChannel.force(false) = fdatasync.
 		check "$r" '.counters.mkclean_fsync == .counters.mkclean_calls and .counters.mkclean_msync == 0' "only fdatasync cleans the file"
 	done <"$OUT"
@@ -177,7 +177,7 @@ check_common() {
 	while read -r r; do
 		check_common "$r"
 		# warmMappedFile still writes the mapping (it ignores the pool);
-		# appends go through pwrite, so the cleaned PTEs are never stored to.
+		# appends go through write(2), so the cleaned PTEs are never stored to.
 		check "$r" '.counters.mkwrite_first == .file_pages' "warmMappedFile faulted every page"
 		check "$r" '.counters.mkwrite_wp == 0' "no store through the mapping after the warm-up"
 		check "$r" '.commits >= 2' "CommitRealTimeService committed (200 ms period)"

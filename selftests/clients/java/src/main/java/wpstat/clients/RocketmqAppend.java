@@ -30,7 +30,7 @@ import org.apache.rocketmq.store.stats.BrokerStatsManager;
  * FlushRealTimeService (MappedByteBuffer.force = msync, every
  * flushIntervalCommitLog = 500 ms with flushCommitLogTimed) or, with
  * --transient-pool on, CommitRealTimeService (DefaultMappedFile#commit0:
- * FileChannel.write = pwrite(2), every commitIntervalCommitLog = 200 ms)
+ * FileChannel.write after position() = write(2), every commitIntervalCommitLog = 200 ms)
  * followed by FileChannel.force(false) = fdatasync(2).
  *
  * One JVM runs --rounds rounds, each on a fresh store in DIR/rN, and prints
