@@ -40,10 +40,14 @@ if [ -f "$top/build/clients/java/.built" ] && [ -x "$jrun" ]; then
 		run chronicle-pretouch-$p "$jrun" wpstat.clients.ChronicleAppend --dir q \
 			--messages 1000 --size 1020 --fsync-after 500 --pretouch $p
 	done
+	# As selftests/clients/rocketmq.bats, one round: 1500 puts of 1 KiB
+	# paced 1 ms apart into a 16 MiB commit log, ASYNC_FLUSH.
 	for warm in off on; do
 		for pool in off on; do
-			run "rocketmq-warm-$warm-pool-$pool" "$jrun" wpstat.clients.RocketmqAppend \
-				--dir store --warm $warm --transient-pool $pool
+			TMPDIR=/tmp run "rocketmq-warm-$warm-pool-$pool" \
+				"$top/selftests/clients/rocketmq-run.sh" --dir store \
+				--messages 1500 --size 1K --pace-us 1000 --file-size 16M \
+				--warm $warm --transient-pool $pool
 		done
 	done
 else
