@@ -116,6 +116,14 @@ PREDICTIONS = [
      "fuse_page_mkwrite -> fuse_wait_on_page_writeback; fuse_writepages_send "
      "ends PG_writeback at once; fuse_flush -> write_inode_now",
      [r"^fuse\."]),
+    ("18", "NFSv4 over loopback: the same faults per page; cleans per folio "
+           "(large folios on 6.12 with readahead); a store to a page under "
+           "WRITE waits in folio_wait_writeback (wb_waits), COMMIT waits are "
+           "not timed; close of a writable descriptor writes back, a lookup "
+           "by path does not. Details: docs/fs/nfs.md.",
+     "nfs_vm_page_mkwrite -> folio_wait_writeback; nfs_file_flush -> "
+     "nfs_wb_all; nfs_getattr flushes for mtime/ctime; nfs_commit_inode",
+     [r"^nfs\."]),
 ]
 
 TAP_LINE = re.compile(r"^(not ok|ok) \d+ (.*?)(?: # (SKIP|skip).*)?$")
@@ -131,7 +139,7 @@ def read_results(resdir):
         rows = []
         for suite in ("wpstat_predict", "wpstat_slowdev", "wpstat_stalls",
                       "predictions", "wpstat_lmdb", "wpstat_fs",
-                      "wpstat_fuse"):
+                      "wpstat_fuse", "wpstat_nfs"):
             path = os.path.join(kdir, suite + ".tap")
             if not os.path.exists(path):
                 continue
@@ -164,7 +172,7 @@ def main():
           "devices). N = 64 pages. The tests state the exact numbers; "
           "see `selftests/kselftest/wpstat_predict.c`, "
           "`wpstat_slowdev.c`, `wpstat_stalls.c`, "
-          "`selftests/bats/predictions.bats`, `wpstat_fs.c`, `wpstat_fuse.c` and "
+          "`selftests/bats/predictions.bats`, `wpstat_fs.c`, `wpstat_fuse.c`, `wpstat_nfs.c` and "
           "`selftests/clients/wpstat_lmdb.c`; "
           "the Java clients (`make clients`) are in docs/clients/.\n")
     for num, claim, source, patterns in PREDICTIONS:
