@@ -159,6 +159,25 @@ def read_results(resdir):
     return out
 
 
+def filesystem_matrix():
+    """The table under '## The matrix' in docs/filesystems.md, or ''."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "..", "..", "docs", "filesystems.md")
+    try:
+        text = open(path, encoding="utf-8").read()
+    except OSError:
+        return ""
+    rows, on = [], False
+    for line in text.splitlines():
+        if line.startswith("## The matrix"):
+            on = True
+        elif on and line.startswith("|"):
+            rows.append(line)
+        elif on and rows:
+            break
+    return "\n".join(rows)
+
+
 def main():
     resdir = sys.argv[1] if len(sys.argv) > 1 else "results/check"
     results = read_results(resdir)
@@ -175,6 +194,12 @@ def main():
           "`selftests/bats/predictions.bats`, `wpstat_fs.c`, `wpstat_fuse.c`, `wpstat_nfs.c` and "
           "`selftests/clients/wpstat_lmdb.c`; "
           "the Java clients (`make clients`) are in docs/clients/.\n")
+    matrix = filesystem_matrix()
+    if matrix:
+        print("## Filesystems: what each counter shows\n")
+        print("From docs/filesystems.md (the why of each cell, and the "
+              "numbers, are there and in predictions 1-2, 5, 16-18 below).\n")
+        print(matrix + "\n")
     for num, claim, source, patterns in PREDICTIONS:
         print(f"## {num}. {claim}\n")
         print(f"Source: {source}.\n")

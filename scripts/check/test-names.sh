@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Host check (TAP): the lists of counter and column names written outside
+# the module, and the filesystem matrix copied into the README, agree with
+# their sources.  Names:
 # the module agree with the module's own lists, kmod/wpstat_counters.def
 # (the /proc/wpstat/inodes columns) and stall_fields[] in
 # kmod/wpstat_stalls.c (the /proc/wpstat/stalls columns).  The C tools and
@@ -77,6 +79,20 @@ check "every counter is described in the wpstat(8) man page" \
 	missing_from "$top/docs/man/wpstat.8" '(^|[^a-z0-9_])' "$tmp/def"
 check "every stall column is described in the wpstat(8) man page" \
 	missing_from "$top/docs/man/wpstat.8" '(^|[^a-z0-9_])' "$tmp/stalls"
+
+# The filesystem matrix: docs/filesystems.md's table under "## The matrix",
+# copied into README.md between the fs-matrix markers (links there point
+# into docs/).
+doc_matrix() {
+	awk '/^## The matrix/ { on = 1; next } on && /^\|/ { print; seen = 1; next } seen { exit }' \
+		"$top/docs/filesystems.md" | sed 's|](fs/|](docs/fs/|g'
+}
+readme_matrix() {
+	sed -n '/<!-- fs-matrix:begin/,/<!-- fs-matrix:end -->/p' "$top/README.md" | grep '^|'
+}
+check "README's filesystem matrix is docs/filesystems.md's" \
+	bash -c '[ -n "$1" ] && [ "$1" = "$2" ] || { diff <(echo "$1") <(echo "$2"); exit 1; }' _ \
+	"$(doc_matrix)" "$(readme_matrix)"
 
 echo "1..$n"
 [ "$failed" = 0 ]

@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
-# The CLI on the filesystems of wpstat_fs (guest-check.sh mounts them):
-# overlayfs files found and filtered by the path the application used
-# (the merged path), counted as their upper ext4 inode; f2fs and ext4
-# data=journal counted as the kernel source predicts, through wpstat run.
+# The CLI on the filesystems of wpstat_fs (guest-check.sh mounts them) and
+# on FUSE: overlayfs files found and filtered by the path the application
+# used (the merged path), counted as their upper ext4 inode; f2fs, ext4
+# data=journal and nodelalloc, and FUSE counted as the kernel source
+# predicts, through wpstat run (docs/filesystems.md).
 # A filesystem guest-check could not mount skips with its reason.
 
 load helpers
@@ -14,6 +15,7 @@ setup() {
 
 teardown() {
 	wpstat_control filter none
+	fuse_unmount
 }
 
 # Skip unless guest-check mounted $1 (NAME.unavailable holds why not).
@@ -96,4 +98,66 @@ row_of() {
 	[ "$(jq .mkwrite_wp <<<"$c")" = 64 ]
 	[ "$(jq .mkclean_msync <<<"$c")" = 128 ]
 	[ "$(jq .mkclean_calls <<<"$c")" = $want ]
+}
+
+@test "wpstat run on ext4 nodelalloc: 64/64 faults, 128 msync cleans, one folio_wait_stable per fault" {
+	local f c
+	need_fs ext4-nodelalloc
+	f=$(scratch_file ext4-nodelalloc)
+	run --separate-stderr wpstat run --json -o "$BATS_TEST_TMPDIR/run.json" -- \
+		wpload --file "$f" --size 256K --passes 2 --sync msync --quiet
+	assert_success
+	c=$(jq -c --arg p "$f" '[.files[] | select(.path == $p)][0].deltas' "$BATS_TEST_TMPDIR/run.json")
+	[ "$(jq .mkwrite_first <<<"$c")" = 64 ] || fail "counters: $c"
+	[ "$(jq .mkwrite_wp <<<"$c")" = 64 ]
+	[ "$(jq .mkclean_msync <<<"$c")" = 128 ]
+	# ext4_page_mkwrite without delalloc: block_page_mkwrite ->
+	# folio_wait_stable, once per fault; no wait without stable writes.
+	[ "$(jq .stable_calls <<<"$c")" = 128 ]
+	[ "$(jq .stable_waits <<<"$c")" = 0 ]
+}
+
+# The FUSE passthrough server of wpstat_fuse, mounted for one test.
+fuse_mount() {
+	local server=$WPSTAT_TOP/build/bin/fuse-passthrough
+	[ -x "$server" ] || skip "no build/bin/fuse-passthrough (libfuse3-dev missing at build time)"
+	[ -e /dev/fuse ] || modprobe fuse 2>/dev/null || true
+	[ -e /dev/fuse ] || skip "no /dev/fuse (modprobe fuse failed)"
+	FUSE_MNT=$WPSTAT_FS_DIR/fuse-bats
+	FUSE_BACKING=$WPSTAT_FS_DIR/ext4/fuse-bats-backing
+	mkdir -p "$FUSE_MNT" "$FUSE_BACKING"
+	"$server" "$FUSE_BACKING" "$FUSE_MNT" || fail "fuse-passthrough did not mount"
+	[ "$(stat -f -c %T "$FUSE_MNT")" = fuseblk ] || [ "$(stat -f -c %t "$FUSE_MNT")" = 65735546 ] ||
+		fail "$FUSE_MNT is not a FUSE mount"
+}
+
+fuse_unmount() {
+	[ -z "${FUSE_MNT:-}" ] || umount "$FUSE_MNT" 2>/dev/null || umount -l "$FUSE_MNT" 2>/dev/null || true
+}
+
+@test "FUSE: wpstat run counts the FUSE inode's faults, and no stable-page or writeback wait (fuse_page_mkwrite waits on its own queue)" {
+	local f c dev
+	fuse_mount
+	f=$FUSE_MNT/run.$$
+	dev=$(sb_dev "$FUSE_MNT")
+	run --separate-stderr wpstat run --json -o "$BATS_TEST_TMPDIR/run.json" -- \
+		wpload --file "$f" --size 256K --passes 2 --sync msync --quiet
+	fuse_unmount_status=$status
+	c=$(jq -c --arg p "$f" '[.files[] | select(.path == $p)][0] // empty' "$BATS_TEST_TMPDIR/run.json")
+	fuse_unmount
+	[ "$fuse_unmount_status" = 0 ] || fail "wpload failed: $stderr"
+	[ -n "$c" ] || fail "no row named $f: $(cat "$BATS_TEST_TMPDIR/run.json")"
+	# The row is the FUSE superblock's, not the backing ext4 file's.
+	[ "$(jq -r '.dev' <<<"$c")" = "$dev" ] || fail "row: $c"
+	# Pass 1: one first-write fault per page (do_shared_fault).  Pass 2
+	# after msync: every page write-protected, so at least 64 wp faults
+	# (more if the fresh mount's strictlimit flusher cleaned pages behind
+	# the writer: docs/fs/fuse.md F3).
+	[ "$(jq .deltas.mkwrite_first <<<"$c")" = 64 ] || fail "row: $c"
+	[ "$(jq .deltas.mkwrite_wp <<<"$c")" -ge 64 ]
+	[ "$(jq .deltas.mkclean_msync <<<"$c")" -ge 64 ]
+	# FUSE never calls folio_wait_stable and ends PG_writeback before the
+	# server answers: nothing for the wait counters to see.
+	[ "$(jq .deltas.stable_calls <<<"$c")" = 0 ]
+	[ "$(jq .deltas.wb_waits <<<"$c")" = 0 ]
 }
