@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Host check (TAP): the lists of counter and column names written outside
-# the module, and the filesystem matrix copied into the README, agree with
-# their sources.  Names:
-# the module agree with the module's own lists, kmod/wpstat_counters.def
-# (the /proc/wpstat/inodes columns) and stall_fields[] in
-# kmod/wpstat_stalls.c (the /proc/wpstat/stalls columns).  The C tools and
-# tests read names from /proc or include the .def; these are the copies
-# written for people (README, man page), which nothing else would check.
+# Host check (TAP): what is written twice agrees with its source.  The
+# counter and column names written outside the module agree with the
+# module's own lists, kmod/wpstat_counters.def (the /proc/wpstat/inodes
+# columns) and stall_fields[] in kmod/wpstat_stalls.c (the /proc/wpstat/stalls
+# columns): the C tools and tests read names from /proc or include the .def;
+# these are the copies written for people (README, man page), which nothing
+# else would check.  And the README's copy of the filesystem matrix is
+# docs/filesystems.md's.
 
 set -euo pipefail
 
