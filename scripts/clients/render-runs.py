@@ -5,7 +5,7 @@ into docs/clients/runs.md and the README block between
 
 Each run gets its command, the client's own output, wpstat run's report as
 printed, and one sentence of diagnosis whose numbers are read from that
-report (the file table, by header name, and the "write-protected by" line).
+report (the file table, by header name).
 A run that is missing or failed is listed as such, never left out.
 """
 import argparse
@@ -13,44 +13,63 @@ import os
 import re
 import sys
 
-# (name, client, setting, diagnosis template).  Template fields: first, wp,
-# faults, mkclean, by (the "write-protected by" line), file, stable_waits,
-# bdp_pauses, dirtied: of the client's main file (most faults, then cleans).
+# (name, client, setting, main file (the end of its path), diagnosis
+# template).  Template fields: first, wp,
+# faults, mkclean, by (its mkclean_<trigger> columns), file, stable_waits,
+# bdp_pauses, dirtied: of the client's main file (the row whose path ends
+# so; failing that, the one with the most faults, then cleans).
 RUNS = [
-    ("lmdb-writemap", "LMDB", "MDB_WRITEMAP, 20 commits of 200 puts",
+    ("lmdb-writemap", "LMDB", "MDB_WRITEMAP, 20 commits of 200 puts", "/data.mdb",
      "{wp} of the {faults} faults on {file} are write-protect faults, and all {mkclean} "
      "cleans were made by msync ({by}): every commit's msync write-protects the pages the "
      "next transaction writes again."),
-    ("lmdb-nosync", "LMDB", "MDB_WRITEMAP | MDB_NOSYNC",
+    ("lmdb-nosync", "LMDB", "MDB_WRITEMAP | MDB_NOSYNC", "/data.mdb",
      "No commit syncs: {mkclean} cleans, and {faults} faults, one per page LMDB wrote "
      "({first} of them first writes), however often it wrote the page again."),
-    ("lmdb-pwrite", "LMDB", "default (pwrite)",
+    ("lmdb-pwrite", "LMDB", "default (pwrite)", "/data.mdb",
      "No fault at all ({faults}): LMDB writes with pwrite() and its fdatasync cleans "
      "{mkclean} pages, none of them mapped writable."),
     ("chronicle-pretouch-off", "Chronicle Queue",
-     "1000 appends of 1020 bytes, fdatasync after 500, no pretoucher",
+     "1000 appends of 1020 bytes, fdatasync after 500, no pretoucher", ".cq4",
      "The appender faults once on every page it dirties, {faults} faults ({first} "
      "first-write, {wp} write-protect) for {dirtied} dirtied pages of {file}; the "
      "fdatasync write-protects {mkclean} ({by})."),
-    ("chronicle-pretouch-on", "Chronicle Queue", "the same, with its pretoucher",
+    ("chronicle-pretouch-on", "Chronicle Queue", "the same, with its pretoucher", ".cq4",
      "{faults} faults for {dirtied} dirtied pages of {file} and {mkclean} cleans ({by}): the "
      "pretoucher takes the first writes off the appender, but every pretouched page the "
      "fdatasync cleans faults again when the appender reaches it (under TCG a pretouch "
      "compare-and-swap counts as a write-protect fault, see docs/clients/chronicle.md)."),
 ]
+ROCKETMQ = {
+    ("off", "off"):
+        "One first-write fault per page the appender fills ({first}), and {wp} write-protect: "
+        "the flush thread's msync ({by}) seldom catches a page still being filled.",
+    ("off", "on"):
+        "No fault at all ({faults}): with the transient pool the commit log is written with "
+        "write(2) (commit0), and the flush cleans {mkclean} pages ({by}).",
+    ("on", "off"):
+        "The warm-up takes {first} first-write faults, one per page of the file, and its "
+        "whole-file flush write-protects them before the appender gets there: the appender "
+        "still takes {wp} write-protect faults ({by}).",
+    ("on", "on"):
+        "The warm-up's {first} first-write faults buy nothing: the appender writes with "
+        "write(2), so no write-protect fault follows ({wp}); {mkclean} cleans ({by}).",
+}
 for warm in ("off", "on"):
     for pool in ("off", "on"):
         RUNS.append((
             f"rocketmq-warm-{warm}-pool-{pool}", "RocketMQ commit log",
             f"warmMapedFileEnable {warm}, transientStorePoolEnable {pool}, ASYNC_FLUSH",
-            "{first} first-write and {wp} write-protect faults on {file}, {mkclean} cleans "
-            "({by}); stable-page waits {stable_waits}, dirty-balancing pauses {bdp_pauses}."))
+            "/commitlog/00000000000000000000", ROCKETMQ[(warm, pool)]))
+
+# The mkclean_<trigger> columns, in the order wpstat run prints them.
+TRIGGERS = ["msync", "fsync", "sync_file_range", "sync", "flusher_periodic",
+            "flusher_background", "reclaim", "other"]
 
 
 def parse_report(text):
-    """The file table's rows as dicts (by header name) and the 'by' line."""
+    """The file table's rows as dicts, by header name."""
     rows, header = [], None
-    by = "nothing"
     for line in text.splitlines():
         fields = line.split()
         if not fields:
@@ -62,10 +81,7 @@ def parse_report(text):
         if header and len(fields) == len(header) and re.fullmatch(r"\d+|-", fields[0]):
             rows.append(dict(zip(header, fields)))
             continue
-        m = re.match(r"\s*write-protected by:\s*(.*)", line)
-        if m:
-            by = m.group(1).strip()
-    return rows, by
+    return rows
 
 
 def num(row, name):
@@ -73,13 +89,16 @@ def num(row, name):
     return int(v) if v.isdigit() else 0
 
 
-def diagnose(template, rows, by):
+def diagnose(template, rows, suffix):
     if not rows:
         return "wpstat saw no file of this client change."
-    # The client's main file: the one with the most faults, then cleans.
-    main = max(rows, key=lambda r: (num(r, "mkwrite_first") + num(r, "mkwrite_wp"),
-                                    num(r, "mkclean_calls")))
+    named = [r for r in rows if r.get("file", "").endswith(suffix)]
+    main = max(named or rows,
+               key=lambda r: (num(r, "mkwrite_first") + num(r, "mkwrite_wp"),
+                              num(r, "mkclean_calls")))
     first, wp = num(main, "mkwrite_first"), num(main, "mkwrite_wp")
+    by = ", ".join(f"{t} {num(main, 'mkclean_' + t)}" for t in TRIGGERS
+                   if num(main, "mkclean_" + t)) or "nothing"
     return template.format(
         first=first, wp=wp, faults=first + wp, mkclean=num(main, "mkclean_calls"),
         by=by, file="`" + os.path.basename(main.get("file", "?")) + "`",
@@ -100,7 +119,7 @@ def render(resdir, kver):
            "module level counts, ext4 on a RAM disk, periodic writeback off. "
            "Every number in a sentence is read from the report above it.", ""]
     missing = read(os.path.join(resdir, "java.missing"))
-    for name, client, setting, template in RUNS:
+    for name, client, setting, suffix, template in RUNS:
         report = read(os.path.join(resdir, name + ".report"))
         err = read(os.path.join(resdir, name + ".err")) or ""
         out.append(f"#### {client}: {setting}")
@@ -112,7 +131,7 @@ def render(resdir, kver):
             continue
         status = re.search(r"^exit (\d+)$", err, re.M)
         client_out = (read(os.path.join(resdir, name + ".out")) or "").strip()
-        rows, by = parse_report(report)
+        rows = parse_report(report)
         out.append("```")
         if client_out:
             out.append(client_out)
@@ -122,7 +141,7 @@ def render(resdir, kver):
         if status and status.group(1) != "0":
             out += [f"The run failed (exit {status.group(1)}): no diagnosis.", ""]
         else:
-            out += [diagnose(template, rows, by), ""]
+            out += [diagnose(template, rows, suffix), ""]
     return "\n".join(out)
 
 
