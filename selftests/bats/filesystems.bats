@@ -69,11 +69,10 @@ row_of() {
 	local f
 	need_fs f2fs
 	f=$(scratch_file f2fs)
-	run --separate-stderr wpstat run --json -o "$BATS_TEST_TMPDIR/run.json" -- \
-		wpload --file "$f" --size 256K --passes 2 --sync msync --quiet
+	run_wpload "$f"
 	assert_success
 	local c
-	c=$(jq -c --arg p "$f" '[.files[] | select(.path == $p)][0].deltas' "$BATS_TEST_TMPDIR/run.json")
+	c=$RUN_DELTAS
 	[ "$(jq .mkwrite_first <<<"$c")" = 64 ] || fail "counters: $c"
 	[ "$(jq .mkwrite_wp <<<"$c")" = 64 ]
 	[ "$(jq .mkclean_msync <<<"$c")" = 128 ]
@@ -85,11 +84,10 @@ row_of() {
 	local f want
 	need_fs ext4-journal
 	f=$(scratch_file ext4-journal)
-	run --separate-stderr wpstat run --json -o "$BATS_TEST_TMPDIR/run.json" -- \
-		wpload --file "$f" --size 256K --passes 2 --sync msync --quiet
+	run_wpload "$f"
 	assert_success
 	local c
-	c=$(jq -c --arg p "$f" '[.files[] | select(.path == $p)][0].deltas' "$BATS_TEST_TMPDIR/run.json")
+	c=$RUN_DELTAS
 	case $(uname -r) in
 	6.1.*) want=128 ;;
 	*) want=256 ;;
@@ -104,10 +102,9 @@ row_of() {
 	local f c
 	need_fs ext4-nodelalloc
 	f=$(scratch_file ext4-nodelalloc)
-	run --separate-stderr wpstat run --json -o "$BATS_TEST_TMPDIR/run.json" -- \
-		wpload --file "$f" --size 256K --passes 2 --sync msync --quiet
+	run_wpload "$f"
 	assert_success
-	c=$(jq -c --arg p "$f" '[.files[] | select(.path == $p)][0].deltas' "$BATS_TEST_TMPDIR/run.json")
+	c=$RUN_DELTAS
 	[ "$(jq .mkwrite_first <<<"$c")" = 64 ] || fail "counters: $c"
 	[ "$(jq .mkwrite_wp <<<"$c")" = 64 ]
 	[ "$(jq .mkclean_msync <<<"$c")" = 128 ]
@@ -140,10 +137,9 @@ fuse_unmount() {
 	fuse_mount
 	f=$FUSE_MNT/run.$$
 	dev=$(sb_dev "$FUSE_MNT")
-	run --separate-stderr wpstat run --json -o "$BATS_TEST_TMPDIR/run.json" -- \
-		wpload --file "$f" --size 256K --passes 2 --sync msync --quiet
+	run_wpload "$f"
 	fuse_unmount_status=$status
-	c=$(jq -c --arg p "$f" '[.files[] | select(.path == $p)][0] // empty' "$BATS_TEST_TMPDIR/run.json")
+	c=$RUN_ROW
 	fuse_unmount
 	[ "$fuse_unmount_status" = 0 ] || fail "wpload failed: $stderr"
 	[ -n "$c" ] || fail "no row named $f: $(cat "$BATS_TEST_TMPDIR/run.json")"

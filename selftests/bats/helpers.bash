@@ -72,6 +72,17 @@ write_file() {
 	wpload --file "$1" --size 256K --passes "${2:-2}" --sync "${3:-msync}" --quiet >/dev/null
 }
 
+# wpload's two passes over a 256 KiB file $1, each synced with msync, under
+# `wpstat run --json`: $status and $stderr as `run` leaves them, RUN_ROW the
+# report's row for $1 (empty if none) and RUN_DELTAS its deltas.
+run_wpload() {
+	local f=$1 json=$BATS_TEST_TMPDIR/run.json
+	run --separate-stderr wpstat run --json -o "$json" -- \
+		wpload --file "$f" --size 256K --passes 2 --sync msync --quiet
+	RUN_ROW=$(jq -c --arg p "$f" '[.files[] | select(.path == $p)][0] // empty' "$json" 2>/dev/null)
+	RUN_DELTAS=$(jq -c '.deltas // empty' <<<"${RUN_ROW:-null}")
+}
+
 # After `run --separate-stderr`: nothing on stdout, exactly one line on
 # stderr, and it starts with "wpstat: ".
 assert_one_error() {

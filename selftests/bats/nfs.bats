@@ -75,10 +75,9 @@ row_of() {
 @test "nfs: wpstat run: 64 first-write and 64 write-protect faults, no stable-page call from nfs_vm_page_mkwrite" {
 	local f c
 	f=$(scratch_file nfs)
-	run --separate-stderr wpstat run --json -o "$BATS_TEST_TMPDIR/run.json" -- \
-		wpload --file "$f" --size 256K --passes 2 --sync msync --quiet
+	run_wpload "$f"
 	assert_success
-	c=$(jq -c --arg p "$f" '[.files[] | select(.path == $p)][0].deltas' "$BATS_TEST_TMPDIR/run.json")
+	c=$RUN_DELTAS
 	[ "$(jq .mkwrite_first <<<"$c")" = 64 ] || fail "counters: $c"
 	[ "$(jq .mkwrite_wp <<<"$c")" = 64 ]
 	[ "$(jq .bdp_fault_calls <<<"$c")" = 128 ]
