@@ -564,35 +564,27 @@ static int ovl_real_fd(int fd)
 	return ret;
 }
 
-/*
- * fstat() without its side effect on NFS: nfs_getattr() writes the file's
- * dirty pages back (filemap_write_and_wait) whenever mtime or ctime is
- * asked for, as fstat() does, and so write-protects a writer's pages.
- * Only type, mode and inode number are asked for here, and
- * AT_STATX_DONT_SYNC: no flush, no GETATTR.  st_dev is always filled.
- */
-static int stat_nosync(int fd, struct stat *st)
+int wpstat_statx_quiet(int dirfd, const char *path, int flags,
+		       struct statx *stx)
 {
-	struct statx stx;
-
-	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
-		  STATX_TYPE | STATX_MODE | STATX_INO, &stx))
-		return -1;
-	memset(st, 0, sizeof(*st));
-	st->st_mode = stx.stx_mode;
-	st->st_ino = stx.stx_ino;
-	st->st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
-	return 0;
+	return statx(dirfd, path, flags | AT_STATX_DONT_SYNC,
+		     STATX_TYPE | STATX_MODE | STATX_INO, stx) ? -errno : 0;
 }
 
 static int fd_key(int fd, struct wpstat_file_key *key, int depth)
 {
 	struct statfs sfs;
+	struct statx stx;
 	struct stat st;
-	int gen = 0;
+	int gen = 0, ret;
 
-	if (stat_nosync(fd, &st))
-		return -errno;
+	ret = wpstat_statx_quiet(fd, "", AT_EMPTY_PATH, &stx);
+	if (ret)
+		return ret;
+	memset(&st, 0, sizeof(st));
+	st.st_mode = stx.stx_mode;
+	st.st_ino = stx.stx_ino;
+	st.st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
 	if (depth < 4 && S_ISREG(st.st_mode) && !fstatfs(fd, &sfs) &&
 	    sfs.f_type == OVERLAYFS_MAGIC) {
 		int real = ovl_real_fd(fd);

@@ -112,6 +112,16 @@ struct wpstat_file_key {
  */
 int wpstat_fd_key(int fd, struct wpstat_file_key *key);
 int wpstat_path_key(const char *path, struct wpstat_file_key *key);
+/*
+ * statx() of type, mode and inode (and the device, always filled) with
+ * AT_STATX_DONT_SYNC, and so without stat()'s side effect on NFS:
+ * nfs_getattr() writes a dirty file back before reporting mtime or ctime,
+ * write-protecting its writer's pages.  @flags: AT_EMPTY_PATH,
+ * AT_SYMLINK_NOFOLLOW.  0 or -errno.
+ */
+struct statx;
+int wpstat_statx_quiet(int dirfd, const char *path, int flags,
+		       struct statx *stx);
 /* Helpers of the overlayfs lookup, exposed for the unit tests. */
 int wpstat_mount_option(const char *opts, const char *name, char *buf,
 			size_t len);

@@ -284,11 +284,12 @@ static void resolve_named_file(struct resolver *r, const char *path)
 {
 	struct wpstat_file_key key;
 	struct file_row *f;
-	struct stat st;
+	struct statx stx;
 	char *abs;
 
-	if (stat(path, &st) || !S_ISREG(st.st_mode) ||
-	    !resolver_wants_ino(r, st.st_ino) || wpstat_path_key(path, &key))
+	if (wpstat_statx_quiet(AT_FDCWD, path, 0, &stx) ||
+	    !S_ISREG(stx.stx_mode) || !resolver_wants_ino(r, stx.stx_ino) ||
+	    wpstat_path_key(path, &key))
 		return;
 	f = resolver_match(r, &key);
 	if (!f)
@@ -380,21 +381,9 @@ static void resolve_from_maps(struct resolver *r)
 }
 
 /*
- * The type and inode of @name in @dirfd, not following a symlink, without
- * a side effect: a full stat of a dirty NFS file writes it back
- * (nfs_getattr() flushes before reporting mtime or ctime) and so would
- * write-protect its writer's pages.  Only type, inode and device are
- * asked for, with AT_STATX_DONT_SYNC.
- */
-static int stat_quiet(int dirfd, const char *name, struct statx *stx)
-{
-	return statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC,
-		     STATX_TYPE | STATX_INO, stx);
-}
-
-/*
  * Walk the tree under @path (@len bytes of @path[PATH_MAX]) on device
- * @dev only, as nftw(FTW_PHYS | FTW_MOUNT) would, but with stat_quiet():
+ * @dev only, as nftw(FTW_PHYS | FTW_MOUNT) would, but never with stat(), which
+ * writes a dirty NFS file back (wpstat_statx_quiet):
  * each regular file whose inode a row wants is keyed (wpstat_path_key:
  * through O_PATH on FUSE and NFS) and named by its path.
  */
@@ -427,7 +416,7 @@ static void resolve_walk(struct resolver *r, char *path, size_t len,
 		    de->d_type != DT_DIR)
 			continue;
 		if (len + 1 + nlen >= PATH_MAX ||
-		    stat_quiet(dirfd(dir), de->d_name, &stx) ||
+		    wpstat_statx_quiet(dirfd(dir), de->d_name, AT_SYMLINK_NOFOLLOW, &stx) ||
 		    makedev(stx.stx_dev_major, stx.stx_dev_minor) != dev)
 			continue;
 		path[len] = '/';
@@ -452,7 +441,7 @@ static void resolve_tree(struct resolver *r, const char *top)
 	struct statx stx;
 	size_t len = strlen(top);
 
-	if (len >= sizeof(path) || stat_quiet(AT_FDCWD, top, &stx))
+	if (len >= sizeof(path) || wpstat_statx_quiet(AT_FDCWD, top, AT_SYMLINK_NOFOLLOW, &stx))
 		return;
 	memcpy(path, top, len + 1);
 	while (len > 1 && path[len - 1] == '/')
