@@ -124,6 +124,28 @@ PREDICTIONS = [
      "nfs_vm_page_mkwrite -> folio_wait_writeback; nfs_file_flush -> "
      "nfs_wb_all; nfs_getattr flushes for mtime/ctime; nfs_commit_inode",
      [r"^nfs\."]),
+    ("19", "Read faults on a shared mapping of a fully cached file: one per "
+           "fault_around_bytes (debugfs; default 65536 = 16 pages): a read "
+           "pass over 256 pages, 2 MiB-aligned, takes 16 minor faults, one "
+           "page off that alignment 17 (the window is aligned to "
+           "fault_around_bytes in the virtual address, clamped to the VMA); "
+           "with fault_around_bytes = 4096, 256. No mkwrite, nothing "
+           "dirtied; tmpfs the same (shmem maps with filemap_map_pages).",
+     "do_read_fault -> should_fault_around -> do_fault_around -> "
+     "filemap_map_pages (next_uptodate_folio skips PG_readahead); "
+     "else __do_fault -> filemap_fault -> finish_fault; mm_account_fault",
+     [r"read_fault_around"]),
+    ("20", "Warm-up before the first writeback, side by side: mlock alone "
+           "installs read-only PTEs (no mkwrite, nothing dirtied), so the "
+           "measured pass takes N (64) write-protect faults; a store per "
+           "page (RocketMQ warmMappedFile) takes N first-write faults in "
+           "the warm-up and 0 in the measured pass. After msync(MS_SYNC) "
+           "both take N write-protect faults. tmpfs: no fault in either "
+           "pass (PTEs writable: no write-notify).",
+     "mlock -> populate_vma_page_range (FOLL_WRITE only for private "
+     "writable VMAs); do_shared_fault -> do_page_mkwrite; folio_mkclean; "
+     "do_wp_page -> wp_page_shared; vma_wants_writenotify",
+     [r"warmup_mlock_only_vs_store_per_page"]),
 ]
 
 TAP_LINE = re.compile(r"^(not ok|ok) \d+ (.*?)(?: # (SKIP|skip).*)?$")

@@ -20,6 +20,10 @@
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
+#include <linux/magic.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 
@@ -55,6 +59,11 @@ FIXTURE(pred) {
 	int fd;
 	char *map;
 	struct wps base;
+	/* fault_around_bytes to restore in teardown, or -1. */
+	long fab_saved;
+	/* A second scratch file (fd2 -1 if none), removed in teardown. */
+	char path2[256];
+	int fd2;
 };
 
 FIXTURE_VARIANT(pred) {
@@ -83,6 +92,40 @@ FIXTURE_VARIANT_ADD(pred, tmpfs) {
 	.fs = "tmpfs", .has_mkwrite = false,
 };
 
+#define FAB_PATH	"/sys/kernel/debug/fault_around_bytes"
+
+/* mm/memory.c's fault_around_bytes (debugfs), or -errno. */
+static long fab_get(void)
+{
+	char buf[32];
+	ssize_t n = wps_slurp(FAB_PATH, buf, sizeof(buf));
+	struct statfs st;
+
+	/* Mount debugfs if it is not (CONFIG_DEBUG_FS may be off: ENODEV). */
+	if (n == -ENOENT && (statfs("/sys/kernel/debug", &st) ||
+			     st.f_type != DEBUGFS_MAGIC)) {
+		if (mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL))
+			return -errno;
+		n = wps_slurp(FAB_PATH, buf, sizeof(buf));
+	}
+	if (n < 0)
+		return n;
+	return n ? strtol(buf, NULL, 10) : -EINVAL;
+}
+
+static int fab_set(long val)
+{
+	int fd = open(FAB_PATH, O_WRONLY | O_CLOEXEC);
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (dprintf(fd, "%ld\n", val) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 FIXTURE_SETUP(pred)
 {
 	ASSERT_TRUE(wps_loaded()) TH_LOG("wpstat is not loaded");
@@ -90,6 +133,8 @@ FIXTURE_SETUP(pred)
 			       sizeof(self->path));
 	ASSERT_LE(0, self->fd) TH_LOG("no scratch file on %s", variant->fs);
 	self->map = NULL;
+	self->fab_saved = -1;
+	self->fd2 = -1;
 }
 
 FIXTURE_TEARDOWN(pred)
@@ -98,6 +143,13 @@ FIXTURE_TEARDOWN(pred)
 		munmap(self->map, NPAGES * PAGE);
 	close(self->fd);
 	unlink(self->path);
+	if (self->fd2 >= 0) {
+		close(self->fd2);
+		unlink(self->path2);
+	}
+	if (self->fab_saved >= 0 && fab_set(self->fab_saved))
+		TH_LOG("could not restore fault_around_bytes to %ld",
+		       self->fab_saved);
 }
 
 static char *map_file(int fd, int flags)
@@ -372,6 +424,300 @@ TEST_F(pred, two_processes_exact_attribution)
 	EXPECT_EQ(NPAGES * passes, b.bdp_fault_calls);
 	close(fd2);
 	unlink(other);
+}
+
+/* Faults this process took in one pass over @npages pages (getrusage). */
+struct flt {
+	long min, maj;
+};
+
+static struct flt pass_faults(char *map, size_t npages, int store)
+{
+	struct rusage a, b;
+
+	/*
+	 * The pass's own code and getrusage() fault in first (the harness's
+	 * fork does not copy file PTEs), so that only the pass is counted.
+	 */
+	wps_load_pages(map, 0);
+	wps_store_pages(map, 0, 0);
+	getrusage(RUSAGE_SELF, &a);
+	getrusage(RUSAGE_SELF, &a);
+	if (store)
+		wps_store_pages(map, npages, store);
+	else
+		wps_load_pages(map, npages);
+	getrusage(RUSAGE_SELF, &b);
+	return (struct flt){ b.ru_minflt - a.ru_minflt,
+			     b.ru_majflt - a.ru_majflt };
+}
+
+#define FA_NPAGES	256		/* 1 MiB: no PMD-sized folio */
+#define FA_ALIGN	(2UL << 20)	/* one page table: PTRS_PER_PTE pages */
+#define FA_PTRS		512		/* PTRS_PER_PTE on x86-64 */
+
+/*
+ * A shared read-write mapping of @fd's first @npages pages at @skew pages
+ * past a FA_ALIGN boundary, or NULL.
+ */
+static char *map_shared_skewed(int fd, size_t npages, size_t skew)
+{
+	size_t len = npages * PAGE, resv = len + FA_ALIGN + skew * PAGE;
+	char *r = mmap(NULL, resv, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+	char *a, *m;
+
+	if (r == MAP_FAILED)
+		return NULL;
+	a = (char *)(((uintptr_t)r + FA_ALIGN - 1) & ~(FA_ALIGN - 1)) +
+	    skew * PAGE;
+	m = mmap(a, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+		 0);
+	if (m == MAP_FAILED) {
+		munmap(r, resv);
+		return NULL;
+	}
+	if (a > r)
+		munmap(r, a - r);
+	if (r + resv > a + len)
+		munmap(a + len, r + resv - (a + len));
+	return m;
+}
+
+/*
+ * The read faults a pass of one load per page takes over a mapping of
+ * @npages fully cached pages, @skew pages past a page-table boundary,
+ * with fault_around_bytes / PAGE = @ppf: a model of do_fault_around().
+ * Each fault maps (filemap_map_pages, every page cached and uptodate,
+ * PTEs already present skipped) the window that starts at the faulting
+ * address aligned down to @ppf pages, clamped to the VMA's start, and
+ * runs @ppf pages from there, clamped to the VMA's and the page table's
+ * end (6.1: address & mask, max vm_start, end_pgoff = min3(...); 6.12:
+ * from_pte = max(ALIGN_DOWN(pte_off, nr_pages), ...), to_pte = min3(...)).
+ * @ppf == 1: should_fault_around() is false, one fault per page.
+ */
+static long fault_around_model(size_t npages, size_t skew, size_t ppf)
+{
+	char mapped[FA_NPAGES] = { 0 };
+	size_t i, va, from, to, j;
+	long faults = 0;
+
+	for (i = 0; i < npages && i < FA_NPAGES; i++) {
+		if (mapped[i])
+			continue;
+		faults++;
+		va = skew + i;
+		from = va / ppf * ppf;
+		if (from < skew)
+			from = skew;
+		to = from + ppf;
+		if (to > (va / FA_PTRS + 1) * FA_PTRS)
+			to = (va / FA_PTRS + 1) * FA_PTRS;
+		if (to > skew + npages)
+			to = skew + npages;
+		for (j = from; j < to; j++)
+			mapped[j - skew] = 1;
+	}
+	return faults;
+}
+
+/* Pages of [map, map + npages pages) in the page cache (mincore). */
+static long resident_pages(char *map, size_t npages)
+{
+	unsigned char vec[FA_NPAGES];
+	long n = 0;
+	size_t i;
+
+	if (npages > FA_NPAGES || mincore(map, npages * PAGE, vec))
+		return -1;
+	for (i = 0; i < npages; i++)
+		n += vec[i] & 1;
+	return n;
+}
+
+/*
+ * Prediction 19: read faults on a shared mapping of a fully cached file
+ * come one per fault_around_bytes.  do_read_fault -> should_fault_around
+ * -> do_fault_around -> ->map_pages = filemap_map_pages maps every cached,
+ * uptodate, unlocked page of the window (next_uptodate_folio skips
+ * PG_readahead folios, so the file is cached by pwrite, not by read).
+ * FA_NPAGES = 256 pages, mapping 2 MiB-aligned, at the default 65536
+ * (16 pages): 256 / 16 = 16 faults.  One page past the alignment: the
+ * first window runs 16 pages from vm_start (pages 0-15), the second fault
+ * (page 16, VA page 17) maps VA 16-31 of which only VA 17-31 were not
+ * mapped, and so on: 17 faults.  fault_around_bytes = 4096:
+ * should_fault_around() is false, every load faults through __do_fault ->
+ * filemap_fault -> finish_fault: 256 faults.  Faults counted by getrusage
+ * (mm_account_fault: minor, as every page is cached); wpstat must see no
+ * mkwrite (do_read_fault never calls do_page_mkwrite) and nothing
+ * dirtied.  shmem's vm_ops have .map_pages = filemap_map_pages too, and
+ * tmpfs pages written by pwrite are uptodate: tmpfs takes the same
+ * faults.
+ */
+TEST_F(pred, read_fault_around)
+{
+	static const struct {
+		long fab;	/* 0: the kernel's current value */
+		size_t skew;
+	} cases[] = { { 0, 0 }, { 0, 1 }, { PAGE, 0 } };
+	long fab = fab_get(), resident, expected;
+	size_t c, ppf;
+	struct flt f;
+	struct wps d;
+	char *m;
+
+	if (fab < 0)
+		SKIP(return, "no %s (%s): debugfs or the kernel lacks it",
+		     FAB_PATH, strerror((int)-fab));
+	self->fab_saved = fab;
+	ASSERT_EQ(0, ftruncate(self->fd, FA_NPAGES * PAGE));
+	ASSERT_EQ(0, pwrite_pages(self->fd, 0, FA_NPAGES, 1));
+	ASSERT_EQ(0, fsync(self->fd));
+	SINCE();
+
+	for (c = 0; c < ARRAY_SIZE(cases); c++) {
+		long set = cases[c].fab ?: fab;
+
+		ASSERT_EQ(0, fab_set(set));
+		ASSERT_EQ(set, fab_get());
+		ppf = set / PAGE;
+		expected = fault_around_model(FA_NPAGES, cases[c].skew, ppf);
+		m = map_shared_skewed(self->fd, FA_NPAGES, cases[c].skew);
+		ASSERT_NE(NULL, m);
+		resident = resident_pages(m, FA_NPAGES);
+		f = pass_faults(m, FA_NPAGES, 0);
+		/* At once, in case the test dies before teardown. */
+		ASSERT_EQ(0, fab_set(fab));
+		d = SINCE();
+		ASSERT_EQ(0, munmap(m, FA_NPAGES * PAGE));
+		TH_LOG("%s: fault_around_bytes %ld, mapping %zu page(s) past 2 MiB: %d pages cached, %ld minor + %ld major faults for %d pages (predicted %ld), mkwrite %lld, dirtied %lld",
+		       variant->fs, set, cases[c].skew, (int)resident, f.min,
+		       f.maj, FA_NPAGES, expected,
+		       (long long)(d.mkwrite_first + d.mkwrite_wp),
+		       (long long)d.dirtied);
+		EXPECT_EQ(FA_NPAGES, resident);
+		EXPECT_EQ(expected, f.min);
+		EXPECT_EQ(0, f.maj);
+		EXPECT_EQ(0, d.mkwrite_first);
+		EXPECT_EQ(0, d.mkwrite_wp);
+		EXPECT_EQ(0, d.bdp_fault_calls);
+		EXPECT_EQ(0, d.dirtied);
+	}
+	/* The stated numbers at the default (and on any kernel). */
+	EXPECT_EQ(16, fault_around_model(FA_NPAGES, 0, 16));
+	EXPECT_EQ(17, fault_around_model(FA_NPAGES, 1, 16));
+	EXPECT_EQ(FA_NPAGES, fault_around_model(FA_NPAGES, 0, 1));
+}
+
+/*
+ * Prediction 20: two warm-ups of a MAP_SHARED writable mapping, side by
+ * side, before the first writeback.  mlock() populates through
+ * populate_vma_page_range(), which asks for FOLL_WRITE only for private
+ * writable VMAs: read faults, read-only PTEs (write-notify:
+ * vma_wants_writenotify, ->page_mkwrite), no mkwrite, nothing dirtied.
+ * RocketMQ's warmMappedFile stores once per page instead: NPAGES
+ * first-write faults (do_shared_fault -> do_page_mkwrite, vmf->pte NULL)
+ * that leave writable dirty PTEs.  Measured pass, one store per page:
+ * mlock-only NPAGES write-protect faults (do_wp_page -> wp_page_shared),
+ * store-warmed 0.  msync(MS_SYNC) write-protects NPAGES PTEs in each
+ * (folio_mkclean), and the next pass takes NPAGES write-protect faults in
+ * both.  getrusage counts the same faults independently of wpstat.
+ * tmpfs: no ->page_mkwrite and a noop bdi (mapping_can_writeback false),
+ * so no write-notify: vm_page_prot keeps the write bit, the PTEs mlock
+ * installs are writable, and neither the measured pass nor the pass
+ * after msync (shmem has no writeback) faults at all.
+ */
+TEST_F(pred, warmup_mlock_only_vs_store_per_page)
+{
+	const long n = NPAGES, wp = variant->has_mkwrite ? NPAGES : 0;
+	struct flt fm, fs;
+	struct wps bm, bs, dm, ds;
+	char *mm, *ms;
+
+	self->fd2 = wps_scratch(variant->fs, "pred-store", NPAGES,
+				self->path2, sizeof(self->path2));
+	ASSERT_LE(0, self->fd2);
+	self->map = map_file(self->fd, MAP_SHARED);
+	mm = self->map;
+	ASSERT_NE(NULL, mm);
+	ms = map_file(self->fd2, MAP_SHARED);
+	ASSERT_NE(NULL, ms);
+	memset(&bm, 0, sizeof(bm));
+	memset(&bs, 0, sizeof(bs));
+	WPS_SINCE(self->path, &bm);
+	WPS_SINCE(self->path2, &bs);
+
+	/* Warm-up. */
+	ASSERT_EQ(0, mlock(mm, NPAGES * PAGE));
+	fs = pass_faults(ms, NPAGES, 1);
+	dm = WPS_SINCE(self->path, &bm);
+	ds = WPS_SINCE(self->path2, &bs);
+	TH_LOG("%s warm-up: mlock-only mkwrite first %lld wp %lld dirtied %lld; store per page mkwrite first %lld wp %lld dirtied %lld, %ld faults",
+	       variant->fs, (long long)dm.mkwrite_first,
+	       (long long)dm.mkwrite_wp, (long long)dm.dirtied,
+	       (long long)ds.mkwrite_first, (long long)ds.mkwrite_wp,
+	       (long long)ds.dirtied, fs.min + fs.maj);
+	EXPECT_EQ(0, dm.mkwrite_first + dm.mkwrite_wp);
+	EXPECT_EQ(0, dm.dirtied);
+	EXPECT_EQ(wp, ds.mkwrite_first);
+	EXPECT_EQ(0, ds.mkwrite_wp);
+	/* xfs: the first-write faults' readahead makes large folios. */
+	if (variant->large_folios) {
+		EXPECT_LE(1, ds.dirtied);
+		EXPECT_GE(wp, ds.dirtied);
+	} else {
+		EXPECT_EQ(wp, ds.dirtied);
+	}
+	/* Every page is new (ftruncate): each store faults, tmpfs too. */
+	EXPECT_EQ(n, fs.min + fs.maj);
+
+	/* Measured pass: one store per page in each. */
+	fm = pass_faults(mm, NPAGES, 2);
+	fs = pass_faults(ms, NPAGES, 2);
+	dm = WPS_SINCE(self->path, &bm);
+	ds = WPS_SINCE(self->path2, &bs);
+	TH_LOG("%s measured pass: mlock-only %ld faults, mkwrite first %lld wp %lld dirtied %lld; store per page %ld faults, mkwrite first %lld wp %lld dirtied %lld",
+	       variant->fs, fm.min + fm.maj, (long long)dm.mkwrite_first,
+	       (long long)dm.mkwrite_wp, (long long)dm.dirtied,
+	       fs.min + fs.maj, (long long)ds.mkwrite_first,
+	       (long long)ds.mkwrite_wp, (long long)ds.dirtied);
+	EXPECT_EQ(0, dm.mkwrite_first);
+	EXPECT_EQ(wp, dm.mkwrite_wp);
+	EXPECT_EQ(wp, fm.min);
+	EXPECT_EQ(0, fm.maj);
+	EXPECT_EQ(0, ds.mkwrite_first + ds.mkwrite_wp);
+	EXPECT_EQ(0, fs.min + fs.maj);
+	EXPECT_EQ(0, ds.dirtied);
+	/* xfs: mlock's read faults read ahead into large folios. */
+	if (variant->large_folios) {
+		EXPECT_LE(1, dm.dirtied);
+		EXPECT_GE(wp, dm.dirtied);
+	} else {
+		EXPECT_EQ(wp, dm.dirtied);
+	}
+
+	/* After writeback: both write-protected, both fault again. */
+	ASSERT_EQ(0, msync(mm, NPAGES * PAGE, MS_SYNC));
+	ASSERT_EQ(0, msync(ms, NPAGES * PAGE, MS_SYNC));
+	dm = WPS_SINCE(self->path, &bm);
+	ds = WPS_SINCE(self->path2, &bs);
+	EXPECT_TIMED_EQ(wp, dm.mkclean_ptes);
+	EXPECT_TIMED_EQ(wp, ds.mkclean_ptes);
+	fm = pass_faults(mm, NPAGES, 3);
+	fs = pass_faults(ms, NPAGES, 3);
+	dm = WPS_SINCE(self->path, &bm);
+	ds = WPS_SINCE(self->path2, &bs);
+	TH_LOG("%s after msync: mlock-only %ld faults, mkwrite wp %lld; store per page %ld faults, mkwrite wp %lld",
+	       variant->fs, fm.min + fm.maj, (long long)dm.mkwrite_wp,
+	       fs.min + fs.maj, (long long)ds.mkwrite_wp);
+	EXPECT_EQ(0, dm.mkwrite_first + ds.mkwrite_first);
+	EXPECT_EQ(wp, dm.mkwrite_wp);
+	EXPECT_EQ(wp, ds.mkwrite_wp);
+	EXPECT_EQ(wp, fm.min + fm.maj);
+	EXPECT_EQ(wp, fs.min + fs.maj);
+
+	munlock(mm, NPAGES * PAGE);
+	munmap(ms, NPAGES * PAGE);
 }
 
 TEST_HARNESS_MAIN
