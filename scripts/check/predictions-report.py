@@ -140,8 +140,9 @@ PREDICTIONS = [
            "measured pass takes N (64) write-protect faults; a store per "
            "page (RocketMQ warmMappedFile) takes N first-write faults in "
            "the warm-up and 0 in the measured pass. After msync(MS_SYNC) "
-           "both take N write-protect faults. tmpfs: no fault in either "
-           "pass (PTEs writable: no write-notify).",
+           "both take N write-protect faults. tmpfs: neither measured pass "
+           "nor the pass after msync faults (no write-notify: mlock's PTEs "
+           "are writable).",
      "mlock -> populate_vma_page_range (FOLL_WRITE only for private "
      "writable VMAs); do_shared_fault -> do_page_mkwrite; folio_mkclean; "
      "do_wp_page -> wp_page_shared; vma_wants_writenotify",
