@@ -124,6 +124,17 @@ PREDICTIONS = [
      "nfs_vm_page_mkwrite -> folio_wait_writeback; nfs_file_flush -> "
      "nfs_wb_all; nfs_getattr flushes for mtime/ctime; nfs_commit_inode",
      [r"^nfs\."]),
+    ("21", "A writer throttled in balance_dirty_pages writes back nothing "
+           "itself (the 5.4-era claim that it does predates IO-less "
+           "throttling, 3.2): while it is paused on a ~2 MB/s device, "
+           "block:block_bio_queue shows 0 write bios with its pid and the "
+           "flusher's kworker queueing at least half of the 12 MiB; every "
+           "mkclean of the file is the flusher's (background or periodic), "
+           "none by msync, fsync, sync_file_range, sync, reclaim or other.",
+     "balance_dirty_pages -> wb_start_background_writeback (wakes "
+     "wb_workfn) + io_schedule_timeout; wb_workfn -> wb_writeback -> "
+     "ext4_writepages -> submit_bio_noacct_nocheck -> trace_block_bio_queue",
+     [r"throttle\."]),
 ]
 
 TAP_LINE = re.compile(r"^(not ok|ok) \d+ (.*?)(?: # (SKIP|skip).*)?$")
