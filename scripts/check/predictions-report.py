@@ -147,6 +147,34 @@ PREDICTIONS = [
      "writable VMAs); do_shared_fault -> do_page_mkwrite; folio_mkclean; "
      "do_wp_page -> wp_page_shared; vma_wants_writenotify",
      [r"warmup_mlock_only_vs_store_per_page"]),
+    ("21", "A writer throttled in balance_dirty_pages writes back nothing "
+           "itself (the 5.4-era claim that it does predates IO-less "
+           "throttling, 3.2): while it is paused on a ~2 MB/s device, "
+           "block:block_bio_queue shows 0 write bios with its pid and the "
+           "flusher's kworker queueing at least half of the 12 MiB; every "
+           "mkclean of the file is the flusher's (background or periodic), "
+           "none by msync, fsync, sync_file_range, sync, reclaim or other.",
+     "balance_dirty_pages -> wb_start_background_writeback (wakes "
+     "wb_workfn) + io_schedule_timeout; wb_workfn -> wb_writeback -> "
+     "ext4_writepages -> submit_bio_noacct_nocheck -> trace_block_bio_queue",
+     [r"throttle\."]),
+    ("22", "File-to-file copies dirty the destination through the write(2) "
+           "path: splice from a pipe, sendfile and (ext4, tmpfs) "
+           "copy_file_range each give what one pwrite of the N pages gives "
+           "on a cached destination (dirtied N, 0 on tmpfs; "
+           "bdp_calls N, per batch of 8+ pages on btrfs; stable_calls as "
+           "write(2); no mkwrite); to an uncached file xfs 6.12 dirties "
+           "large folios (dirtied = bdp_calls = folios). A reflink "
+           "(FICLONE, and copy_file_range on xfs and btrfs) dirties "
+           "nothing; FICLONE on ext4 and tmpfs fails with EOPNOTSUPP.",
+     "vfs_copy_file_range (remap_file_range first on the same sb) / "
+     "generic_copy_file_range (6.1) -> do_splice_direct; do_sendfile -> "
+     "do_splice_direct -> splice_direct_to_actor; do_splice_from -> "
+     "iter_file_splice_write -> vfs_iter_write -> generic_perform_write / "
+     "iomap_write_iter / btrfs_buffered_write (FGP_STABLE -> "
+     "folio_wait_stable, balance_dirty_pages_ratelimited); "
+     "ioctl_file_clone -> vfs_clone_file_range -> remap_file_range",
+     [r"copies_dirty_like_write", r"ficlone_dirties_nothing"]),
 ]
 
 TAP_LINE = re.compile(r"^(not ok|ok) \d+ (.*?)(?: # (SKIP|skip).*)?$")

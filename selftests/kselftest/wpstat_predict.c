@@ -17,6 +17,7 @@
  *   store on a read-only PTE: do_wp_page -> wp_page_shared ->
  *       do_page_mkwrite (vmf->pte set: mkwrite_wp)
  */
+#include "wpstat_test.h"	/* first: it defines _GNU_SOURCE (splice) */
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
@@ -24,11 +25,16 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/statfs.h>
+#include <sys/ioctl.h>
+#include <sys/sendfile.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 
-#include "wpstat_test.h"
 #include "kselftest_harness.h"
+
+#ifndef FICLONE
+#define FICLONE	_IOW(0x94, 9, int)
+#endif
 
 #define NPAGES	64
 
@@ -53,6 +59,16 @@
  * wait_on_page_writeback() in prepare_pages() and never calls
  * folio_wait_stable, on 6.12 prepare_one_folio() uses FGP_STABLE;
  * shmem_write_begin() never waits.
+ * stable_new_61: the same per page-sized write to a page not yet cached:
+ * __filemap_get_folio() calls folio_wait_stable() for FGP_STABLE only on
+ * a folio it found, so only ext4 on 6.1 (wait_for_stable_page() after
+ * grab_cache_page_write_begin(), unconditional) checks a new page.
+ * reflink: ->remap_file_range (xfs_file_remap_range, btrfs_remap_file_range),
+ * which vfs_copy_file_range() tries first on the same superblock.
+ * bdp_per_batch: btrfs_buffered_write() calls
+ * balance_dirty_pages_ratelimited_flags() once per batch of nrptrs pages,
+ * nrptrs = max(8, min(pages left, 512, nr_dirtied_pause - nr_dirtied)),
+ * not once per folio as generic_perform_write() and iomap_write_iter() do.
  */
 FIXTURE(pred) {
 	char path[256];
@@ -73,20 +89,25 @@ FIXTURE_VARIANT(pred) {
 	int mkclean_per_folio;
 	int stable_per_write_61;
 	int stable_per_write_612;
+	int stable_new_61;
+	bool reflink;
+	bool bdp_per_batch;
 };
 
 FIXTURE_VARIANT_ADD(pred, ext4) {
 	.fs = "ext4", .has_mkwrite = true, .mkclean_per_folio = 1,
 	.stable_per_write_61 = 2, .stable_per_write_612 = 1,
+	.stable_new_61 = 1,
 };
 FIXTURE_VARIANT_ADD(pred, xfs) {
 	.fs = "xfs", .has_mkwrite = true, .large_folios = true,
 	.mkclean_per_folio = 1,
-	.stable_per_write_61 = 1, .stable_per_write_612 = 1,
+	.stable_per_write_61 = 1, .stable_per_write_612 = 1, .reflink = true,
 };
 FIXTURE_VARIANT_ADD(pred, btrfs) {
 	.fs = "btrfs", .has_mkwrite = true, .mkclean_per_folio = 2,
-	.stable_per_write_61 = 0, .stable_per_write_612 = 1,
+	.stable_per_write_61 = 0, .stable_per_write_612 = 1, .reflink = true,
+	.bdp_per_batch = true,
 };
 FIXTURE_VARIANT_ADD(pred, tmpfs) {
 	.fs = "tmpfs", .has_mkwrite = false,
@@ -718,6 +739,228 @@ TEST_F(pred, warmup_mlock_only_vs_store_per_page)
 
 	munlock(mm, NPAGES * PAGE);
 	munmap(ms, NPAGES * PAGE);
+}
+
+/*
+ * Prediction 22: file-to-file copies dirty their destination like write(2).
+ *
+ * copy_file_range (no ->remap_file_range: ext4, tmpfs): 6.1
+ *   vfs_copy_file_range -> generic_copy_file_range -> do_splice_direct;
+ *   6.12 vfs_copy_file_range (same sb) -> do_splice_direct.
+ * sendfile: do_sendfile -> do_splice_direct.  Both read the source into an
+ *   internal pipe of PIPE_DEF_BUFFERS (16) pages (splice_direct_to_actor)
+ *   and write it with ->splice_write = iter_file_splice_write.
+ * splice from a pipe: do_splice -> do_splice_from -> iter_file_splice_write,
+ *   one bvec per pipe buffer, up to pipe->max_usage (here NPAGES).
+ * iter_file_splice_write -> vfs_iter_write -> ->write_iter, the write(2)
+ *   path from there on: ext4_buffered_write_iter / shmem_file_write_iter ->
+ *   generic_perform_write, xfs_file_buffered_write -> iomap_write_iter,
+ *   btrfs_buffered_write: write_begin with FGP_STABLE (folio_wait_stable
+ *   on each cached folio), the copy, write_end (dirty), and
+ *   balance_dirty_pages_ratelimited per folio iteration.
+ * So on a cached, clean destination each method's counters equal those of
+ * one pwrite(2) of the NPAGES pages: dirtied NPAGES (0 on tmpfs:
+ * noop_dirty_folio), bdp_calls NPAGES (btrfs: one per batch, between
+ * NPAGES / pages-per-write and NPAGES / 8), stable_calls NPAGES times
+ * stable_per_write_*, no mkwrite.  The destination is cached with
+ * page-sized writes, so even xfs on 6.12 has order-0 folios there (below
+ * for a fresh destination).
+ * On xfs and btrfs copy_file_range reflinks instead (->remap_file_range
+ * first on the same sb): the destination's blocks are shared and its page
+ * cache range dropped (generic_remap_file_range_prep writes back and
+ * waits, then truncate_inode_pages_range), nothing is dirtied or balanced.
+ */
+static void log_copy(struct __test_metadata *_metadata, const char *fs,
+		     const char *how, const struct wps *d)
+{
+	TH_LOG("%s %s: dirtied %lld bdp_calls %lld stable_calls %lld "
+	       "mkwrite %lld", fs, how, (long long)d->dirtied,
+	       (long long)d->bdp_calls, (long long)d->stable_calls,
+	       (long long)(d->mkwrite_first + d->mkwrite_wp));
+}
+
+/* @d against the pwrite baseline @pw and the stated numbers. */
+#define EXPECT_LIKE_WRITE(d, pw, pages_per_write) do {			\
+	EXPECT_EQ(0, (d).mkwrite_first + (d).mkwrite_wp);		\
+	EXPECT_EQ(0, (d).bdp_fault_calls);				\
+	EXPECT_EQ((pw).dirtied, (d).dirtied);				\
+	EXPECT_EQ(variant->has_mkwrite ? NPAGES : 0, (d).dirtied);	\
+	EXPECT_EQ((pw).stable_calls, (d).stable_calls);		\
+	EXPECT_EQ(NPAGES * stable_per_write, (d).stable_calls);	\
+	if (variant->bdp_per_batch) {					\
+		EXPECT_LE(NPAGES / (pages_per_write), (d).bdp_calls);	\
+		EXPECT_GE(NPAGES / 8, (d).bdp_calls);			\
+	} else {							\
+		EXPECT_EQ((pw).bdp_calls, (d).bdp_calls);		\
+		EXPECT_EQ(NPAGES, (d).bdp_calls);			\
+	}								\
+} while (0)
+
+#define EXPECT_NOTHING_DIRTIED(d) do {					\
+	EXPECT_EQ(0, (d).dirtied);					\
+	EXPECT_EQ(0, (d).bdp_calls);					\
+	EXPECT_EQ(0, (d).stable_calls);				\
+	EXPECT_EQ(0, (d).mkwrite_first + (d).mkwrite_wp);		\
+} while (0)
+
+TEST_F(pred, copies_dirty_like_write)
+{
+	int stable_per_write = wps_kernel_at_least(6, 12) ?
+		variant->stable_per_write_612 : variant->stable_per_write_61;
+	char src[256], fresh[256], *buf;
+	struct wps pw, d, fbase;
+	int sfd, ffd, pfd[2];
+	loff_t in, out;
+	ssize_t n;
+	size_t left;
+
+	buf = malloc(NPAGES * PAGE);
+	ASSERT_NE(NULL, buf);
+	memset(buf, 9, NPAGES * PAGE);
+	sfd = wps_scratch(variant->fs, "pred-src", NPAGES, src, sizeof(src));
+	ASSERT_LE(0, sfd);
+	ASSERT_EQ(0, pwrite_pages(sfd, 0, NPAGES, 5));
+	ASSERT_EQ(0, fsync(sfd));
+	/* The destination: every page cached (order 0) and clean. */
+	ASSERT_EQ(0, pwrite_pages(self->fd, 0, NPAGES, 7));
+	ASSERT_EQ(0, fsync(self->fd));
+	SINCE();
+
+	/* Baseline: one pwrite(2) of the NPAGES pages. */
+	ASSERT_EQ(NPAGES * PAGE, pwrite(self->fd, buf, NPAGES * PAGE, 0));
+	pw = SINCE();
+	log_copy(_metadata, variant->fs, "pwrite", &pw);
+	EXPECT_LIKE_WRITE(pw, pw, NPAGES);
+	ASSERT_EQ(0, fsync(self->fd));
+	SINCE();
+
+	/* splice(2) from a pipe holding the NPAGES pages. */
+	ASSERT_EQ(0, pipe2(pfd, O_CLOEXEC));
+	ASSERT_LE((int)(NPAGES * PAGE), fcntl(pfd[1], F_SETPIPE_SZ,
+					      (int)(NPAGES * PAGE)));
+	ASSERT_EQ(NPAGES * PAGE, write(pfd[1], buf, NPAGES * PAGE));
+	for (out = 0, left = NPAGES * PAGE; left; left -= n) {
+		n = splice(pfd[0], NULL, self->fd, &out, left, 0);
+		ASSERT_LT(0, n);
+	}
+	close(pfd[0]);
+	close(pfd[1]);
+	d = SINCE();
+	log_copy(_metadata, variant->fs, "splice", &d);
+	EXPECT_LIKE_WRITE(d, pw, NPAGES);
+	ASSERT_EQ(0, fsync(self->fd));
+	SINCE();
+
+	/* sendfile(2) to the file (at its offset, 0). */
+	ASSERT_EQ(0, lseek(self->fd, 0, SEEK_SET));
+	for (in = 0, left = NPAGES * PAGE; left; left -= n) {
+		n = sendfile(self->fd, sfd, &in, left);
+		ASSERT_LT(0, n);
+	}
+	d = SINCE();
+	log_copy(_metadata, variant->fs, "sendfile", &d);
+	EXPECT_LIKE_WRITE(d, pw, 16);
+	ASSERT_EQ(0, fsync(self->fd));
+	SINCE();
+
+	/*
+	 * A fresh destination (nothing cached): on xfs 6.12
+	 * iomap_write_iter asks iomap_get_folio() for a folio of the
+	 * write's length (fgf_set_order(len), len up to the 64 KiB that
+	 * iter_file_splice_write passes from the 16-page pipe), so it
+	 * dirties large folios: dirtied counts folios (writeback_dirty_folio
+	 * fires once per folio), one balance_dirty_pages_ratelimited per
+	 * folio, so bdp_calls = dirtied, between NPAGES / 16 and NPAGES.
+	 * xfs on 6.1 (iomap_write_begin: __filemap_get_folio without an
+	 * order), ext4 and btrfs make order-0 folios: NPAGES.  No folio was
+	 * there to wait on: stable_calls 0 but ext4 6.1's (stable_new_61).
+	 */
+	ffd = wps_scratch(variant->fs, "pred-fresh", NPAGES, fresh,
+			  sizeof(fresh));
+	ASSERT_LE(0, ffd);
+	ASSERT_EQ(0, wps_read(fresh, &fbase));
+	for (in = 0, left = NPAGES * PAGE; left; left -= n) {
+		n = sendfile(ffd, sfd, &in, left);
+		ASSERT_LT(0, n);
+	}
+	d = WPS_SINCE(fresh, &fbase);
+	log_copy(_metadata, variant->fs, "sendfile to an uncached file", &d);
+	EXPECT_EQ(0, d.mkwrite_first + d.mkwrite_wp);
+	EXPECT_EQ(wps_kernel_at_least(6, 12) ? 0 :
+		  NPAGES * variant->stable_new_61, d.stable_calls);
+	if (!variant->has_mkwrite) {
+		EXPECT_EQ(0, d.dirtied);
+		EXPECT_EQ(NPAGES, d.bdp_calls);
+	} else if (variant->large_folios && wps_kernel_at_least(6, 12)) {
+		EXPECT_LE(NPAGES / 16, d.dirtied);
+		EXPECT_GE(NPAGES, d.dirtied);
+		EXPECT_EQ(d.dirtied, d.bdp_calls);
+	} else {
+		EXPECT_EQ(NPAGES, d.dirtied);
+		if (variant->bdp_per_batch) {
+			EXPECT_LE(NPAGES / 16, d.bdp_calls);
+			EXPECT_GE(NPAGES / 8, d.bdp_calls);
+		} else {
+			EXPECT_EQ(NPAGES, d.bdp_calls);
+		}
+	}
+	close(ffd);
+	unlink(fresh);
+
+	/* copy_file_range(2): a copy, or on xfs and btrfs a reflink. */
+	for (in = out = 0, left = NPAGES * PAGE; left; left -= n) {
+		n = copy_file_range(sfd, &in, self->fd, &out, left, 0);
+		ASSERT_LT(0, n);
+	}
+	d = SINCE();
+	log_copy(_metadata, variant->fs, variant->reflink ?
+		 "copy_file_range (reflink)" : "copy_file_range", &d);
+	if (variant->reflink) {
+		EXPECT_NOTHING_DIRTIED(d);
+	} else {
+		EXPECT_LIKE_WRITE(d, pw, 16);
+	}
+	close(sfd);
+	unlink(src);
+	free(buf);
+}
+
+/*
+ * Prediction 22, reflink: ioctl(FICLONE) -> ioctl_file_clone ->
+ * vfs_clone_file_range -> ->remap_file_range shares the source's extents
+ * and drops the destination's cached pages (no copy through the page
+ * cache): nothing dirtied, balanced or waited on in the destination.
+ * ext4 and tmpfs have no ->remap_file_range: do_clone_file_range()
+ * returns -EOPNOTSUPP.
+ */
+TEST_F(pred, ficlone_dirties_nothing)
+{
+	char src[256];
+	struct wps d;
+	int sfd, ret, err;
+
+	sfd = wps_scratch(variant->fs, "pred-src", NPAGES, src, sizeof(src));
+	ASSERT_LE(0, sfd);
+	ASSERT_EQ(0, pwrite_pages(sfd, 0, NPAGES, 5));
+	ASSERT_EQ(0, fsync(sfd));
+	ASSERT_EQ(0, pwrite_pages(self->fd, 0, NPAGES, 7));
+	ASSERT_EQ(0, fsync(self->fd));
+	SINCE();
+	ret = ioctl(self->fd, FICLONE, sfd);
+	err = ret ? errno : 0;	/* before the counter reads */
+	d = SINCE();
+	log_copy(_metadata, variant->fs, ret ? "FICLONE (refused)" : "FICLONE",
+		 &d);
+	if (variant->reflink) {
+		EXPECT_EQ(0, ret) TH_LOG("FICLONE: %s", strerror(err));
+	} else {
+		EXPECT_EQ(-1, ret);
+		EXPECT_EQ(EOPNOTSUPP, err) TH_LOG("FICLONE: %s", strerror(err));
+	}
+	EXPECT_NOTHING_DIRTIED(d);
+	EXPECT_EQ(0, d.mkclean_calls);
+	close(sfd);
+	unlink(src);
 }
 
 TEST_HARNESS_MAIN

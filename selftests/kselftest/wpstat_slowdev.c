@@ -14,8 +14,15 @@
  * Prediction 9, dirty throttling: past the dirty limits,
  *   balance_dirty_pages() pauses the dirtier (io_schedule_timeout), and
  *   the pause belongs to the file whose ratelimited call got there.
+ * Prediction 21, the throttled writer writes back nothing itself: since
+ *   IO-less dirty throttling (3.2) balance_dirty_pages() only wakes the
+ *   flusher (wb_start_background_writeback()) and sleeps; the write bios
+ *   are the flusher's (wb_workfn -> wb_writeback -> ext4_writepages ->
+ *   submit_bio), seen by the block:block_bio_queue tracepoint, which
+ *   fires in the submitting task (submit_bio_noacct_nocheck()).
  */
 #include "wpstat_test.h"	/* first: it defines _GNU_SOURCE */
+#include <stdarg.h>
 #include "kselftest_harness.h"
 
 #define DELAY_MS	200
@@ -147,7 +154,141 @@ FIXTURE(throttle) {
 	char path[256], idle[256];
 	int fd, idle_fd;
 	char saved_bytes[64], saved_bg[64];
+	bool mounted_tracefs;
 };
+
+/*
+ * An independent witness of who submits the writes: block:block_bio_queue
+ * in a tracefs instance of our own (its own buffer, event switch and
+ * filter; removed in teardown), filtered to the null_blk device.
+ */
+#define TRACEFS		"/sys/kernel/tracing"
+#define BIO_TRACE	TRACEFS "/instances/wpstat-throttle"
+#define BIO_EVENT	BIO_TRACE "/events/block/block_bio_queue"
+
+struct bio_census {
+	long writer_w, writer_r;	/* bios the writer submitted */
+	long flusher_w, flusher_sectors; /* write bios of kworker threads */
+	long other_w;			/* jbd2 and anyone else */
+	long in_buffer, written;	/* entries-in-buffer/entries-written */
+	char others[160];		/* who the others were */
+};
+
+static int put_file(const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int put_file(const char *path, const char *fmt, ...)
+{
+	char buf[128];
+	va_list ap;
+	int fd, n, ret = 0;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, buf, n) != n)
+		ret = -errno ?: -EIO;
+	close(fd);
+	return ret;
+}
+
+/* The instance, its event filtered to @dir's device, not yet enabled. */
+static int bio_trace_setup(const char *dir, bool *mounted)
+{
+	struct stat st;
+	int ret;
+
+	*mounted = false;
+	if (access(TRACEFS "/instances", F_OK)) {
+		if (sh("mount -t tracefs nodev " TRACEFS))
+			return -ENODEV;
+		*mounted = true;
+	}
+	rmdir(BIO_TRACE);		/* a leftover of a killed run */
+	if (mkdir(BIO_TRACE, 0700))
+		return -errno;
+	if (stat(dir, &st))
+		return -errno;
+	/* The event's dev is the kernel's dev_t: MKDEV() = major << 20. */
+	ret = put_file(BIO_EVENT "/filter", "dev == %u",
+		       major(st.st_dev) << 20 | minor(st.st_dev));
+	if (ret)
+		return ret;
+	return put_file(BIO_TRACE "/buffer_size_kb", "4096");
+}
+
+static void bio_trace_teardown(bool mounted)
+{
+	put_file(BIO_EVENT "/enable", "0");
+	rmdir(BIO_TRACE);
+	if (mounted)
+		sh("umount " TRACEFS);
+}
+
+/*
+ * Count the traced bios by submitter.  A line is
+ * "  comm-pid  [cpu] flags  ts: block_bio_queue: maj,min RWBS sector + n [comm]".
+ */
+static int bio_census(pid_t writer, struct bio_census *c)
+{
+	char line[512], rwbs[16], comm[64];
+	unsigned int maj, min, nr;
+	unsigned long long sector;
+	FILE *f;
+
+	memset(c, 0, sizeof(*c));
+	f = fopen(BIO_TRACE "/trace", "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *ev = strstr(line, "block_bio_queue: ");
+		char *p, *cpu = NULL;
+		long pid;
+		bool w;
+
+		if (line[0] == '#') {
+			sscanf(line, "# entries-in-buffer/entries-written: %ld/%ld",
+			       &c->in_buffer, &c->written);
+			continue;
+		}
+		if (!ev || sscanf(ev + 17, "%u,%u %15s %llu + %u [%63[^]]]",
+				  &maj, &min, rwbs, &sector, &nr, comm) != 6)
+			continue;
+		/* The pid ends just before the " [cpu]" field. */
+		for (p = line; p < ev && !cpu; p++)
+			if (p[0] == '[' && p[1] >= '0' && p[1] <= '9')
+				cpu = p;
+		if (!cpu)
+			continue;
+		for (p = cpu; p > line && p[-1] == ' '; p--)
+			;
+		while (p > line && p[-1] >= '0' && p[-1] <= '9')
+			p--;
+		pid = strtol(p, NULL, 10);
+		w = strchr(rwbs, 'W');
+		if (pid == writer) {
+			if (w)
+				c->writer_w++;
+			else
+				c->writer_r++;
+		} else if (w && !strncmp(comm, "kworker/", 8)) {
+			c->flusher_w++;
+			c->flusher_sectors += nr;
+		} else if (w) {
+			c->other_w++;
+			if (!strstr(c->others, comm) &&
+			    strlen(c->others) + strlen(comm) + 2 < sizeof(c->others)) {
+				strcat(c->others, " ");
+				strcat(c->others, comm);
+			}
+		}
+	}
+	fclose(f);
+	return 0;
+}
 
 FIXTURE_VARIANT(throttle) {
 	bool use_mmap;
@@ -178,10 +319,13 @@ FIXTURE_SETUP(throttle)
 	memset(buf, 1, sizeof(buf));
 	ASSERT_EQ(PAGE, pwrite(self->idle_fd, buf, PAGE, 0));
 	ASSERT_EQ(0, fsync(self->idle_fd));
+	ASSERT_EQ(0, bio_trace_setup(SLOW_DIR, &self->mounted_tracefs))
+		TH_LOG("no tracefs instance with block:block_bio_queue");
 }
 
 FIXTURE_TEARDOWN(throttle)
 {
+	bio_trace_teardown(self->mounted_tracefs);
 	close(self->fd);
 	close(self->idle_fd);
 	/* A ratio setting of 0 in *_bytes means "use the ratio". */
@@ -195,24 +339,35 @@ TEST_F_TIMEOUT(throttle, long_write_loop_is_paused, 240)
 {
 	struct wps busy0, busy1, idle0, idle1, d, di;
 	struct stall_row row, none;
+	struct bio_census bios;
 	char buf[PAGE];
 	size_t i;
+	char *map = NULL;
 
 	memset(buf, 2, sizeof(buf));
 	ASSERT_EQ(0, ftruncate(self->fd, THROTTLE_PAGES * PAGE));
+	if (variant->use_mmap) {
+		map = mmap(NULL, THROTTLE_PAGES * PAGE, PROT_READ | PROT_WRITE,
+			   MAP_SHARED, self->fd, 0);
+		ASSERT_NE(MAP_FAILED, map);
+	}
 	ASSERT_EQ(0, wps_read(self->path, &busy0));
 	ASSERT_EQ(0, wps_read(self->idle, &idle0));
+	/*
+	 * The window of prediction 21: the write loop only.  Set-up's fsync,
+	 * ftruncate and mmap are before it; the counter reads (which do not
+	 * flush) and the census after it.
+	 */
+	ASSERT_EQ(0, put_file(BIO_EVENT "/enable", "1"));
 	if (variant->use_mmap) {
-		char *map = mmap(NULL, THROTTLE_PAGES * PAGE,
-				 PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, 0);
-
-		ASSERT_NE(MAP_FAILED, map);
 		wps_store_pages(map, THROTTLE_PAGES, 2);
-		munmap(map, THROTTLE_PAGES * PAGE);
 	} else {
 		for (i = 0; i < THROTTLE_PAGES; i++)
 			ASSERT_EQ(PAGE, pwrite(self->fd, buf, PAGE, i * PAGE));
 	}
+	ASSERT_EQ(0, put_file(BIO_EVENT "/enable", "0"));
+	if (map)
+		munmap(map, THROTTLE_PAGES * PAGE);
 	ASSERT_EQ(0, wps_read(self->path, &busy1));
 	ASSERT_EQ(0, wps_read(self->idle, &idle1));
 	d = wps_delta(&busy1, &busy0);
@@ -267,6 +422,47 @@ TEST_F_TIMEOUT(throttle, long_write_loop_is_paused, 240)
 	EXPECT_EQ(0, di.bdp_throttled);
 	EXPECT_EQ(0, di.bdp_pauses);
 	EXPECT_EQ(0, di.bdp_pause_ns);
+
+	/*
+	 * Prediction 21: paused (above) yet no writeback of its own.  On
+	 * 6.1 and 6.12 balance_dirty_pages() calls only
+	 * wb_start_background_writeback() (a wakeup of wb_workfn) and
+	 * io_schedule_timeout(); the 5.4-era claim that the throttled task
+	 * writes pages back itself predicts write bios with its pid.  The
+	 * witness: every write bio to the device in the window, by
+	 * submitter.  For a 12 MiB loop to finish under the 4 MiB limit
+	 * (dirty + writeback pages count against it) about 8 MiB must have
+	 * been written back; ext4 marks pages writeback a bio (up to 1 MiB)
+	 * before queueing it, so the flusher (a kworker) queued at least
+	 * half the file; jbd2 may add its commits.
+	 */
+	ASSERT_EQ(0, bio_census(getpid(), &bios));
+	TH_LOG("%s: write bios in the loop: writer (pid %d) %ld, flusher %ld "
+	       "(%ld KiB), others %ld (%s); writer reads %ld; trace entries "
+	       "%ld/%ld; mkclean_calls %lld background %lld periodic %lld",
+	       variant->use_mmap ? "mmap" : "pwrite", getpid(), bios.writer_w,
+	       bios.flusher_w, bios.flusher_sectors / 2, bios.other_w,
+	       bios.others[0] ? bios.others + 1 : "none", bios.writer_r,
+	       bios.in_buffer, bios.written, (long long)d.mkclean_calls,
+	       (long long)d.mkclean_flusher_background,
+	       (long long)d.mkclean_flusher_periodic);
+	/* Nothing dropped: else a writer bio could have been lost. */
+	EXPECT_EQ(bios.written, bios.in_buffer);
+	EXPECT_LT(0, bios.written);
+	EXPECT_EQ(0, bios.writer_w);
+	EXPECT_LT(0, bios.flusher_w);
+	EXPECT_LE(THROTTLE_PAGES / 2 * 8L, bios.flusher_sectors);
+	/*
+	 * wpstat's view of the same window: every folio_mkclean on the file
+	 * was the flusher's (background, or periodic if it woke for that);
+	 * none by msync, fsync, sync_file_range, sync, reclaim or unknown.
+	 */
+	EXPECT_LT(0, d.mkclean_calls);
+	EXPECT_EQ(d.mkclean_calls, d.mkclean_flusher_background +
+		  d.mkclean_flusher_periodic);
+	EXPECT_EQ(0, d.mkclean_msync + d.mkclean_fsync +
+		  d.mkclean_sync_file_range + d.mkclean_sync +
+		  d.mkclean_reclaim + d.mkclean_other);
 }
 
 TEST_HARNESS_MAIN
