@@ -1,19 +1,30 @@
-// MappedByteBuffer versus FileChannel, one JVM, every unit size in turn, the
-// way the analysis this reproduces measured them: put() or write() the whole
-// file unit by unit, then force(); get() or read() it back.
+// MappedByteBuffer versus FileChannel, one JVM, every unit size in turn:
+// put() or write() the whole file unit by unit.
 //
 //   java MmapVsChannel.java --file PATH --size BYTES --api mmap|channel
 //        --op write|read [--cache warm|cold] [--units 64,4096,...]
-//        [--repeat N]
+//        [--repeat N] [--method original|kernel] [--generation G]
+//
+// --method original (the analysis' benchmark): force() is not called inside
+// the timed region (nor after it: the driver syncs the file later); a warm
+// MappedByteBuffer is load()ed and then written once over before the timed
+// pass, so its PTEs are writable and dirty and the pass takes no fault; a
+// cold file is a fresh sparse file the driver made.  --method kernel
+// (default): put()/write() then force(), timed together; warm is load()
+// only (read-only PTEs: every first put() to a page faults); a cold file is
+// an existing one the driver evicted.
 //
 // Run it under `wpstat run` for the process's kernel counters.  It also reads
-// the file's row of /proc/wpstat/inodes around every unit size (Java cannot
-// get the inode generation, so the row is matched by device and inode; the
-// file is not deleted during a run) and prints one JSON object per line.
+// the file's row of /proc/wpstat/inodes around every unit size, matched by
+// device, inode and (with --generation, which the driver reads with lsattr
+// -v: Java cannot) generation, so that a deleted file's row with a reused
+// inode number is never taken for this one, and prints one JSON object per
+// line.
 //
-// Cold cache: Java cannot call posix_fadvise, so the driver evicts the file
-// before the JVM starts (dd iflag=nocache) and only the first unit size can be
-// cold; --cache cold therefore takes exactly one unit size.
+// Cold cache: Java cannot call posix_fadvise or make a sparse file without
+// writing, so the driver makes the file cold before the JVM starts and only
+// the first unit size can be cold; --cache cold therefore takes exactly one
+// unit size.
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -32,8 +43,8 @@ public class MmapVsChannel {
     static final String INODES = "/proc/wpstat/inodes";
 
     public static void main(String[] args) throws Exception {
-        String file = null, api = null, op = null, cache = "warm";
-        long size = 0;
+        String file = null, api = null, op = null, cache = "warm", method = "kernel";
+        long size = 0, generation = -1;
         int repeat = 1;
         List<Long> units = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
@@ -45,6 +56,8 @@ public class MmapVsChannel {
                 case "--api": api = v; i++; break;
                 case "--op": op = v; i++; break;
                 case "--cache": cache = v; i++; break;
+                case "--method": method = v; i++; break;
+                case "--generation": generation = parseBytes(v); i++; break;
                 case "--repeat": repeat = (int) parseBytes(v); i++; break;
                 case "--units":
                     for (String u : v.split(","))
@@ -62,6 +75,9 @@ public class MmapVsChannel {
             usage("--op must be write or read");
         if (!"warm".equals(cache) && !"cold".equals(cache))
             usage("--cache must be warm or cold");
+        if (!"original".equals(method) && !"kernel".equals(method))
+            usage("--method must be original or kernel");
+        boolean original = "original".equals(method);
         if (units.isEmpty())
             units.add(4096L);
         if ("cold".equals(cache) && (units.size() != 1 || repeat != 1))
@@ -87,11 +103,15 @@ public class MmapVsChannel {
                 for (int i = 0; i < 3; i++) {
                     for (int u : new int[] { 64, 4096 }) {
                         if ("mmap".equals(api))
-                            mmap(ch, jit, u, op, false);
+                            mmap(map(ch, jit, op, false, false), jit, u, op, false);
                         else
-                            channel(ch, jit, u, op);
+                            channel(ch, jit, u, op, false);
                     }
                 }
+                // Clean again what it dirtied: the first unit size of either
+                // method starts from a clean file.
+                if ("write".equals(op))
+                    ch.force(false);
             }
             for (int round = 1; round <= repeat; round++)
             for (long unit : units) {
@@ -104,15 +124,21 @@ public class MmapVsChannel {
                 boolean warm = "warm".equals(cache);
                 if (warm && "channel".equals(api))
                     warm(ch, size);
-                Map<String, Long> before = counters(dev, ino);
-                long[] t = "mmap".equals(api) ? mmap(ch, size, (int) unit, op, warm)
-                                              : channel(ch, size, (int) unit, op);
-                Map<String, Long> after = counters(dev, ino);
+                // The original method's warm mapping is made (and written
+                // over once) before the counters are read: the timed pass
+                // alone is measured.
+                MappedByteBuffer mb = null;
+                if ("mmap".equals(api))
+                    mb = map(ch, size, op, warm, original);
+                Map<String, Long> before = counters(dev, ino, generation);
+                long[] t = "mmap".equals(api) ? mmap(mb, size, (int) unit, op, !original)
+                                              : channel(ch, size, (int) unit, op, !original);
+                Map<String, Long> after = counters(dev, ino, generation);
                 StringBuilder sb = new StringBuilder();
                 sb.append(String.format("{\"api\": \"%s\", \"op\": \"%s\", \"cache\": \"%s\", "
-                                        + "\"unit\": %d, \"size\": %d, \"round\": %d, \"ns\": %d, "
+                                        + "\"method\": \"%s\", \"unit\": %d, \"size\": %d, \"round\": %d, \"ns\": %d, "
                                         + "\"force_ns\": %d, \"counters\": ",
-                                        api, op, cache, unit, size, round, t[0], t[1]));
+                                        api, op, cache, method, unit, size, round, t[0], t[1]));
                 if (before == null || after == null) {
                     sb.append("null");
                 } else {
@@ -132,20 +158,32 @@ public class MmapVsChannel {
         }
     }
 
-    // MappedByteBuffer.put of unit-sized arrays, then force(); or get().
-    // Warm: the buffer is load()ed first (a read of every page: the PTEs
-    // are present but read-only, so the first put() to a page still
-    // faults); not timed.  Returns {ns including force, force ns}.
-    static long[] mmap(FileChannel ch, long size, int unit, String op, boolean warm)
-            throws IOException {
+    // The buffer of one unit size's pass.  Warm: load()ed first (a read of
+    // every page: the PTEs are present but read-only, so the first put() to
+    // a page still faults) and, for the original method's writes, written
+    // over once, so that no page is left to fault; not timed.
+    static MappedByteBuffer map(FileChannel ch, long size, String op, boolean warm,
+                                boolean original) throws IOException {
         FileChannel.MapMode mode = "write".equals(op) ? FileChannel.MapMode.READ_WRITE
                                                       : FileChannel.MapMode.READ_ONLY;
         MappedByteBuffer mb = ch.map(mode, 0, size);
         if (warm)
             mb.load();
+        if (warm && original && "write".equals(op)) {
+            for (int pos = 0; pos < size; pos += 4096)
+                mb.put(pos, (byte) 'w');
+        }
+        return mb;
+    }
+
+    // MappedByteBuffer.put of unit-sized arrays, then force() if asked (it
+    // is then timed with the puts); or get().  Returns {ns, force ns}.
+    static long[] mmap(MappedByteBuffer mb, long size, int unit, String op, boolean force)
+            throws IOException {
         byte[] buf = new byte[unit];
         java.util.Arrays.fill(buf, (byte) 'j');
-        long sink = 0, force = 0, t0 = System.nanoTime();
+        long sink = 0, forceNs = 0, t0 = System.nanoTime();
+        mb.clear();
         for (long pos = 0; pos < size; pos += unit) {
             int n = (int) Math.min(unit, size - pos);
             if ("write".equals(op)) {
@@ -155,23 +193,25 @@ public class MmapVsChannel {
                 sink += buf[0];
             }
         }
-        if ("write".equals(op)) {
+        if ("write".equals(op) && force) {
             long f0 = System.nanoTime();
             mb.force();
-            force = System.nanoTime() - f0;
+            forceNs = System.nanoTime() - f0;
         }
         long ns = System.nanoTime() - t0;
         if (sink == 42)
             System.err.print("");	// keep the reads alive
-        return new long[] { ns, force };
+        return new long[] { ns, forceNs };
     }
 
-    // FileChannel.write of a unit-sized direct buffer, then force(false); or read().
-    static long[] channel(FileChannel ch, long size, int unit, String op) throws IOException {
+    // FileChannel.write of a unit-sized direct buffer, then force(false) if
+    // asked (timed with the writes); or read().
+    static long[] channel(FileChannel ch, long size, int unit, String op, boolean force)
+            throws IOException {
         ByteBuffer bb = ByteBuffer.allocateDirect(unit);
         while (bb.hasRemaining())
             bb.put((byte) 'j');
-        long force = 0, t0 = System.nanoTime();
+        long forceNs = 0, t0 = System.nanoTime();
         for (long pos = 0; pos < size; pos += unit) {
             bb.clear();
             bb.limit((int) Math.min(unit, size - pos));
@@ -183,12 +223,12 @@ public class MmapVsChannel {
                 off += n;
             }
         }
-        if ("write".equals(op)) {
+        if ("write".equals(op) && force) {
             long f0 = System.nanoTime();
             ch.force(false);
-            force = System.nanoTime() - f0;
+            forceNs = System.nanoTime() - f0;
         }
-        return new long[] { System.nanoTime() - t0, force };
+        return new long[] { System.nanoTime() - t0, forceNs };
     }
 
     // Warm cache for FileChannel: the file in the page cache.
@@ -198,8 +238,9 @@ public class MmapVsChannel {
     }
 
     // The file's row of /proc/wpstat/inodes: column name -> value, or null
-    // if the module is not loaded.  Columns that read "-" are left out.
-    static Map<String, Long> counters(long dev, long ino) {
+    // if the module is not loaded.  Columns that read "-" are left out.  A
+    // generation < 0 matches any (the newest row wins).
+    static Map<String, Long> counters(long dev, long ino, long gen) {
         List<String> lines;
         try {
             lines = Files.readAllLines(Paths.get(INODES));
@@ -217,7 +258,8 @@ public class MmapVsChannel {
         for (String l : lines.subList(1, lines.size())) {
             String[] f = l.trim().split("\\s+");
             if (f.length != names.length || !f[0].equals(devs)
-                || !f[1].equals(Long.toString(ino)))
+                || !f[1].equals(Long.toString(ino))
+                || (gen >= 0 && !f[2].equals(Long.toString(gen))))
                 continue;
             for (int i = 3; i < f.length; i++) {
                 if (f[i].equals("-"))
@@ -250,7 +292,8 @@ public class MmapVsChannel {
         System.err.println("MmapVsChannel: " + msg);
         System.err.println("usage: java MmapVsChannel.java --file PATH --size BYTES "
                            + "--api mmap|channel --op write|read [--cache warm|cold] "
-                           + "[--units 64,4096,...]");
+                           + "[--units 64,4096,...] [--repeat N] [--method original|kernel] "
+                           + "[--generation G]");
         System.exit(2);
     }
 }

@@ -1,81 +1,142 @@
 #!/usr/bin/env bash
 # Runs inside the guest (scripts/experiment/experiment.sh boots it, module loaded): the
-# MappedByteBuffer-versus-FileChannel sweep with wpload, the RocketMQ
+# MappedByteBuffer-versus-FileChannel sweep with wpload, RocketMQ's
 # strategies, and the Java version, every cell with its wpstat counter deltas
-# and /proc/vmstat deltas.  Writes JSON lines to OUT/cells.jsonl and
-# OUT/meta.json; scripts/experiment/experiment-report.py turns them into CSV, JSON,
-# charts and docs/experiment.md.
+# and /proc/vmstat deltas.  Writes JSON lines to OUT/cells.jsonl, OUT/meta.json
+# and OUT/rounds.done; scripts/experiment/experiment-report.py turns them into
+# CSV, JSON, charts and docs/experiment.md.
 #
-#   guest-experiment.sh [--out DIR] [--size BYTES] [--units "64 128 ..."]
+#   guest-experiment.sh [--out DIR] [--method "original kernel"]
+#                       [--size BYTES] [--units "64 128 ..."]
 #                       [--slow-size BYTES] [--slow-delay MS]
-#                       [--strategy-size BYTES] [--java-units "64 4096 ..."]
-#                       [--java-cold-unit BYTES|none] [--ram-dir DIR]
-#                       [--repeat N]
-#                       [--parts "ram slow strategies java"]
+#                       [--strategy-size BYTES] [--rocketmq-messages N]
+#                       [--java-units "64 4096 ..."]
+#                       [--java-cold-units "4K 64M"|none] [--ram-dir DIR]
+#                       [--repeat N] [--until N] [--resume]
+#                       [--level timing|counts|keep]
+#                       [--parts "ram slow strategies rocketmq java"]
 #
-# --repeat: run every part N times over (rounds, so that a burst of host
-# noise hits one round, not every repeat of one cell; the report takes
-# medians); the JVM repeats each unit size N times in one process.
-# --ram-dir: an ext4 filesystem already mounted on a RAM disk, instead of
-# making one (brd can be loaded only once, with one geometry).
+# --until: stop after round N of --repeat (experiment.sh boots each kernel
+# once per round, so that rounds alternate between kernels too).
+# --level: the module's level for the run (default timing: mkwrite_ns, the
+# time inside ->page_mkwrite, exists only there; keep: leave it as it is).
+#
+# Rounds: every part (and every method) runs once per round, rounds one
+# after the other, so that a burst of host noise hits one sample of many
+# cells rather than every sample of one cell; the methods alternate their
+# order from round to round.  A finished round is appended to
+# OUT/rounds.done ("ROUND SECONDS").  Every cell line has a "key" (what it
+# measured) and a "clock" (epoch seconds when it ended); --resume keeps
+# every cell already in OUT/cells.jsonl and runs only the missing ones, so
+# a run of hours can be stopped at any time (the guest killed) and
+# continued, losing at most the cell in flight.
+#
+# Methods (docs/experiment.md, "Two methods"):
+#   original  as the analysis' benchmark: nothing flushes inside the timed
+#             region (no msync/fsync/force; dirty limits above twice the
+#             file, periodic writeback off, so nothing writes back during
+#             a cell); hot mmap writes on a mapping warmed by a store per
+#             page (+ mlock + MADV_WILLNEED), so no fault is left to take;
+#             cold means a fresh sparse file (no data on disk).
+#   kernel    writeback in the loop: each write pass ends with
+#             msync(MS_SYNC)/fsync, timed; hot mmap writes on a mapping
+#             warmed by a load per page (read-only PTEs); cold means an
+#             existing file evicted from the page cache (fsync +
+#             POSIX_FADV_DONTNEED).
+# Warm reads are the same procedure under both methods and run once, under
+# original when it runs.
 #
 # Parts:
-#   ram         ext4 on a RAM disk; every unit size x mmap/write x write/read
-#               x warm/cold; one pass, then msync(MS_SYNC)/fsync for writes
-#               (MappedByteBuffer.put + force, FileChannel.write + force).
-#   slow        ext4 on a memory-backed null_blk that completes one 4 KiB
-#               request at a time after 0.25 ms (~16 MB/s), behind dm-delay
-#               (every write bio completes --slow-delay ms late;
-#               stable_writes=1, as on a device that checksums data in
-#               flight), small dirty limits and a 1 s flusher interval, so
-#               writeback runs while the workload writes; two write passes
-#               per cell.
-#   strategies  RocketMQ's strategies on the slow device: an append of
-#               1000-byte messages with an asynchronous flush every 16
-#               messages (sync_file_range(WRITE), like RocketMQ's flush
-#               thread, which does not wait), plain and with each strategy.
+#   ram         ext4 (4 KiB blocks) on a RAM disk; every unit size x
+#               mmap/write x write/read x warm/cold, per method.
+#   slow        (kernel method) ext4 on a memory-backed null_blk that
+#               completes one 4 KiB request at a time after 0.25 ms
+#               (~16 MB/s), behind dm-delay (every write bio completes
+#               --slow-delay ms late; stable_writes=1, as on a device that
+#               checksums data in flight), small dirty limits and a 1 s
+#               flusher interval, so writeback runs while the workload
+#               writes; two write passes per cell.
+#   strategies  RocketMQ's strategies imitated by wpload on the slow device:
+#               1000-byte appends, sync_file_range(WRITE) every 16, plain
+#               and with each strategy; the kernel counters of each.
+#   rocketmq    RocketMQ's own store (rocketmq-store, selftests/clients,
+#               make clients-build) on the slow device with the kernel's
+#               default writeback settings: ASYNC_FLUSH, its own flush
+#               thread (FlushRealTimeService, force() every 500 ms) and,
+#               with the transient store pool, its commit thread
+#               (CommitRealTimeService, every 200 ms); the four settings
+#               of warmMapedFileEnable x transientStorePoolEnable, one JVM
+#               each, p50/p99/max of the puts and the commit log's counters.
 #   java        scripts/experiment/MmapVsChannel.java on the RAM disk, under
-#               `wpstat run`: writes (put + force, write + force), warm
-#               for every --java-units size in one JVM, cold for 4 KiB
-#               (one JVM each: only the first unit of a JVM can be cold).
+#               `wpstat run`, per method: writes (MappedByteBuffer.put,
+#               FileChannel.write; with force() timed under kernel), warm
+#               for every --java-units size in one JVM, cold for each
+#               --java-cold-units size in a JVM of its own (a cold file
+#               can be cold only once).
 
 set -u
 top=${WPSTAT_TOP:?run through scripts/vm/vm-run.sh}
 out=${WPSTAT_RESULTS:-}
-size=256M
-units="64 128 512 1K 2K 4K 8K 32K 64K 1M 32M 64M 512M"
+methods="original kernel"
+size=1G
+units="64 128 512 1K 2K 4K 8K 16K 32K 64K 1M 32M 64M 512M"
 slow_size=16M
 slow_delay=10
 strategy_size=16M
+rmq_messages=3000
 java_units=	# default: --units
-java_cold_unit=4K
+java_cold_units="4K 64M"
 ram_dir=
-repeat=3
-round=1
-parts="ram slow strategies java"
+repeat=5
+resume=0
+until_round=
+level=timing
+parts="ram slow strategies rocketmq java"
 
-guest_args="$*"
+guest_args=$(printf '%q ' "$@")
 while [ $# -gt 0 ]; do
 	case $1 in
 	--out) out=$2; shift 2 ;;
+	--method) methods=$2; shift 2 ;;
 	--size) size=$2; shift 2 ;;
 	--units) units=$2; shift 2 ;;
 	--slow-size) slow_size=$2; shift 2 ;;
 	--slow-delay) slow_delay=$2; shift 2 ;;
 	--strategy-size) strategy_size=$2; shift 2 ;;
+	--rocketmq-messages) rmq_messages=$2; shift 2 ;;
 	--java-units) java_units=$2; shift 2 ;;
 	--parts) parts=$2; shift 2 ;;
-	--java-cold-unit) java_cold_unit=$2; shift 2 ;;
+	--java-cold-units) java_cold_units=$2; shift 2 ;;
 	--ram-dir) ram_dir=$2; shift 2 ;;
 	--repeat) repeat=$2; shift 2 ;;
+	--resume) resume=1; shift ;;
+	--until) until_round=$2; shift 2 ;;
+	--level) level=$2; shift 2 ;;
 	*) echo "guest-experiment: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
 [ -n "$out" ] || { echo "guest-experiment: no --out" >&2; exit 2; }
+for m in $methods; do
+	case $m in
+	original | kernel) ;;
+	*) echo "guest-experiment: --method takes original and/or kernel, not '$m'" >&2; exit 2 ;;
+	esac
+done
+[ -n "$methods" ] || { echo "guest-experiment: --method is empty" >&2; exit 2; }
+[[ $repeat =~ ^[1-9][0-9]*$ ]] || { echo "guest-experiment: --repeat must be a positive number, not '$repeat'" >&2; exit 2; }
+[ -n "$until_round" ] || until_round=$repeat
+[[ $until_round =~ ^[1-9][0-9]*$ ]] && [ "$until_round" -le "$repeat" ] ||
+	{ echo "guest-experiment: --until must be a round from 1 to --repeat ($repeat), not '$until_round'" >&2; exit 2; }
+case $level in
+counts | timing) "$top/build/bin/wpstat" level "$level" || exit 1 ;;
+keep) ;;
+*) echo "guest-experiment: --level takes timing, counts or keep, not '$level'" >&2; exit 2 ;;
+esac
+level=$(cat /sys/module/wpstat/parameters/level 2>/dev/null || echo unknown)
 [ -n "$java_units" ] || java_units=$units
+[ "$java_cold_units" = none ] && java_cold_units=
 mkdir -p "$out"
 cells=$out/cells.jsonl
-: >"$cells"
 wpload=$top/build/bin/wpload
 mnt=/tmp/wpexp
 # shellcheck source=scripts/vm/guest-lib.sh
@@ -89,6 +150,19 @@ bytes() {	# 4K -> 4096
 	*[Gg]) echo $((n << 30)) ;;
 	*) echo "$n" ;;
 	esac
+}
+
+# The keys of the cells of this round already in $cells (--resume).
+declare -A done_keys
+load_done() {
+	local k
+	done_keys=()
+	while read -r k; do
+		[ -n "$k" ] && done_keys[$k]=1
+	done < <(jq -r "select(.round == $round) | .key // empty" "$cells")
+}
+is_done() {
+	[ -n "${done_keys[$1]:-}" ]
 }
 
 # The /proc/vmstat lines a cell reports the change of.
@@ -120,13 +194,49 @@ warm_file() {	# the whole file in the page cache
 	cat "$1" >/dev/null
 }
 
-# cell PART API OP CACHE UNIT FILE SIZE [wpload options...]: one wpload run.
+# The filesystem block size of DIR (ext4's, from statfs): the analysis'
+# numbers assume 4 KiB blocks, one per page.
+block_size() {
+	stat -f -c %S "$1"
+}
+
+# The wpstat row of FILE (dev ino generation), as /proc/wpstat/inodes
+# spells it: lsattr -v prints the generation the module keys on.
+file_key() {
+	local dev
+	dev=$(stat -c '%Hd:%Ld' "$1") && printf '%s %s %s\n' "$dev" \
+		"$(stat -c %i "$1")" "$(lsattr -v "$1" | awk '{ print $1 }')"
+}
+
+# counters_json FILE: the file's /proc/wpstat/inodes row as a JSON object
+# (null without a row).
+counters_json() {
+	local key
+	key=$(file_key "$1") || { echo null; return; }
+	# shellcheck disable=SC2086
+	set -- $key
+	awk -v dev="$1" -v ino="$2" -v gen="$3" '
+		NR == 1 { n = NF; for (i = 1; i <= NF; i++) col[i] = $i; next }
+		$1 == dev && $2 == ino && $3 == gen {
+			s = "{"
+			for (i = 4; i <= n; i++)
+				if ($i != "-")
+					s = s (s == "{" ? "" : ", ") "\"" col[i] "\": " $i
+			row = s "}"
+		}
+		END { print (row == "" ? "null" : row) }' /proc/wpstat/inodes
+}
+
+# cell PART METHOD API OP CACHE UNIT FILE SIZE [wpload options...]: one
+# wpload run, one JSON line.
 cell() {
-	local part=$1 api=$2 op=$3 cache=$4 unit=$5 file=$6 fsize=$7 mode json vm rc
-	shift 7
+	local part=$1 method=$2 api=$3 op=$4 cache=$5 unit=$6 file=$7 fsize=$8 mode json vm rc bs
+	local key=$1/$2/$3/$4/$5/$(bytes "$6")
+	shift 8
+	is_done "$key" && return
 	if [ "$(bytes "$unit")" -gt "$(bytes "$fsize")" ]; then
-		printf '{"part": "%s", "api": "%s", "op": "%s", "cache": "%s", "unit": %s, "size": %s, "round": %d, "skipped": "unit larger than the file"}\n' \
-			"$part" "$api" "$op" "$cache" "$(bytes "$unit")" "$(bytes "$fsize")" $round >>"$cells"
+		printf '{"part": "%s", "method": "%s", "api": "%s", "op": "%s", "cache": "%s", "unit": %s, "size": %s, "round": %d, "key": "%s", "clock": %d, "skipped": "unit larger than the file"}\n' \
+			"$part" "$method" "$api" "$op" "$cache" "$(bytes "$unit")" "$(bytes "$fsize")" "$round" "$key" "$(date +%s)" >>"$cells"
 		return
 	fi
 	case $api/$op in
@@ -135,20 +245,18 @@ cell() {
 	write/write) mode=write ;;
 	write/read) mode=read ;;
 	esac
-	if [ "$cache" = warm ]; then
-		warm_file "$file"
-	fi
+	bs=$(block_size "$(dirname "$file")")
 	vmstat_snap
 	json=$("$wpload" --file "$file" --size "$fsize" --chunk "$unit" \
-		--mode "$mode" --no-create --no-latency --json "$@")
+		--mode "$mode" --no-latency --json "$@")
 	rc=$?
 	vm=$(vmstat_delta)
 	json=$(jq -c . <<<"$json" 2>/dev/null) || json=
 	[ -n "$json" ] || json=null
-	printf '{"part": "%s", "api": "%s", "op": "%s", "cache": "%s", "unit": %s, "size": %s, "round": %d, "args": "%s", "rc": %d, "vmstat": %s, "wpload": %s}\n' \
-		"$part" "$api" "$op" "$cache" "$(bytes "$unit")" "$(bytes "$fsize")" \
-		$round "$*" "$rc" "$vm" "$json" >>"$cells"
-	echo "${SECONDS}s round $round cell $part $api $op $cache $unit: rc $rc" >&2
+	printf '{"part": "%s", "method": "%s", "api": "%s", "op": "%s", "cache": "%s", "unit": %s, "size": %s, "round": %d, "key": "%s", "clock": %d, "block_size": %d, "args": "%s", "rc": %d, "vmstat": %s, "wpload": %s}\n' \
+		"$part" "$method" "$api" "$op" "$cache" "$(bytes "$unit")" "$(bytes "$fsize")" \
+		"$round" "$key" "$(date +%s)" "$bs" "$*" "$rc" "$vm" "$json" >>"$cells"
+	echo "${SECONDS}s round $round $part $method $api $op $cache $unit: rc $rc" >&2
 }
 
 make_file() {	# PATH SIZE: written and on disk, so reads find data
@@ -169,8 +277,12 @@ ram_up() {
 		echo "guest-experiment: brd is already loaded; pass --ram-dir" >&2
 		return 1
 	fi
+	# The file, and a fresh one beside it for the original method's cold
+	# cells (never written back: it is deleted dirty).
 	local mib=$(( $(bytes "$size") / 1048576 * 11 / 10 + 64 ))
-	guest_ramdisks 1 $mib && guest_mkfs_mount ext4 /dev/ram0 $ram
+	# mke2fs picks 1 KiB blocks below 512 MiB ("small" in mke2fs.conf).
+	guest_ramdisks 1 $mib && guest_mkfs ext4 /dev/ram0 -b 4096 &&
+		guest_mount /dev/ram0 $ram
 }
 
 # Leave the guest as we found it for whatever runs next.
@@ -200,7 +312,7 @@ slow_up() {
 	# lags and dirty balancing throttles.
 	modprobe null_blk nr_devices=1 memory_backed=1 gb=$gb bs=4096 \
 		irqmode=2 completion_nsec=250000 hw_queue_depth=1 max_sectors=8 &&
-		guest_mkfs ext4 /dev/nullb0 &&
+		guest_mkfs ext4 /dev/nullb0 -b 4096 &&
 		modprobe dm-delay &&
 		dmsetup create --noudevsync wpexp --table \
 			"0 $(blockdev --getsz /dev/nullb0) delay /dev/nullb0 0 0 /dev/nullb0 0 $slow_delay" &&
@@ -209,51 +321,209 @@ slow_up() {
 		guest_mount /dev/mapper/wpexp $mnt/slow
 }
 
-# Writeback out of the way (as in the selftests) for the RAM disk, where
-# every cell ends with its own msync or fsync, with the default dirty
-# limits back (setting a ratio clears the *_bytes form sysctl_busy set);
-# busy for the slow device.
+# Writeback out of the way (as in the selftests) for the RAM disk under the
+# kernel method, where every cell ends with its own msync or fsync, with
+# the default dirty limits back (setting a ratio clears the *_bytes form
+# the others set); under the original method, also dirty limits above
+# twice the file (the file and a fresh one may both be dirty), so that
+# nothing is written back or throttled during a cell; busy for the slow
+# device; the kernel's defaults for RocketMQ.
 sysctl_quiet() {
 	guest_writeback_quiet &&
 		guest_sysctl vm.dirty_background_ratio=10 vm.dirty_ratio=20
+}
+sysctl_original() {
+	local b=$(( 2 * $(bytes "$size") + (64 << 20) ))
+	guest_writeback_quiet &&
+		guest_sysctl vm.dirty_background_bytes=$b vm.dirty_bytes=$((b + (64 << 20)))
 }
 sysctl_busy() {
 	guest_sysctl vm.dirty_writeback_centisecs=100 vm.dirty_expire_centisecs=100 \
 		vm.dirty_background_bytes=$((2 << 20)) vm.dirty_bytes=$((8 << 20))
 }
+sysctl_default() {
+	guest_sysctl vm.dirty_writeback_centisecs=500 vm.dirty_expire_centisecs=3000 \
+		vm.dirty_background_ratio=10 vm.dirty_ratio=20
+}
 
-cat >"$out/meta.json" <<EOF
+# ram_cells METHOD: the RAM-disk sweep of one method in one round.  The
+# file $f is on disk and clean when it starts, and again when it ends.
+ram_cells() {
+	local method=$1 unit op api cache fresh=$ram/fresh.dat
+	local -a warm_opts cold_opts
+	[ "$method" = original ] && sysctl_original || sysctl_quiet
+	for unit in $units; do
+		for op in write read; do
+			for api in mmap write; do
+				warm_opts=(--no-create)
+				cold_opts=()
+				if [ "$method" = kernel ]; then
+					# Warm reads ran under original.
+					if [ $op = read ] && [[ " $methods " == *" original "* ]]; then
+						:
+					else
+						[ $op = write ] && { [ $api = mmap ] && warm_opts+=(--sync msync) || warm_opts+=(--sync fsync); }
+						[ $api = mmap ] && warm_opts+=(--warmup)
+						is_done "ram/$method/$api/$op/warm/$(bytes "$unit")" || warm_file "$f"
+						cell ram "$method" $api $op warm "$unit" "$f" "$size" "${warm_opts[@]}"
+					fi
+					cold_opts=(--no-create --cold)
+					[ $op = write ] && { [ $api = mmap ] && cold_opts+=(--sync msync) || cold_opts+=(--sync fsync); }
+					cell ram "$method" $api $op cold "$unit" "$f" "$size" "${cold_opts[@]}"
+				else
+					# Hot: file cached, a mapping warmed by a store
+					# (write) or a load (read) per page, mlocked.
+					if [ $api = mmap ]; then
+						[ $op = write ] && warm_opts+=(--warmup=write) || warm_opts+=(--warmup)
+					fi
+					is_done "ram/$method/$api/$op/warm/$(bytes "$unit")" || warm_file "$f"
+					cell ram "$method" $api $op warm "$unit" "$f" "$size" "${warm_opts[@]}"
+					# Cold: a fresh sparse file (wpload creates it
+					# at --size: a hole, no data, no block).
+					rm -f "$fresh"
+					cell ram "$method" $api $op cold "$unit" "$fresh" "$size"
+					rm -f "$fresh"
+				fi
+			done
+		done
+	done
+	if [ "$method" = original ]; then
+		# Clean again, outside any cell, for whatever runs next.
+		sync "$f"
+		sysctl_quiet
+	fi
+}
+
+# rocketmq_cells: RocketMQ's store, one JVM per setting, one round.
+rocketmq_cells() {
+	local warm pool dir path line c jrc tmp=$out/rocketmq-tmp
+	mkdir -p "$tmp"
+	for setting in "off off" "on off" "off on" "on on"; do
+		read -r warm pool <<<"$setting"
+		is_done "rocketmq/$warm/$pool" && continue
+		dir=$mnt/slow/rocketmq
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		vmstat_snap
+		TMPDIR=$tmp "$top/selftests/clients/rocketmq-run.sh" \
+			--dir "$dir" --messages "$rmq_messages" --size 1K \
+			--warm "$warm" --transient-pool "$pool" \
+			--file-size "$strategy_size" --rounds 1 \
+			>"$tmp/out" 2>"$tmp/err"
+		jrc=$?
+		vm=$(vmstat_delta)
+		line=$(jq -c . "$tmp/out" 2>/dev/null | head -n 1)
+		c=null
+		if [ -n "$line" ]; then
+			path=$(jq -r '.files[0].path // empty' <<<"$line")
+			[ -n "$path" ] && [ -f "$path" ] && c=$(counters_json "$path")
+		else
+			line=null
+		fi
+		printf '{"part": "rocketmq", "method": "kernel", "warm": "%s", "pool": "%s", "round": %d, "key": "rocketmq/%s/%s", "clock": %d, "rc": %d, "block_size": %d, "vmstat": %s, "rocketmq": %s, "counters": %s%s}\n' \
+			"$warm" "$pool" "$round" "$warm" "$pool" "$(date +%s)" "$jrc" "$(block_size $mnt/slow)" "$vm" "$line" "$c" \
+			"$([ "$line" = null ] && printf ', "error": "%s"' "$(tail -n 3 "$tmp/err" | tr '"\n\t' "'  ")")" >>"$cells"
+		echo "${SECONDS}s round $round rocketmq warm $warm pool $pool: rc $jrc" >&2
+		rm -rf "$dir"
+	done
+	rm -rf "$tmp"
+}
+
+# java_cells METHOD: MmapVsChannel.java on the RAM disk, one round.
+java_cells() {
+	local method=$1 api cache u list jf run jrc line
+	local ju
+	ju=$(for u in $java_units; do bytes "$u"; done | paste -sd,)
+	[ "$method" = original ] && sysctl_original || sysctl_quiet
+	for api in mmap channel; do
+		for cache in warm cold; do
+			if [ $cache = warm ]; then
+				list=$ju
+			else
+				list=$(for u in $java_cold_units; do bytes "$u"; done)
+			fi
+			for u in $list; do
+				is_done "java/$method/$api/$cache/$u" && continue
+				jf=$f
+				if [ $cache = cold ] && [ "$method" = original ]; then
+					# a fresh sparse file, made before the JVM
+					jf=$ram/java-fresh.dat
+					rm -f "$jf"
+					truncate -s "$(bytes "$size")" "$jf"
+				else
+					drop_file "$f"
+				fi
+				vmstat_snap
+				run=$out/java-run.json
+				"$top/build/bin/wpstat" run --json -o "$run" -- \
+					java -XX:-UsePerfData -Xmx1g "$top/scripts/experiment/MmapVsChannel.java" \
+					--file "$jf" --size "$size" --api $api --op write \
+					--cache $cache --units "$u" --method "$method" \
+					--generation "$(lsattr -v "$jf" | awk '{ print $1 }')" \
+					>"$out/java-cells.txt" 2>"$out/java-err.txt"
+				jrc=$?
+				vm=$(vmstat_delta)
+				while read -r line; do
+					printf '{"part": "java", "method": "%s", "round": %d, "key": "java/%s/%s/%s/%s", "clock": %d, "rc": %d, "block_size": %d, "vmstat_process": %s, "wpstat_run": %s, "java": %s}\n' \
+						"$method" "$round" "$method" $api $cache "$u" "$(date +%s)" "$jrc" "$(block_size "$ram")" "$vm" \
+						"$(jq -c . "$run" 2>/dev/null || echo null)" "$line" >>"$cells"
+				done <"$out/java-cells.txt"
+				[ -s "$out/java-cells.txt" ] || {
+					printf '{"part": "java", "method": "%s", "round": %d, "key": "java/%s/%s/%s/%s", "clock": %d, "rc": %d, "api": "%s", "op": "write", "cache": "%s", "units": "%s", "error": "%s"}\n' \
+						"$method" "$round" "$method" $api $cache "$u" "$(date +%s)" "$jrc" $api $cache "$u" \
+						"$(tail -n 3 "$out/java-err.txt" | tr '"\n\t' "'  ")" >>"$cells"
+					rc=1
+				}
+				echo "${SECONDS}s round $round java $method $api write $cache $u: rc $jrc" >&2
+				[ "$jf" = "$f" ] || rm -f "$jf"
+			done
+		done
+	done
+	[ "$method" = original ] && sync "$f"
+	sysctl_quiet
+	rm -f "$out/java-cells.txt" "$out/java-run.json" "$out/java-err.txt"
+}
+
+first_round=1
+if [ "$resume" = 1 ] && [ -s "$out/meta.json" ]; then
+	last=$(awk 'END { print $1 + 0 }' "$out/rounds.done" 2>/dev/null)
+	first_round=$((${last:-0} + 1))
+	echo "guest-experiment: resuming in round $first_round" >&2
+	jq -c --arg k "$(uname -r)" --arg d "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --argjson r "$first_round" \
+		'.resumed += [{"date": $d, "round": $r, "kernel": $k}]' "$out/meta.json" >"$out/meta.tmp" &&
+		mv "$out/meta.tmp" "$out/meta.json"
+else
+	: >"$cells"
+	: >"$out/rounds.done"
+	cat >"$out/meta.json" <<META
 {"kernel": "$(uname -r)", "date": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
  "cpu": "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)",
  "cpus": $(nproc), "mem_kib": $(sed -n 's/^MemTotal: *\([0-9]*\).*/\1/p' /proc/meminfo),
+ "methods": "$methods", "level": "$level",
  "size": $(bytes "$size"), "slow_size": $(bytes "$slow_size"),
  "slow_delay_ms": $slow_delay, "strategy_size": $(bytes "$strategy_size"),
- "units": "$units", "java_units": "$java_units", "parts": "$parts",
- "repeat": $repeat, "args": "$(sed 's/"/\\"/g' <<<"$guest_args")",
- "java": "$(java -version 2>&1 | head -n 1 | sed 's/"/\\"/g')"}
-EOF
+ "rocketmq_messages": $rmq_messages,
+ "units": "$units", "java_units": "$java_units", "java_cold_units": "$java_cold_units",
+ "parts": "$parts", "repeat": $repeat, "args": $(jq -Rn --arg a "$guest_args" '$a'),
+ "java": "$(java -version 2>&1 | head -n 1 | sed 's/"/\\"/g')", "resumed": []}
+META
+fi
 
 rc=0
-for round in $(seq "$repeat"); do
+for ((round = first_round; round <= until_round; round++)); do
+	round_start=$SECONDS
+	load_done
+	# Alternate the methods' order, so neither always runs first.
+	ordered=$methods
+	(( round % 2 == 0 )) && ordered=$(tr ' ' '\n' <<<"$methods" | tac | xargs)
 	for part in $parts; do
 		case $part in
-		ram)
-			sysctl_quiet
+		ram | java)
 			ram_up || { echo "guest-experiment: RAM disk set-up failed" >&2; rc=1; continue; }
-			f=$ram/sweep.dat
+			f=$ram/$part.dat
 			make_file "$f" "$size" || { rc=1; continue; }
-			for unit in $units; do
-				for op in write read; do
-					for api in mmap write; do
-						sync_opt=
-						[ $op = write ] && { [ $api = mmap ] && sync_opt="--sync msync" || sync_opt="--sync fsync"; }
-						# shellcheck disable=SC2086
-						cell ram $api $op warm "$unit" "$f" "$size" $sync_opt \
-							$([ $api = mmap ] && echo --warmup)
-						# shellcheck disable=SC2086
-						cell ram $api $op cold "$unit" "$f" "$size" $sync_opt --cold
-					done
-				done
+			for method in $ordered; do
+				${part}_cells "$method"
 			done
 			rm -f "$f"
 			;;
@@ -264,69 +534,32 @@ for round in $(seq "$repeat"); do
 				f=$mnt/slow/sweep.dat
 				make_file "$f" "$slow_size" || { rc=1; continue; }
 				for unit in $units; do
-					cell slow mmap write warm "$unit" "$f" "$slow_size" \
-						--passes 2 --sync msync --warmup
-					cell slow write write warm "$unit" "$f" "$slow_size" \
-						--passes 2 --sync fsync
+					cell slow kernel mmap write warm "$unit" "$f" "$slow_size" \
+						--no-create --passes 2 --sync msync --warmup
+					cell slow kernel write write warm "$unit" "$f" "$slow_size" \
+						--no-create --passes 2 --sync fsync
 				done
 			else
 				f=$mnt/slow/commitlog.dat
 				make_file "$f" "$strategy_size" || { rc=1; continue; }
-				common="--sync sfr --sync-every 16"
+				common="--no-create --sync sfr --sync-every 16"
 				# shellcheck disable=SC2086
 				{
-					cell strategies mmap write plain 1000 "$f" "$strategy_size" $common
-					cell strategies mmap write warmup-read 1000 "$f" "$strategy_size" $common --warmup=read
-					cell strategies mmap write warmup-write 1000 "$f" "$strategy_size" $common --warmup=write
-					cell strategies write write plain 1000 "$f" "$strategy_size" $common
-					cell strategies write write write-buffer 1000 "$f" "$strategy_size" $common --write-buffer 16K
+					cell strategies kernel mmap write plain 1000 "$f" "$strategy_size" $common
+					cell strategies kernel mmap write warmup-read 1000 "$f" "$strategy_size" $common --warmup=read
+					cell strategies kernel mmap write warmup-write 1000 "$f" "$strategy_size" $common --warmup=write
+					cell strategies kernel write write plain 1000 "$f" "$strategy_size" $common
+					cell strategies kernel write write write-buffer 1000 "$f" "$strategy_size" $common --write-buffer 16K
 				}
 			fi
 			sysctl_quiet
 			rm -f "$f"
 			;;
-		java)
-			[ "$round" = 1 ] || continue	# the JVM repeats by itself
+		rocketmq)
+			slow_up || { echo "guest-experiment: slow device set-up failed" >&2; rc=1; continue; }
+			sysctl_default
+			rocketmq_cells
 			sysctl_quiet
-			ram_up || { rc=1; continue; }
-			f=$ram/java.dat
-			make_file "$f" "$size" || { rc=1; continue; }
-			ju=$(for u in $java_units; do bytes "$u"; done | paste -sd,)
-			for op in write; do
-				for api in mmap channel; do
-					for cache in warm cold; do
-						list=$ju
-						if [ $cache = cold ]; then
-							[ "$java_cold_unit" = none ] && continue
-							list=$(bytes $java_cold_unit)
-						fi
-						for u in $list; do
-							drop_file "$f"
-							vmstat_snap
-							run=$out/java-run.json
-							"$top/build/bin/wpstat" run --json -o "$run" -- \
-								java -XX:-UsePerfData -Xmx1g "$top/scripts/experiment/MmapVsChannel.java" \
-								--file "$f" --size "$size" --api $api --op $op \
-								--cache $cache --units "$u" \
-							--repeat "$([ $cache = warm ] && echo "$repeat" || echo 1)" \
-							>"$out/java-cells.txt"
-							jrc=$?
-							vm=$(vmstat_delta)
-							while read -r line; do
-								printf '{"part": "java", "rc": %d, "vmstat_process": %s, "wpstat_run": %s, "java": %s}\n' \
-									"$jrc" "$vm" "$(jq -c . "$run" 2>/dev/null || echo null)" "$line" >>"$cells"
-							done <"$out/java-cells.txt"
-							[ -s "$out/java-cells.txt" ] || {
-								printf '{"part": "java", "rc": %d, "api": "%s", "op": "%s", "cache": "%s", "units": "%s", "error": "no output"}\n' \
-									"$jrc" $api $op $cache "$u" >>"$cells"
-								rc=1
-							}
-							echo "${SECONDS}s java $api $op $cache $u: rc $jrc" >&2
-						done
-					done
-				done
-			done
-			rm -f "$f" "$out/java-cells.txt" "$out/java-run.json"
 			;;
 		*)
 			echo "guest-experiment: unknown part '$part'" >&2
@@ -334,5 +567,7 @@ for round in $(seq "$repeat"); do
 			;;
 		esac
 	done
+	echo "$round $((SECONDS - round_start))" >>"$out/rounds.done"
+	echo "${SECONDS}s round $round done in $((SECONDS - round_start)) s" >&2
 done
 exit $rc
