@@ -19,6 +19,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import sys
 
 import matplotlib
@@ -35,11 +36,15 @@ COUNTERS = wpstat_counters.names()
 # guest-experiment.sh's vmstat_keys.
 VMSTAT = ["pgfault", "pgmajfault", "nr_dirtied", "nr_written", "pgpgin",
           "pgpgout"]
-COLUMNS = (["kernel", "part", "api", "op", "cache", "unit", "size", "round",
-             "passes",
-            "wall_ns", "sync_ns", "ops", "bytes", "mib_s", "skipped"]
+COLUMNS = (["kernel", "part", "method", "api", "op", "cache", "unit",
+            "size", "round", "block_size", "passes",
+            "wall_ns", "sync_ns", "ops", "bytes", "mib_s", "skipped",
+            "p50_ns", "p99_ns", "max_ns", "first_ns"]
            + COUNTERS + ["vm_" + k for k in VMSTAT])
 PAGE = 4096
+# A cell gives a verdict only with at least this many good rounds and no
+# failed one.
+MIN_ROUNDS = 3
 
 
 def unit_name(n):
@@ -60,46 +65,75 @@ def unknown(kernel, cell, what, have, known, source):
                     source))
 
 
+def add_counters(kernel, cell, row, counters):
+    counters = counters or {}
+    unknown(kernel, cell, "counter", counters, COUNTERS,
+            "kmod/wpstat_counters.def")
+    for k, v in counters.items():
+        row[k] = "" if v is None else v
+
+
 def flatten(kernel, cell):
     """One CSV row from a cell of any part."""
     row = dict.fromkeys(COLUMNS, "")
     row["kernel"] = kernel
-    if cell.get("part") == "java" and "java" not in cell:
+    row["method"] = cell.get("method", "kernel")
+    row["round"] = cell.get("round", 1)
+    row["block_size"] = cell.get("block_size", "")
+    part = cell.get("part")
+    if part == "java" and "java" not in cell:
         row.update(part="java", api=cell.get("api", ""), op=cell.get("op", ""),
                    cache=cell.get("cache", ""), unit=int(cell.get("units", 0)),
                    skipped="failed (rc %s): %s" % (cell.get("rc"),
                                                    cell.get("error", "")))
         return row
-    if cell.get("part") == "java":
+    if part == "java":
         j = cell["java"]
         row.update(part="java", api=j["api"], op=j["op"],
+                   method=cell.get("method", j.get("method", "kernel")),
                    cache=j.get("cache", ""), unit=j["unit"], passes=1,
-                   round=j.get("round", 1),
+                   round=cell.get("round", j.get("round", 1)),
                    size=j.get("size", ""), skipped=j.get("skipped", ""))
         if "ns" in j:
             row.update(wall_ns=j["ns"], sync_ns=j["force_ns"],
                        bytes=j["size"],
                        mib_s=round(j["size"] / 2**20 / (j["ns"] / 1e9), 2))
-        counters = j.get("counters") or {}
-        unknown(kernel, cell, "counter", counters, COUNTERS,
-                "kmod/wpstat_counters.def")
-        row.update(counters)
+        if cell.get("rc"):
+            row["skipped"] = "failed (rc %s)" % cell["rc"]
+            row["mib_s"] = ""
+        add_counters(kernel, cell, row, j.get("counters"))
+        return row
+    if part == "rocketmq":
+        row.update(part="rocketmq", api="store", op="write",
+                   cache="warm %s, pool %s" % (cell.get("warm"), cell.get("pool")),
+                   unit=1024, passes=1)
+        m = cell.get("rocketmq")
+        if cell.get("rc") or not m:
+            row["skipped"] = "failed (rc %s): %s" % (cell.get("rc"),
+                                                    cell.get("error", ""))
+        else:
+            # max_rest_ns: the worst put after the first, which waits for
+            # the store to make its first file.
+            row.update(wall_ns=m["elapsed_ns"], ops=m["messages"],
+                       bytes=m["bytes"], size=m["file_size"],
+                       p50_ns=m["p50_ns"], p99_ns=m["p99_ns"],
+                       max_ns=m["max_rest_ns"], first_ns=m["first_ns"],
+                       mib_s=round(m["bytes"] / 2**20 / (m["elapsed_ns"] / 1e9), 2))
+        add_counters(kernel, cell, row, cell.get("counters"))
+        vmstat = cell.get("vmstat") or {}
+        for k, v in vmstat.items():
+            row["vm_" + k] = v
         return row
     for k in ("part", "api", "op", "cache", "unit", "size", "skipped"):
         row[k] = cell.get(k, "")
-    row["round"] = cell.get("round", 1)
     w = cell.get("wpload")
-    if w and w.get("totals"):
+    if w and w.get("totals") and not cell.get("rc"):
         t = w["totals"]
         row.update(passes=t["passes"], wall_ns=t["wall_ns"],
                    sync_ns=t["sync_ns"], ops=t["ops"], bytes=t["bytes"])
         if t["wall_ns"]:
             row["mib_s"] = round(t["bytes"] / 2**20 / (t["wall_ns"] / 1e9), 2)
-        counters = t.get("counters") or {}
-        unknown(kernel, cell, "counter", counters, COUNTERS,
-                "kmod/wpstat_counters.def")
-        for k, v in counters.items():
-            row[k] = "" if v is None else v
+        add_counters(kernel, cell, row, t.get("counters"))
     elif not row["skipped"]:
         row["skipped"] = "failed (rc %s)" % cell.get("rc")
     vmstat = cell.get("vmstat") or {}
@@ -110,38 +144,94 @@ def flatten(kernel, cell):
     return row
 
 
+def failed(r):
+    return str(r["skipped"]).startswith("failed")
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[(len(xs) - 1) // 2] if xs else None
+
+
 def aggregate(rows):
     """One row per cell: the round with the median throughput, with the
-    spread of all rounds in mib_s_min/mib_s_max and their number in runs."""
+    spread of all good rounds in mib_s_min/mib_s_max, their number in runs,
+    the failed rounds in failed, and every round in samples."""
     groups = {}
     for r in rows:
-        key = (r["part"], r["api"], r["op"], r["cache"], r["unit"])
+        key = (r["part"], r["method"], r["api"], r["op"], r["cache"], r["unit"])
         groups.setdefault(key, []).append(r)
     out = []
     for runs in groups.values():
         ok = sorted((r for r in runs if r["mib_s"] != ""),
                     key=lambda r: r["mib_s"])
+        nfail = sum(1 for r in runs if failed(r))
         if not ok:
-            out.append(dict(runs[0], runs=0, mib_s_min="", mib_s_max=""))
+            out.append(dict(runs[0], runs=0, failed=nfail, mib_s_min="",
+                            mib_s_max="", samples=[]))
             continue
         med = ok[(len(ok) - 1) // 2]
-        out.append(dict(med, runs=len(ok), mib_s_min=ok[0]["mib_s"],
-                        mib_s_max=ok[-1]["mib_s"]))
+        out.append(dict(med, runs=len(ok), failed=nfail,
+                        mib_s_min=ok[0]["mib_s"], mib_s_max=ok[-1]["mib_s"],
+                        samples=sorted(runs, key=lambda r: r["round"])))
     return out
 
 
-def load(results):
+# Which parts each meta field describes: a run in several batches (each
+# --results a separate make experiment, e.g. the devices first) takes it
+# from the batch that ran them.
+META_PARTS = {"size": ("ram", "java"), "java_units": ("java",),
+              "java_cold_units": ("java",), "units": ("ram", "slow"),
+              "slow_size": ("slow",), "slow_delay_ms": ("slow", "strategies", "rocketmq"),
+              "strategy_size": ("strategies", "rocketmq"),
+              "rocketmq_messages": ("rocketmq",)}
+
+
+def load(results_dirs):
+    """{kernel: (meta, cells, rows)}, merged over every results directory;
+    meta["batches"] has each directory's parts, arguments and rounds."""
     kernels = {}
-    for k in sorted(os.listdir(results)):
-        d = os.path.join(results, k)
-        path = os.path.join(d, "cells.jsonl")
-        if not os.path.isfile(path):
-            continue
-        with open(path) as f:
-            cells = [json.loads(line) for line in f if line.strip()]
-        with open(os.path.join(d, "meta.json")) as f:
-            meta = json.load(f)
-        kernels[k] = (meta, cells, [flatten(k, c) for c in cells])
+    for results in results_dirs:
+        for k in sorted(os.listdir(results)):
+            d = os.path.join(results, k)
+            path = os.path.join(d, "cells.jsonl")
+            if not os.path.isfile(path):
+                continue
+            with open(path) as f:
+                cells = [json.loads(line) for line in f if line.strip()]
+            with open(os.path.join(d, "meta.json")) as f:
+                meta = json.load(f)
+            rounds = []
+            try:
+                with open(os.path.join(d, "rounds.done")) as f:
+                    rounds = [tuple(int(x) for x in line.split()[:2])
+                              for line in f if line.strip()]
+            except OSError:
+                pass
+            meta["rounds_done"] = rounds
+            # What a user passes again: not where the guest wrote, nor how
+            # experiment.sh split the run into boots.
+            args = re.sub(r"--(resume|until \S+|out \S+|ram-dir \S+|level keep)\s*", "",
+                          meta.get("args", "")).strip()
+            batch = {"parts": meta.get("parts", ""), "args": args,
+                     "repeat": meta.get("repeat", 1), "rounds_done": rounds,
+                     "date": meta["date"], "resumed": meta.get("resumed", []),
+                     "duration": duration(meta, cells)}
+            rows = [flatten(k, c) for c in cells]
+            if k not in kernels:
+                meta["batches"] = [batch]
+                kernels[k] = (meta, cells, rows)
+                continue
+            m0, c0, r0 = kernels[k]
+            m0["batches"].append(batch)
+            c0.extend(cells)
+            r0.extend(rows)
+            parts = batch["parts"].split()
+            for key, want in META_PARTS.items():
+                if key in meta and any(p in parts for p in want):
+                    m0[key] = meta[key]
+            m0["methods"] = " ".join(dict.fromkeys(
+                m0.get("methods", "").split() + meta.get("methods", "").split()))
     return kernels
 
 
@@ -191,261 +281,514 @@ def chart(path, title, series, faults, fault_label):
     plt.close(fig)
 
 
+
+def fmt(v):
+    return ("%.2f" if v < 10 else "%.0f") % v
+
+
 def tput(r):
-    """Median MiB/s, with the range of the rounds when there were several."""
-    f = "%.2f" if r["mib_s"] < 10 else "%.0f"
+    """Median MiB/s, with the range and number of the good rounds."""
+    if r is None or r["mib_s"] == "":
+        return "-"
     if r.get("runs", 1) > 1:
-        return (f + " (" + f + "-" + f + ")") % (r["mib_s"], r["mib_s_min"],
-                                                 r["mib_s_max"])
-    return f % r["mib_s"]
+        return "%s (%s-%s, %d)" % (fmt(r["mib_s"]), fmt(r["mib_s_min"]),
+                                   fmt(r["mib_s_max"]), r["runs"])
+    return "%s (1)" % fmt(r["mib_s"])
 
 
-def ratio_table(rows, op):
-    """Markdown table: per unit, MiB/s of each api and cache, and the ratio."""
+def ms(ns):
+    """ns as ms; "-" where the counter was not kept (mkwrite_ns exists only
+    at level timing)."""
+    return "-" if ns in ("", None) else "%.1f ms" % (ns / 1e6)
+
+
+def blocked_ns(r):
+    return (r["stable_wait_ns"] or 0) + (r["bdp_pause_ns"] or 0)
+
+
+def cell_name(r):
+    what = {"ram": "RAM disk", "slow": "slow device", "java": "JDK",
+            "strategies": "strategies", "rocketmq": "RocketMQ"}[r["part"]]
+    api = r["api"]
+    if r["part"] != "java" and api == "write":
+        api = "write(2)" if r["op"] == "write" else "read(2)"
+    return "%s %s %s %s %s %s (%s)" % (what, r["method"], api, r["op"],
+                                       r["cache"], unit_name(r["unit"]),
+                                       "%d good rounds%s" % (
+                                           r["runs"], ", %d failed" % r["failed"]
+                                           if r["failed"] else ""))
+
+
+class Judge:
+    """Compares cells; remembers every cell refused for too few rounds."""
+
+    def __init__(self):
+        self.refused = {}
+
+    def usable(self, r):
+        if r is None:
+            return False
+        if r["runs"] >= MIN_ROUNDS and not r["failed"]:
+            return True
+        self.refused[cell_name(r)] = True
+        return False
+
+    def compare(self, a, b):
+        """'a' or 'b' (the faster by median) and whether clearly: the
+        ranges of their rounds do not overlap.  None if either cell has too
+        few rounds."""
+        ua, ub = self.usable(a), self.usable(b)
+        if not (ua and ub):
+            return None
+        if a["mib_s_min"] > b["mib_s_max"]:
+            return "a", True
+        if b["mib_s_min"] > a["mib_s_max"]:
+            return "b", True
+        return ("a" if a["mib_s"] >= b["mib_s"] else "b"), False
+
+
+def claim_over_units(judge, a, b, units, a_name, b_name):
+    """Verdict on 'a is faster than b at every unit of units'."""
+    outcome = {}
+    for u in units:
+        c = judge.compare(a.get(u), b.get(u))
+        if c is not None:
+            outcome[u] = c
+    untested = [u for u in units if u not in outcome]
+    if not outcome:
+        return "no verdict", "fewer than %d good rounds in every cell" % MIN_ROUNDS
+    clearly_a = [u for u, c in outcome.items() if c == ("a", True)]
+    clearly_b = [u for u, c in outcome.items() if c == ("b", True)]
+    lean_a = [u for u, c in outcome.items() if c == ("a", False)]
+    lean_b = [u for u, c in outcome.items() if c == ("b", False)]
+
+    def names(us):
+        return ", ".join(unit_name(u) for u in sorted(us))
+    parts = []
+    if clearly_a:
+        parts.append("%s clearly ahead at %s" % (a_name, names(clearly_a)))
+    if lean_a:
+        parts.append("%s ahead, ranges overlapping, at %s" % (a_name, names(lean_a)))
+    if lean_b:
+        parts.append("%s ahead, ranges overlapping, at %s" % (b_name, names(lean_b)))
+    if clearly_b:
+        parts.append("%s clearly ahead at %s" % (b_name, names(clearly_b)))
+    if untested:
+        parts.append("not judged (too few rounds) at %s" % names(untested))
+    if clearly_b:
+        verdict = "disagrees"
+    elif lean_b:
+        verdict = "inconclusive"
+    elif lean_a:
+        verdict = "agrees, not clearly"
+    else:
+        verdict = "agrees clearly"
+    if untested:
+        verdict += " (partly judged)"
+    return verdict, "; ".join(parts)
+
+
+def ratios(a, b, units):
+    return ", ".join("%s %.2f" % (unit_name(u), a[u]["mib_s"] / b[u]["mib_s"])
+                     for u in units if u in a and u in b)
+
+
+def java_cells(rows, method, cache):
+    return ({r["unit"]: r for r in measured(rows, part="java", method=method,
+                                            api="mmap", cache=cache)},
+            {r["unit"]: r for r in measured(rows, part="java", method=method,
+                                            api="channel", cache=cache)})
+
+
+def reconcile(c_verdict, j_verdict):
+    """One verdict from the C run and the JDK run of a claim."""
+    if j_verdict is None or j_verdict[0] == "no verdict":
+        return c_verdict[0]
+    if c_verdict[0] == "no verdict":
+        return "%s (JDK only)" % j_verdict[0]
+    cv, jv = c_verdict[0].split(" (")[0], j_verdict[0].split(" (")[0]
+    if cv.split(",")[0] == jv.split(",")[0]:
+        return c_verdict[0] if "not" in c_verdict[0] or "partly" in c_verdict[0] else j_verdict[0]
+    return "C and JDK disagree (C: %s; JDK: %s)" % (c_verdict[0], j_verdict[0])
+
+
+def findings(rows, meta, judge):
+    """(claim, method, verdict, explanation) computed from the cells."""
+    res = []
+    methods = meta.get("methods", "kernel").split()
+    orig = "original" if "original" in methods else "kernel"
+
+    def cells(part, method, api, op, cache):
+        return by_unit(rows, part=part, method=method, api=api, op=op, cache=cache)
+
+    # Small units, warm cache.
+    for op, small, what in (("read", 4096, "reads"), ("write", 8192, "writes")):
+        m = cells("ram", orig, "mmap", op, "warm")
+        s = cells("ram", orig, "write", op, "warm")
+        units = sorted(u for u in set(m) & set(s) if u < small)
+        if not units:
+            continue
+        call = "read(2)" if op == "read" else "write(2)"
+        cv = claim_over_units(judge, m, s, units, "mmap", call)
+        expl = ("C: %s. mmap/%s medians: %s. Below a page, %s pays one "
+                "system call per unit (%s calls at %s) while mmap pays per "
+                "page at most" % (cv[1], call, ratios(m, s, units), call,
+                                  s[units[0]]["ops"], unit_name(units[0])))
+        if op == "write":
+            mw = m[units[0]]
+            expl += ("; in this method's hot pass mmap takes %s write "
+                     "faults (the warm-up took them)" % (
+                         (mw["mkwrite_first"] or 0) + (mw["mkwrite_wp"] or 0)))
+            jm, jc = java_cells(rows, orig, "warm")
+            ju = sorted(u for u in set(jm) & set(jc) if u < small)
+            jv = claim_over_units(judge, jm, jc, ju, "MappedByteBuffer",
+                                  "FileChannel") if ju else None
+            if jv:
+                expl += ". JDK: %s (ratios %s)" % (jv[1], ratios(jm, jc, ju))
+            verdict = reconcile(cv, jv)
+        else:
+            verdict = cv[0]
+        res.append(("mmap wins clearly below ~%s (%s, warm cache)"
+                    % (unit_name(small), what), orig, verdict, expl + "."))
+
+    # Large units.
+    for op in ("write", "read"):
+        m = cells("ram", orig, "mmap", op, "warm")
+        s = cells("ram", orig, "write", op, "warm")
+        big = sorted(u for u in set(m) & set(s) if u >= 64 << 20)
+        claim = "read()/write() overtakes mmap at 64 MiB and beyond (%ss)" % op
+        if not big:
+            res.append((claim, orig, "not measured",
+                        "no unit of 64 MiB or more fits the file (--size)"))
+            continue
+        call = "read(2)" if op == "read" else "write(2)"
+        cv = claim_over_units(judge, s, m, big, call, "mmap")
+        expl = "C: %s (medians: %s)." % (cv[1], "; ".join(
+            "%s mmap %s, %s %s MiB/s" % (unit_name(u), fmt(m[u]["mib_s"]), call,
+                                         fmt(s[u]["mib_s"])) for u in big))
+        verdict = cv[0]
+        if op == "write":
+            jm, jc = java_cells(rows, orig, "warm")
+            jb = sorted(u for u in set(jm) & set(jc) if u >= 64 << 20)
+            if jb:
+                jv = claim_over_units(judge, jc, jm, jb, "FileChannel",
+                                      "MappedByteBuffer")
+                expl += " JDK: %s." % jv[1]
+                verdict = reconcile(cv, jv)
+                if verdict.startswith("C and JDK"):
+                    u = jb[0]
+                    expl += (" At %s the C mmap pass took %s write faults and "
+                             "%s in page_mkwrite, the JDK's %s and %s; C's "
+                             "write(2) made %s calls, FileChannel %s "
+                             "dirty-balancing calls." % (
+                                 unit_name(u),
+                                 (m[u]["mkwrite_first"] or 0) + (m[u]["mkwrite_wp"] or 0),
+                                 ms(m[u]["mkwrite_ns"]),
+                                 (jm[u]["mkwrite_first"] or 0) + (jm[u]["mkwrite_wp"] or 0),
+                                 ms(jm[u]["mkwrite_ns"]),
+                                 s[u]["ops"], jc[u]["bdp_calls"]))
+        res.append((claim, orig, verdict, expl))
+
+    # Cold writes: mmap wins at every size.
+    for method in methods:
+        m = cells("ram", method, "mmap", "write", "cold")
+        s = cells("ram", method, "write", "write", "cold")
+        units = sorted(set(m) & set(s))
+        if not units:
+            continue
+        cv = claim_over_units(judge, m, s, units, "mmap", "write(2)")
+        u = units[0]
+        if method == "original":
+            how = ("fresh sparse file: mmap takes a first-write fault per "
+                   "page (%s at %s), each mapping a zeroed page over a hole; "
+                   "write(2) fills pages with no read below a page either "
+                   "(pgpgin %s)" % (m[u]["mkwrite_first"], unit_name(u),
+                                    s[u]["vm_pgpgin"]))
+        else:
+            how = ("evicted file with data: mmap reads every page back "
+                   "(pgpgin %s at %s) before its first-write fault; "
+                   "write(2) of whole pages reads none (pgpgin %s at 4 KiB), "
+                   "below a page it must (pgpgin %s at %s); every cell ends "
+                   "with msync/fsync, timed" % (
+                       m[u]["vm_pgpgin"], unit_name(u),
+                       s.get(4096, {}).get("vm_pgpgin", "-"),
+                       s[u]["vm_pgpgin"], unit_name(u)))
+        expl = "C: %s. %s." % (cv[1], how)
+        jm, jc = java_cells(rows, method, "cold")
+        ju = sorted(set(jm) & set(jc))
+        jv = None
+        if ju:
+            jv = claim_over_units(judge, jm, jc, ju, "MappedByteBuffer", "FileChannel")
+            expl += " JDK (%s): %s." % (", ".join(unit_name(x) for x in ju), jv[1])
+        res.append(("cold cache: mmap wins at every unit size (writes)",
+                    method, reconcile(cv, jv), expl))
+
+    # Pre-faulting.
+    for method in methods:
+        mw = cells("ram", method, "mmap", "write", "warm")
+        if not mw:
+            continue
+        good = [r for r in mw.values() if judge.usable(r)]
+        if not good:
+            res.append(("a warm mapping (pre-faulted, mlocked) writes without "
+                        "page faults", method, "no verdict",
+                        "fewer than %d good rounds" % MIN_ROUNDS))
+            continue
+        faults = sorted({(s["mkwrite_first"] or 0) + (s["mkwrite_wp"] or 0)
+                         for r in good for s in r["samples"] if s["mib_s"] != ""})
+        pages = meta["size"] // PAGE
+        if method == "original":
+            expl = ("The warm-up stores once per page (first-write faults, "
+                    "before the timed pass) and nothing writes back during "
+                    "the cell: the pass took %s write faults in every round "
+                    "of every unit for %d pages. Only a store warm-up does "
+                    "this; a load warm-up maps pages read-only "
+                    "(populate_vma_page_range asks FOLL_WRITE only of "
+                    "private mappings)." % ("/".join(map(str, faults)), pages))
+        else:
+            expl = ("The warm-up loads every page (read-only PTEs) and "
+                    "mlocks them, and every cell ends with msync, whose "
+                    "folio_mkclean write-protects every page again: the pass "
+                    "took %s write faults (mkwrite_wp) per round for %d pages, "
+                    "each through ->page_mkwrite and a dirty-balancing call."
+                    % ("/".join(map(str, faults)), pages))
+        res.append(("a warm mapping (pre-faulted, mlocked) writes without "
+                    "page faults", method,
+                    "agrees" if faults == [0] else "disagrees", expl))
+
+    # Writeback hurts writes, mmap more.
+    slow_m = cells("slow", "kernel", "mmap", "write", "warm")
+    slow_s = cells("slow", "kernel", "write", "write", "warm")
+    units = sorted(set(slow_m) & set(slow_s))
+    if units:
+        cv = claim_over_units(judge, slow_s, slow_m, units, "write(2)", "mmap")
+
+        def share(r):
+            return blocked_ns(r) / r["wall_ns"]
+        bm = median([share(slow_m[u]) for u in units])
+        bs = median([share(slow_s[u]) for u in units])
+        small = [u for u in units if u < PAGE]
+        big = [u for u in units if u >= PAGE]
+
+        def total(d, us, k):
+            return sum((d[u][k] or 0) for u in us)
+        expl = ("Throughput: %s. Where the time goes (median share of a pass "
+                "blocked in stable_wait_ns + bdp_pause_ns): mmap %.0f%%, "
+                "write(2) %.0f%%; time in page_mkwrite (mkwrite_ns, which "
+                "holds mmap's stable-page waits) %s over all units. mmap: "
+                "every page cleaned between or during the passes is "
+                "write-protected again (median mkwrite_wp %s for %d page "
+                "writes) and a store to a page under writeback waits in "
+                "folio_wait_stable() (%s waits, %.0f ms over all units). " % (
+                    cv[1], bm * 100, bs * 100,
+                    ms(total(slow_m, units, "mkwrite_ns"))
+                    if any(slow_m[u]["mkwrite_ns"] != "" for u in units) else "-",
+                    median([slow_m[u]["mkwrite_wp"] for u in units]),
+                    2 * meta["slow_size"] // PAGE,
+                    total(slow_m, units, "stable_waits"),
+                    total(slow_m, units, "stable_wait_ns") / 1e6))
+        if small:
+            expl += ("write(2) below a page returns to the page it left "
+                     "under writeback and waits the same way (%s waits, "
+                     "%.0f ms); " % (total(slow_s, small, "stable_waits"),
+                                     total(slow_s, small, "stable_wait_ns") / 1e6))
+        if big:
+            expl += ("from one page up write(2) is paused by dirty balancing "
+                     "instead (%s pauses, %.0f ms; mmap %s, %.0f ms)." % (
+                         total(slow_s, big, "bdp_pauses"),
+                         total(slow_s, big, "bdp_pause_ns") / 1e6,
+                         total(slow_m, big, "bdp_pauses"),
+                         total(slow_m, big, "bdp_pause_ns") / 1e6))
+        res.append(("writes suffer while writeback runs, mmap more than "
+                    "write() (throughput)", "kernel", cv[0], expl))
+
+    # RocketMQ: the write buffer's claim is about spikes.
+    rm = {r["cache"]: r for r in rows if r["part"] == "rocketmq"}
+    off, on = rm.get("warm off, pool off"), rm.get("warm off, pool on")
+    if off and on:
+        if judge.usable(off) and judge.usable(on):
+            def rng(r, k):
+                v = [s[k] for s in r["samples"] if s[k] != ""]
+                return min(v), max(v), median(v)
+            p_off, p_on = rng(off, "p99_ns"), rng(on, "p99_ns")
+            x_off, x_on = rng(off, "max_ns"), rng(on, "max_ns")
+
+            def lower(a, b):
+                if a[1] < b[0]:
+                    return "clearly lower"
+                if a[2] < b[2]:
+                    return "lower, ranges overlapping"
+                return "not lower"
+            pv, xv = lower(p_on, p_off), lower(x_on, x_off)
+            verdict = ("agrees clearly" if pv == xv == "clearly lower" else
+                       "disagrees" if pv == "not lower" and xv == "not lower"
+                       else "agrees, not clearly" if "not" not in pv + xv
+                       else "inconclusive")
+            expl = ("p99 with the pool %.2f ms (%.2f-%.2f) against %.2f ms "
+                    "(%.2f-%.2f) without: %s; worst put after the first "
+                    "%.1f ms (%.1f-%.1f) against %.1f ms (%.1f-%.1f): %s. "
+                    "Stable-page waits on the commit log: %s with the pool, "
+                    "%s without; write faults %s and %s." % (
+                        p_on[2] / 1e6, p_on[0] / 1e6, p_on[1] / 1e6,
+                        p_off[2] / 1e6, p_off[0] / 1e6, p_off[1] / 1e6, pv,
+                        x_on[2] / 1e6, x_on[0] / 1e6, x_on[1] / 1e6,
+                        x_off[2] / 1e6, x_off[0] / 1e6, x_off[1] / 1e6, xv,
+                        on["stable_waits"], off["stable_waits"],
+                        (on["mkwrite_first"] or 0) + (on["mkwrite_wp"] or 0),
+                        (off["mkwrite_first"] or 0) + (off["mkwrite_wp"] or 0)))
+        else:
+            verdict, expl = "no verdict", "fewer than %d good rounds" % MIN_ROUNDS
+        res.append(("RocketMQ's transient store pool (write buffer) removes "
+                    "append latency spikes", "RocketMQ's own", verdict, expl))
+    return res
+
+
+def outliers(agg):
+    """Rounds whose throughput is under half or over twice their cell's
+    median, explained from the counters where a counter moved with them;
+    and cells whose major faults stand out from their row of units."""
+    out = []
+    checks = (("mkwrite_ns", "time in page_mkwrite"),
+              ("stable_wait_ns", "stable-page waits"),
+              ("bdp_pause_ns", "dirty-balancing pauses"),
+              ("sync_ns", "the closing msync/fsync"),
+              ("vm_pgmajfault", "major faults"),
+              ("vm_pgpgin", "KiB read from disk"))
+    for r in agg:
+        if r["runs"] < 3:
+            continue
+        for s in r["samples"]:
+            if s["mib_s"] == "" or s is r:
+                continue
+            if not (s["mib_s"] < r["mib_s"] / 2 or s["mib_s"] > r["mib_s"] * 2):
+                continue
+            why = []
+            slower = s["mib_s"] < r["mib_s"]
+            for k, label in checks:
+                a, b = s[k] or 0, r[k] or 0
+                if k.endswith("_ns"):
+                    # a change worth the time the round lost or gained
+                    diff = abs(s["wall_ns"] - r["wall_ns"])
+                    if (a - b if slower else b - a) > diff / 2:
+                        why.append("%s %s against %s" % (label, ms(a), ms(b)))
+                elif (a > 4 * b + 100) if slower else (b > 4 * a + 100):
+                    why.append("%s %s against %s" % (label, a, b))
+            out.append("- %s, round %s: %s MiB/s against a median of %s: %s." % (
+                cell_name(r), s["round"], fmt(s["mib_s"]), fmt(r["mib_s"]),
+                "; ".join(why) if why else
+                "unexplained: no counter moved with it (host noise under TCG?)"))
+    rows = {}
+    for r in agg:
+        if r["part"] in ("ram", "slow") and r["vm_pgmajfault"] != "":
+            rows.setdefault((r["part"], r["method"], r["api"], r["op"],
+                             r["cache"]), []).append(r)
+    for group in rows.values():
+        base = median([r["vm_pgmajfault"] for r in group])
+        for r in group:
+            if r["vm_pgmajfault"] > 10 * base + 100:
+                out.append("- %s: %s major faults in its median round against "
+                           "%s at the other units; %s." % (
+                               cell_name(r), r["vm_pgmajfault"], base,
+                               "a cold mapping faulted pages in one at a time "
+                               "instead of by readahead" if r["cache"] == "cold"
+                               else "unexplained"))
+    return out
+
+
+def ratio_table(rows, op, method):
+    """Markdown table: per unit, MiB/s of each api and cache, the mmap to
+    syscall ratio, and where mmap's time went."""
     apis = ("mmap", "write")
-    label = {"write": "write(2)" if op == "write" else "read(2)",
-             "mmap": "mmap"}
-    out = ["| unit | " + " | ".join(
-        "%s %s MiB/s" % (label[a], c) for c in ("warm", "cold") for a in apis)
-        + " | mmap/syscall warm | mmap/syscall cold | pgfault mmap warm"
-        " | pgmajfault mmap cold |",
-        "|---" * 9 + "|"]
-    cells = {(a, c): by_unit(rows, part="ram", api=a, op=op, cache=c)
-             for a in apis for c in ("warm", "cold")}
+    label = {"write": "write(2)" if op == "write" else "read(2)", "mmap": "mmap"}
+    head = ["unit"] + ["%s %s MiB/s" % (label[a], c) for c in ("warm", "cold")
+                       for a in apis] + ["mmap/syscall warm", "mmap/syscall cold"]
+    if op == "write":
+        head += ["mkwrite_ns mmap warm", "mkwrite_ns mmap cold",
+                 "sync mmap warm", "blocked mmap warm"]
+    head += ["pgmajfault mmap cold"]
+    out = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+    cells = {}
+    for a in apis:
+        for c in ("warm", "cold"):
+            m = method
+            if op == "read" and c == "warm":
+                m = None
+            cells[(a, c)] = {r["unit"]: r for r in rows
+                             if r["part"] == "ram" and r["api"] == a and r["op"] == op
+                             and r["cache"] == c and r["mib_s"] != ""
+                             and (m is None or r["method"] == m)
+                             and (m is not None or r["method"] in (method, "original"))}
     units = sorted({u for d in cells.values() for u in d})
     for u in units:
-        vals = []
-        for c in ("warm", "cold"):
-            for a in apis:
-                r = cells[(a, c)].get(u)
-                vals.append(tput(r) if r else "-")
-        ratios = []
+        vals = [tput(cells[(a, c)].get(u)) for c in ("warm", "cold") for a in apis]
+        rat = []
         for c in ("warm", "cold"):
             m, s = cells[("mmap", c)].get(u), cells[("write", c)].get(u)
-            ratios.append("%.2f" % (m["mib_s"] / s["mib_s"]) if m and s else "-")
-        mw = cells[("mmap", "warm")].get(u)
-        mc = cells[("mmap", "cold")].get(u)
-        out.append("| %s | %s | %s | %s | %s |" % (
-            unit_name(u), " | ".join(vals), " | ".join(ratios),
-            mw["vm_pgfault"] if mw else "-", mc["vm_pgmajfault"] if mc else "-"))
+            rat.append("%.2f" % (m["mib_s"] / s["mib_s"]) if m and s else "-")
+        mw, mc = cells[("mmap", "warm")].get(u), cells[("mmap", "cold")].get(u)
+        extra = []
+        if op == "write":
+            extra = [ms(mw["mkwrite_ns"]) if mw else "-",
+                     ms(mc["mkwrite_ns"]) if mc else "-",
+                     ms(mw["sync_ns"]) if mw else "-",
+                     ms(blocked_ns(mw)) if mw else "-"]
+        extra.append(str(mc["vm_pgmajfault"]) if mc else "-")
+        out.append("| %s | %s |" % (unit_name(u), " | ".join(vals + rat + extra)))
     skipped = sorted({r["unit"] for r in rows if r["part"] == "ram"
-                      and r["skipped"]})
+                      and r["skipped"] and not failed(r)})
     if skipped:
-        out.append("")
-        out.append("Not measured (unit larger than the file): "
-                   + ", ".join(unit_name(u) for u in skipped) + ".")
+        out += ["", "Not measured (unit larger than the file): "
+                + ", ".join(unit_name(u) for u in skipped) + "."]
     return "\n".join(out)
-
-
-def crossover(rows, op, cache):
-    """Smallest unit from which the syscall is at least as fast as mmap for
-    every larger unit too, or None; and the largest unit where mmap wins."""
-    m = by_unit(rows, part="ram", api="mmap", op=op, cache=cache)
-    s = by_unit(rows, part="ram", api="write", op=op, cache=cache)
-    units = sorted(set(m) & set(s))
-    wins = [u for u in units if m[u]["mib_s"] > s[u]["mib_s"]]
-    cross = None
-    for i, u in enumerate(units):
-        if all(s[v]["mib_s"] >= m[v]["mib_s"] for v in units[i:]):
-            cross = u
-            break
-    return units, wins, cross, m, s
 
 
 def counter_table(rows, part, columns, key_cols):
     out = ["| " + " | ".join(key_cols + columns) + " |",
            "|---" * (len(key_cols) + len(columns)) + "|"]
     for r in rows:
-        if r["part"] != part or r["skipped"]:
+        if r["part"] != part or (r["skipped"] and not failed(r)):
             continue
-        keys = []
-        for k in key_cols:
-            v = r[k]
-            keys.append(unit_name(v) if k == "unit" else str(v))
+        keys = [unit_name(r[k]) if k == "unit" else str(r[k]) for k in key_cols]
         vals = []
         for c in columns:
-            v = r[c]
-            if c == "mib_s" and v != "":
-                v = tput(r)
+            v = r.get(c, "")
+            if c == "mib_s":
+                v = tput(r) if v != "" else "failed"
+            elif c == "blocked":
+                v = ms(blocked_ns(r)) if r["mib_s"] != "" else ""
             elif c.endswith("_ns") and v != "":
-                v = "%.1f ms" % (v / 1e6)
+                v = ms(v)
             vals.append(str(v))
         out.append("| " + " | ".join(keys + vals) + " |")
     return "\n".join(out)
 
 
-def findings(rows, meta):
-    """(claim, verdict, explanation) triples computed from the cells."""
-    res = []
-    pages = meta["size"] // PAGE
+def rocketmq_table(rows):
+    rm = [r for r in rows if r["part"] == "rocketmq"]
+    if not rm:
+        return ""
+    out = ["| setting | rounds | p50 ms | p99 ms | worst put ms (after the "
+           "first) | first put ms | mkwrite_first | mkwrite_wp | mkwrite_ns | "
+           "mkclean_calls | stable_waits | stable_wait_ns | bdp_pauses |",
+           "|---" * 13 + "|"]
 
-    for op, small, what in (("read", 4096, "reads"), ("write", 8192, "writes")):
-        units, wins, cross, m, s = crossover(rows, op, "warm")
-        if not units:
-            continue
-        call = "read(2)" if op == "read" else "write(2)"
-        small_units = [u for u in units if u < small]
-        small_win = small_units and all(u in wins for u in small_units)
-        ratios = ", ".join("%s %.2f" % (unit_name(u), m[u]["mib_s"] / s[u]["mib_s"])
-                           for u in units if u <= 64 << 10)
-        expl = ("mmap/%s throughput: %s. Below a page, %s pays one system "
-                "call per unit (%s calls at %s) while mmap pays per page "
-                "at most, whatever the unit" % (
-                    call, ratios, call, s[units[0]]["ops"], unit_name(units[0])))
-        if op == "write":
-            mw = m[units[0]]
-            expl += (": %s write faults (mkwrite_first + mkwrite_wp) for %d "
-                     "pages. From one page up, both pay one kernel entry per "
-                     "page (write(2): bdp_calls = %s at 4 KiB; mmap: a "
-                     "write fault with its own dirty-balancing call, "
-                     "bdp_fault_calls = %s)%s." % (
-                         mw["mkwrite_first"] + mw["mkwrite_wp"]
-                         if mw["mkwrite_first"] != "" else "-",
-                         meta["size"] // PAGE,
-                         s.get(4096, {}).get("bdp_calls", "-"),
-                         m.get(4096, {}).get("bdp_fault_calls", "-"),
-                         ", and the fault is the dearer entry" if 4096 in m and 4096 in s
-                         and m[4096]["mib_s"] < s[4096]["mib_s"] else ""))
-        else:
-            expl += ("; the warm mapping is mlocked, so a read is a plain "
-                     "memcpy (%s page faults in the whole process)." %
-                     m[units[0]]["vm_pgfault"])
-        res.append((
-            "mmap wins clearly below ~%s (%s, warm cache)" % (unit_name(small), what),
-            "agrees" if small_win else "disagrees", expl))
-
-    # Large units: does read()/write() overtake mmap at 64 MiB and beyond?
-    for op in ("write", "read"):
-        units, wins, cross, m, s = crossover(rows, op, "warm")
-        big = [u for u in units if u >= 64 << 20]
-        if not big:
-            res.append(("read()/write() overtakes mmap at 64 MiB and beyond "
-                        "(%ss)" % op, "not measured",
-                        "no unit of 64 MiB or more fits the file (--size)"))
-            continue
-        overtakes = all(s[u]["mib_s"] >= m[u]["mib_s"] for u in big)
-        mw = m[big[0]]
-        expl = ("at %s: mmap %.0f MiB/s, %s %.0f MiB/s; crossover %s. " % (
-            unit_name(big[0]), mw["mib_s"], op, s[big[0]]["mib_s"],
-            unit_name(cross) if cross else "none (mmap stays ahead)"))
-        if op == "write":
-            expl += ("mmap's cost here is per page, not per unit: %s "
-                     "write faults (mkwrite_first + mkwrite_wp) and %s "
-                     "pgfault for %d pages at every unit size, while "
-                     "write(2)'s per-call cost vanishes at large units." % (
-                         mw["mkwrite_first"] + mw["mkwrite_wp"]
-                         if mw["mkwrite_first"] != "" else "-",
-                         mw["vm_pgfault"], pages))
-        else:
-            expl += ("The measured pass has no faults left to pay: the "
-                     "per-page costs the original blames (faults, page-table "
-                     "population) went into the warm-up (%s faults in the "
-                     "whole process, start-up included). What remains is "
-                     "the copy, and read(2) adds a page-cache lookup per "
-                     "folio to it. TLB misses cost differently under TCG's "
-                     "software TLB than on hardware, so this cell cannot "
-                     "confirm or refute that part." % mw["vm_pgfault"])
-        res.append(("read()/write() overtakes mmap at 64 MiB and beyond "
-                    "(%ss)" % op, "agrees" if overtakes else "disagrees", expl))
-
-    # Pre-faulting does not remove write faults.
-    mw = by_unit(rows, part="ram", api="mmap", op="write", cache="warm")
-    if mw:
-        r = next(iter(mw.values()))
-        res.append((
-            "a warm mapping (pre-faulted, mlocked) writes without page faults",
-            "disagrees" if r["mkwrite_wp"] else "agrees",
-            "The original's warm case pre-faults the mapping to take "
-            "faults out of the measurement; for writes it cannot. "
-            "Pre-faulting by reading maps the pages read-only: with the "
-            "file warm and mlocked, a pass still took mkwrite_wp = %s for "
-            "%d pages (each first store is a write-protect fault through "
-            "->page_mkwrite, then a dirty-balancing call) and %s pgfault "
-            "in the process. RocketMQ's writing warm-up avoids this only "
-            "until writeback cleans the pages (see the strategies "
-            "below)." % (
-                r["mkwrite_wp"], pages, r["vm_pgfault"])))
-
-    # Writeback hurts writes, mmap more.  On a device-bound run both go at
-    # the device's pace, so the comparison is where the time went: the
-    # share of each pass spent blocked in stable-page waits and in
-    # dirty-balancing pauses.
-    slow_m = by_unit(rows, part="slow", api="mmap", op="write", cache="warm")
-    slow_s = by_unit(rows, part="slow", api="write", op="write", cache="warm")
-    units = sorted(set(slow_m) & set(slow_s))
-    if units:
-        def blocked(r):
-            return ((r["stable_wait_ns"] or 0) + (r["bdp_pause_ns"] or 0)) / r["wall_ns"]
-
-        def med(xs):
-            xs = sorted(xs)
-            return xs[(len(xs) - 1) // 2]
-
-        bm = med([blocked(slow_m[u]) for u in units])
-        bs = med([blocked(slow_s[u]) for u in units])
-        tm = med([slow_m[u]["mib_s"] for u in units])
-        ts = med([slow_s[u]["mib_s"] for u in units])
-        ram_m = by_unit(rows, part="ram", api="mmap", op="write", cache="warm")
-        ram_s = by_unit(rows, part="ram", api="write", op="write", cache="warm")
-        rm = med([ram_m[u]["mib_s"] for u in units if u in ram_m] or [0])
-        rs = med([ram_s[u]["mib_s"] for u in units if u in ram_s] or [0])
-        if bm > 1.1 * bs:
-            verdict = "agrees"
-        elif bm * 1.1 < bs:
-            verdict = "disagrees"
-        else:
-            verdict = "inconclusive (within 10%)"
-        small = [u for u in units if u < PAGE]
-        big = [u for u in units if u >= PAGE]
-        pages = meta["slow_size"] // PAGE
-        wp = med([slow_m[u]["mkwrite_wp"] for u in units])
-
-        def total(d, us, k):
-            return sum((d[u][k] or 0) for u in us)
-        expl = ("Both run at the device's pace (median mmap %.1f MiB/s, "
-                "write(2) %.1f MiB/s, against %.0f and %.0f on the RAM "
-                "disk), so what differs is where the time goes. Median "
-                "share of a pass spent blocked (stable_wait_ns + "
-                "bdp_pause_ns): mmap %.0f%%, write(2) %.0f%%. mmap: every "
-                "page cleaned between or during the passes is "
-                "write-protected again (median mkwrite_wp %s for %d page "
-                "writes; more than that means a page was cleaned under a "
-                "store and faulted twice), and a store to a page still "
-                "under writeback waits in folio_wait_stable() (%s waits, "
-                "%.0f ms over all unit sizes). " % (
-                    tm, ts, rm, rs, bm * 100, bs * 100, wp, 2 * pages,
-                    total(slow_m, units, "stable_waits"),
-                    total(slow_m, units, "stable_wait_ns") / 1e6))
-        if small:
-            expl += ("write(2) below a page returns to the same page "
-                     "and waits for it the same way (%s waits, %.0f ms at "
-                     "%s); " % (
-                         total(slow_s, small, "stable_waits"),
-                         total(slow_s, small, "stable_wait_ns") / 1e6,
-                         "-".join(unit_name(u) for u in (small[0], small[-1]))))
-        if big:
-            expl += ("from one page up write(2) never comes back to a page "
-                     "under writeback (%s stable waits) and is paused by "
-                     "dirty balancing instead (%s pauses, %.0f ms, against "
-                     "mmap's %s pauses, %.0f ms)." % (
-                         total(slow_s, big, "stable_waits"),
-                         total(slow_s, big, "bdp_pauses"),
-                         total(slow_s, big, "bdp_pause_ns") / 1e6,
-                         total(slow_m, big, "bdp_pauses"),
-                         total(slow_m, big, "bdp_pause_ns") / 1e6))
-        res.append(("writes suffer while writeback runs, mmap more than write()",
-                    verdict, expl))
-    return res
+    def rng(r, k):
+        v = [s[k] for s in r["samples"] if s[k] != ""]
+        if not v:
+            return "-"
+        return "%.2f (%.2f-%.2f)" % (median(v) / 1e6, min(v) / 1e6, max(v) / 1e6)
+    for r in sorted(rm, key=lambda r: r["cache"]):
+        out.append("| %s | %d%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["cache"], r["runs"], " (+%d failed)" % r["failed"] if r["failed"] else "",
+            rng(r, "p50_ns"), rng(r, "p99_ns"), rng(r, "max_ns"), rng(r, "first_ns"),
+            r["mkwrite_first"], r["mkwrite_wp"], ms(r["mkwrite_ns"]),
+            r["mkclean_calls"], r["stable_waits"], ms(r["stable_wait_ns"]),
+            r["bdp_pauses"]))
+    return "\n".join(out)
 
 
-def strategy_section(rows):
-    strat = [r for r in rows if r["part"] == "strategies" and not r["skipped"]]
-    if not strat:
-        return "", []
-    cols = ["mib_s", "mkwrite_first", "mkwrite_wp", "mkclean_calls",
-            "stable_calls", "stable_waits", "stable_wait_ns", "bdp_calls",
-            "bdp_throttled", "bdp_pauses", "vm_pgfault"]
-    table = counter_table(rows, "strategies", cols, ["api", "cache"])
+def strategy_notes(rows):
+    strat = [r for r in rows if r["part"] == "strategies" and r["mib_s"] != ""]
     get = {(r["api"], r["cache"]): r for r in strat}
     notes = []
     p, wr, ww = (get.get(("mmap", k)) for k in ("plain", "warmup-read",
@@ -459,68 +802,109 @@ def strategy_section(rows):
                 wr["mkwrite_wp"]))
     if p and ww:
         notes.append(
-            "- **RocketMQ's warm-up (a store per page)** leaves the pages "
-            "dirty and writable, yet the pass took mkwrite_wp = %s for %d "
-            "pages (without warm-up: %s first-write + %s write-protect "
-            "faults): the first flush, a sync_file_range over the file, "
-            "cleaned and write-protected every warmed page, so each took "
-            "a write-protect fault at its first store, and again after "
-            "any flush that caught it part-filled. Warm-up cannot prevent "
-            "write-protect faults after writeback, nor the stable-page "
-            "waits (%s, without it %s)." % (
-                ww["mkwrite_wp"], ww["size"] // PAGE, p["mkwrite_first"],
-                p["mkwrite_wp"], ww["stable_waits"], p["stable_waits"]))
+            "- **A store per page as warm-up** leaves the pages dirty and "
+            "writable, yet the pass took mkwrite_wp = %s for %d pages: the "
+            "first flush cleaned and write-protected every warmed page. "
+            "Warm-up cannot prevent write-protect faults after writeback, "
+            "nor the stable-page waits (%s, without it %s)." % (
+                ww["mkwrite_wp"], ww["size"] // PAGE, ww["stable_waits"],
+                p["stable_waits"]))
     wp, wb = get.get(("write", "plain")), get.get(("write", "write-buffer"))
     if wp and wb:
         notes.append(
-            "- **The write buffer** removes the page faults (mkwrite 0, "
-            "pgfault %s) and most system calls: bdp_calls %s -> %s and "
-            "stable_calls %s -> %s (one per page per commit instead of one "
-            "per message). It cannot remove the stable-page waits: a "
-            "commit into the page the previous flush left under writeback "
-            "waits like a store does (stable_waits %s, %.1f ms)." % (
-                wb["vm_pgfault"], wp["bdp_calls"], wb["bdp_calls"],
-                wp["stable_calls"], wb["stable_calls"], wb["stable_waits"],
+            "- **The write buffer** removes the page faults and most system "
+            "calls (bdp_calls %s -> %s), not the stable-page waits "
+            "(stable_waits %s, %.1f ms)." % (
+                wp["bdp_calls"], wb["bdp_calls"], wb["stable_waits"],
                 (wb["stable_wait_ns"] or 0) / 1e6))
-    return table, notes
+    return notes
 
 
-def java_section(rows):
-    jr = [r for r in rows if r["part"] == "java"]
-    if not jr:
-        return ""
-    cols = ["mib_s", "mkwrite_first", "mkwrite_wp", "mkclean_calls",
-            "dirtied", "bdp_calls", "stable_calls"]
-    out = [counter_table(rows, "java", cols, ["api", "cache", "unit"])]
-    return "\n".join(out)
+def duration(meta, cells):
+    """Guest time the run took: per boot (the first and each --resume), from
+    its start to the clock of its last cell."""
+    import datetime
+
+    def epoch(d):
+        return int(datetime.datetime.strptime(d, "%Y-%m-%dT%H:%M:%SZ").replace(
+            tzinfo=datetime.timezone.utc).timestamp())
+    starts = [epoch(meta["date"])] + [epoch(r["date"]) for r in meta.get("resumed", [])]
+    clocks = sorted(c["clock"] for c in cells if c.get("clock"))
+    secs = 0
+    for i, t0 in enumerate(starts):
+        t1 = starts[i + 1] if i + 1 < len(starts) else float("inf")
+        mine = [c for c in clocks if t0 <= c < t1]
+        if mine:
+            secs += mine[-1] - t0
+    rounds = meta.get("rounds_done", [])
+    return "%d of %d rounds finished, %d h %02d min of guest time%s" % (
+        len(rounds), meta.get("repeat", 1), secs // 3600, secs % 3600 // 60,
+        " over %d boots (stopped and resumed)" % len(starts) if len(starts) > 1 else "")
+
+
+INTRO = [
+    "# MappedByteBuffer versus FileChannel, with kernel counters",
+    "",
+    "Generated by `make experiment` (`scripts/experiment/experiment.sh`, "
+    "`scripts/experiment/guest-experiment.sh`, "
+    "`scripts/experiment/experiment-report.py`); do not edit by hand. Every "
+    "number below comes from the run whose kernel, date and machine are "
+    "listed; the per-cell data (CSV and JSON, every round, with every wpstat "
+    "counter and the /proc/vmstat deltas) are next to the charts in "
+    "`docs/experiment/<kernel>/`.",
+    "",
+    "## What is reproduced, and how it differs",
+    "",
+    "The analysis reads the Linux 5.4 source; its benchmark (JDK 17) ran on "
+    "macOS. It wrote and read a 1 GiB file in units from 64 B to 512 MiB "
+    "with MappedByteBuffer and FileChannel, timed `put`/`write` without "
+    "`force()`, with the file in the page cache (the mapping pre-faulted and "
+    "mlocked) and not, cold meaning a fresh sparse file. Here the same "
+    "sweep runs on Linux (Debian's 6.1 and 6.12) in a 2-vCPU TCG guest, on "
+    "ext4 with 4 KiB blocks (checked in every cell: `block_size`) over a RAM "
+    "disk, in C (`wpload`) and with the JDK "
+    "(`scripts/experiment/MmapVsChannel.java`, writes), under two methods:",
+    "",
+    "- **original**, as that benchmark: nothing flushes inside the timed "
+    "region (dirty limits above twice the file and periodic writeback off, "
+    "so nothing is written back or throttled during a cell); a hot mmap "
+    "write runs on a mapping warmed by a store per page (+ `mlock` + "
+    "`MADV_WILLNEED`; the JDK: `load()` and one `put` pass), so no fault is "
+    "left; cold is a fresh sparse file (wpload creates it; the JDK's driver "
+    "truncates one before the JVM). The seed's throughput claims are "
+    "judged under this method.",
+    "- **kernel**, with writeback in the loop: every write pass ends with "
+    "`msync(MS_SYNC)`/`fsync` (`force()`), timed; a hot mapping is warmed "
+    "by a load per page (read-only PTEs), so every first store is a "
+    "write-protect fault; cold is the existing file evicted (`fsync` + "
+    "`POSIX_FADV_DONTNEED`), so a cold mmap reads every page back and a "
+    "whole-page `write(2)` reads none. The kernel-path claims (faults "
+    "after writeback, stable pages, throttling) are judged under it.",
+    "",
+    "Warm reads are one procedure for both methods and run once, under "
+    "original. Absolute numbers are those of an emulated CPU (tens of times "
+    "slower than hardware); comparisons are between cells of one run, whose "
+    "rounds are interleaved (every cell once per round, the methods "
+    "alternating which goes first).",
+    "",
+    "**How verdicts are made.** A cell is its rounds' median with their "
+    "range and count: `median (min-max, rounds)`. A cell with fewer than "
+    "%d good rounds, or with a failed round, gives no verdict, and is listed "
+    "below its kernel's findings. A comparison says *clearly* only where "
+    "the two cells' ranges do not overlap; a claim over several units "
+    "*agrees clearly* only if every unit does. The C and the JDK runs of a "
+    "claim give one verdict when they agree; when they do not, the "
+    "disagreement is the verdict, with the counters of both. Rounds more "
+    "than twice or under half their cell's median are listed as outliers, "
+    "each explained by the counter that moved with it or marked "
+    "unexplained." % MIN_ROUNDS,
+    ""]
 
 
 def render(kernels, docs):
     outdir = os.path.join(docs, "experiment")
     os.makedirs(outdir, exist_ok=True)
-    md = ["# MappedByteBuffer versus FileChannel, with kernel counters",
-          "",
-          "Generated by `make experiment` (`scripts/experiment/experiment.sh`, "
-          "`scripts/experiment/guest-experiment.sh`, `scripts/experiment/experiment-report.py`); "
-          "do not edit by hand. Every number below comes from the run "
-          "whose kernel, date and machine are listed; the per-cell data "
-          "(CSV and JSON, with every wpstat counter and the /proc/vmstat "
-          "deltas) are next to the charts in `docs/experiment/<kernel>/`.",
-          "",
-          "The original analysis (JDK 17 on Linux 5.4) wrote and read a "
-          "1 GiB file in units from 64 B to 512 MiB with MappedByteBuffer "
-          "(`put` + `force`) and FileChannel (`write` + `force`), with the "
-          "file in the page cache (pre-faulted, mlocked) and not. Here "
-          "`wpload` does the same in C (`--mode mmap|write|mmap-read|read`, "
-          "one pass, then `msync(MS_SYNC)` or `fsync`; warm: the file read "
-          "into the cache and, for mmap, `--warmup`: a load per page, "
-          "`mlock`, `MADV_WILLNEED`; cold: `fsync` + `POSIX_FADV_DONTNEED`), "
-          "in a 2-vCPU TCG guest on ext4 over a RAM disk, and "
-          "`scripts/experiment/MmapVsChannel.java` repeats the write side with the "
-          "JDK. Absolute numbers are those of an emulated CPU (tens of "
-          "times slower than hardware); the comparisons are between cells "
-          "of one run.",
-          ""]
+    md = list(INTRO)
     for kernel, (meta, cells, rows) in kernels.items():
         kdir = os.path.join(outdir, kernel)
         os.makedirs(kdir, exist_ok=True)
@@ -534,139 +918,174 @@ def render(kernels, docs):
         with open(os.path.join(kdir, "meta.json"), "w") as f:
             json.dump(meta, f, indent=1)
             f.write("\n")
-        rows = aggregate(rows)
+        blocks = sorted({r["block_size"] for r in rows
+                         if r["part"] in ("ram", "java") and r["block_size"] != ""})
+        agg = aggregate(rows)
+        methods = meta.get("methods", "kernel").split()
+        judge = Judge()
+        found = findings(agg, meta, judge)
 
         md += ["## Kernel %s" % kernel, "",
-               "Run %s on %s, %d vCPU, %d MiB guest memory, %s. File %s "
-               "(RAM disk), %s (slow device: write delay %d ms, "
-               "stable_writes=1), %s (strategies)." % (
+               "Run %s on %s, %d vCPU, %d MiB guest memory, %s. File %s on "
+               "the RAM disk (ext4, block size %s), %s on the slow device "
+               "(write delay %d ms, stable_writes=1), %s commit-log file for "
+               "the strategies and RocketMQ. Methods: %s. %s" % (
                    meta["date"], meta["cpu"], meta["cpus"],
                    meta["mem_kib"] // 1024, meta.get("java", ""),
-                   unit_name(meta["size"]), unit_name(meta["slow_size"]),
-                   meta["slow_delay_ms"], unit_name(meta["strategy_size"])),
-               "",
-               "Reproduce: `make experiment%s%s`." % (
-                   "" if kernel.startswith("6.12.") else " KVER=" + kernel,
-                   " EXPERIMENT_ARGS='%s'" % meta["args"]
-                   if meta.get("args") else ""),
-               "",
-               "Throughput is bytes over the pass's wall time, the closing "
-               "`msync`/`fsync` included; each cell is the median of %d "
-               "rounds (their range in brackets), and its counters are "
-               "those of the median round. wpstat counters cover the "
-               "measured pass(es) only; the `vm_*` (/proc/vmstat) deltas "
-               "cover the whole wpload process, its warm-up and start-up "
-               "(about 450 faults) included." % meta.get("repeat", 1),
+                   unit_name(meta["size"]),
+                   "/".join(str(b) for b in blocks) if blocks else "not recorded",
+                   unit_name(meta["slow_size"]), meta["slow_delay_ms"],
+                   unit_name(meta["strategy_size"]), ", ".join(methods),
+                   " ".join("Parts %s: %s." % (b["parts"], b["duration"])
+                            for b in meta["batches"])),
                ""]
-        short = sorted({r["part"] for r in rows
-                        if r["runs"] and r["runs"] < meta.get("repeat", 1)})
-        if short:
-            md += ["**This run is incomplete:** it ended before its last "
-                   "round (the guest's time limit), so some cells of %s "
-                   "have fewer rounds than %d; a value without a range "
-                   "comes from a single round. Column `round` of the CSV "
-                   "has every sample." % (", ".join(short),
-                                          meta.get("repeat", 1)), ""]
+        if blocks and blocks != [PAGE]:
+            md += ["**Block size is not 4 KiB** (%s): a page holds several "
+                   "blocks, so sub-page writes and reads of an evicted file "
+                   "differ from the analysis' setting." %
+                   "/".join(map(str, blocks)), ""]
+        md += ["Reproduce: %s." % "; then ".join(
+                   "`make experiment%s%s`" % (
+                       "" if len(kernels) > 1 else " KVER=" + kernel,
+                       " EXPERIMENT_ARGS='%s'" % b["args"] if b["args"] else "")
+                   for b in meta["batches"]),
+               "",
+               "Module level: %s%s. wpstat counters cover the measured pass(es) only; the `vm_*` "
+               "(/proc/vmstat) deltas cover the whole wpload process, its "
+               "warm-up and start-up (about 450 faults) included." % (
+                   meta.get("level", "not recorded"),
+                   "" if meta.get("level") == "timing" else
+                   " (mkwrite_ns, the time inside ->page_mkwrite, is kept only "
+                   "at level timing)"), ""]
 
-        charts = []
-        for op in ("write", "read"):
-            series, faults = [], []
-            for api in ("mmap", "write"):
+        md += ["### Where this machine agrees and disagrees with the original", "",
+               "| original finding | method | here | why, from the counters |",
+               "|---|---|---|---|"]
+        for claim, method, verdict, expl in found:
+            md.append("| %s | %s | **%s** | %s |" % (claim, method, verdict, expl))
+        md.append("")
+        if judge.refused:
+            md += ["**No verdict from these cells** (fewer than %d good "
+                   "rounds, or a failed round):" % MIN_ROUNDS, ""]
+            md += ["- %s" % c for c in sorted(judge.refused)] + [""]
+        failed_rows = [r for r in rows if failed(r)]
+        if failed_rows:
+            md += ["**Failed runs** (%d): %s." % (len(failed_rows), "; ".join(
+                "%s %s %s %s %s round %s: %s" % (
+                    r["part"], r["method"], r["api"], r["cache"],
+                    unit_name(r["unit"]) if r["unit"] != "" else "", r["round"],
+                    r["skipped"]) for r in failed_rows[:20])), ""]
+        odd = outliers(agg)
+        if odd:
+            md += ["### Outliers", ""] + odd + [""]
+
+        for method in methods:
+            for op in ("write", "read"):
+                series, faults = [], []
+                for api in ("mmap", "write"):
+                    for cache in ("warm", "cold"):
+                        m = "original" if (op == "read" and cache == "warm"
+                                           and "original" in methods) else method
+                        pts = [(r["unit"], r["mib_s"]) for r in measured(
+                            agg, part="ram", method=m, api=api, op=op, cache=cache)]
+                        name = "mmap" if api == "mmap" else (
+                            "write(2)" if op == "write" else "read(2)")
+                        series.append(("%s %s" % (name, cache), pts))
                 for cache in ("warm", "cold"):
-                    pts = [(r["unit"], r["mib_s"]) for r in measured(
-                        rows, part="ram", api=api, op=op, cache=cache)]
-                    name = "mmap" if api == "mmap" else (
-                        "write(2)" if op == "write" else "read(2)")
-                    series.append(("%s %s" % (name, cache), pts))
-            for cache in ("warm", "cold"):
-                pts = [(r["unit"], r["vm_pgfault"]) for r in measured(
-                    rows, part="ram", api="mmap", op=op, cache=cache)]
-                faults.append(("page faults, mmap %s" % cache, pts))
-            name = "ram-%s.svg" % op
-            chart(os.path.join(kdir, name),
-                  "%ss, ext4 on a RAM disk, %s (%s)" % (
-                      op.capitalize(), unit_name(meta["size"]), kernel),
-                  series, faults, "page faults per pass (/proc/vmstat pgfault)")
-            charts.append((op, name))
-        slow = [(api, [(r["unit"], r["mib_s"]) for r in measured(
-            rows, part="slow", api=api, op="write", cache="warm")])
-            for api in ("mmap", "write")]
-        if any(p for _, p in slow):
+                    pts = [(r["unit"], r["vm_pgfault"]) for r in measured(
+                        agg, part="ram", method=method, api="mmap", op=op,
+                        cache=cache)]
+                    faults.append(("page faults, mmap %s" % cache, pts))
+                name = "ram-%s-%s.svg" % (op, method)
+                chart(os.path.join(kdir, name),
+                      "%ss, ext4 on a RAM disk, %s, method %s (%s)" % (
+                          op.capitalize(), unit_name(meta["size"]), method, kernel),
+                      series, faults, "page faults per pass (/proc/vmstat pgfault)")
+                md += ["### %ss on the RAM disk, method %s" % (op.capitalize(), method),
+                       "", "![%s %s](experiment/%s/%s)" % (op, method, kernel, name), "",
+                       ratio_table(agg, op, method), ""]
+            md += ["Counters of the write cells, method %s (median round, "
+                   "per pass; blocked = stable_wait_ns + bdp_pause_ns):" % method, "",
+                   counter_table(
+                       [r for r in agg if r["op"] == "write" and r["method"] == method],
+                       "ram",
+                       ["mib_s", "mkwrite_first", "mkwrite_wp", "mkwrite_ns",
+                        "mkclean_calls", "stable_calls", "dirtied", "bdp_calls",
+                        "bdp_throttled", "blocked", "sync_ns", "vm_pgfault",
+                        "vm_pgmajfault"],
+                       ["api", "cache", "unit"]), ""]
+        if any(r["part"] == "slow" for r in agg):
+            slow = [(api, [(r["unit"], r["mib_s"]) for r in measured(
+                agg, part="slow", api=api, op="write", cache="warm")])
+                for api in ("mmap", "write")]
             faults = [("stable waits, %s" % a, [(r["unit"], r["stable_waits"])
-                       for r in measured(rows, part="slow", api=a, op="write",
+                       for r in measured(agg, part="slow", api=a, op="write",
                                          cache="warm")])
                       for a in ("mmap", "write")]
             chart(os.path.join(kdir, "slow-write.svg"),
                   "Writes while writeback runs (slow device, %s)" % kernel,
                   [("mmap" if a == "mmap" else "write(2)", p) for a, p in slow],
                   faults, "stable-page waits")
-            charts.append(("slow", "slow-write.svg"))
-        java = [(api, [(r["unit"], r["mib_s"]) for r in measured(
-            rows, part="java", api=api, op="write", cache="warm")])
-            for api in ("mmap", "channel")]
-        if any(p for _, p in java):
-            faults = [("mkwrite faults, MappedByteBuffer",
-                       [(r["unit"], (r["mkwrite_first"] or 0) + (r["mkwrite_wp"] or 0))
-                        for r in measured(rows, part="java", api="mmap",
-                                          op="write", cache="warm")])]
-            chart(os.path.join(kdir, "java-write.svg"),
-                  "JDK: MappedByteBuffer.put+force vs FileChannel.write+force (%s)"
-                  % kernel,
-                  [("MappedByteBuffer" if a == "mmap" else "FileChannel", p)
-                   for a, p in java], faults, "mkwrite faults per pass")
-            charts.append(("java", "java-write.svg"))
-
-        md += ["### Where this machine agrees and disagrees with the original", "",
-               "| original finding | here | why, from the counters |",
-               "|---|---|---|"]
-        for claim, verdict, expl in findings(rows, meta):
-            md.append("| %s | **%s** | %s |" % (claim, verdict, expl))
-        md.append("")
-        for op, name in charts:
-            md += ["![%s](experiment/%s/%s)" % (op, kernel, name), ""]
-        for op in ("write", "read"):
-            md += ["### %ss on the RAM disk" % op.capitalize(), "",
-                   ratio_table(rows, op), ""]
-        md += ["Counters of the write cells (per pass):", "",
-               counter_table(
-                   [r for r in rows if r["op"] == "write"], "ram",
-                   ["mib_s", "mkwrite_first", "mkwrite_wp", "mkclean_calls",
-                    "stable_calls", "dirtied", "bdp_calls", "bdp_throttled",
-                    "vm_pgfault", "vm_pgmajfault"],
-                   ["api", "cache", "unit"]), ""]
-        if any(r["part"] == "slow" for r in rows):
-            md += ["### Writes while writeback runs (slow device)", "",
+            md += ["### Writes while writeback runs (slow device, method kernel)", "",
                    "Two passes per cell, `msync`/`fsync` after each; "
                    "dirty_background_bytes 2 MiB, dirty_bytes 8 MiB, "
                    "flusher every second.", "",
-                   counter_table(rows, "slow",
+                   "![slow](experiment/%s/slow-write.svg)" % kernel, "",
+                   counter_table(agg, "slow",
                                  ["mib_s", "mkwrite_first", "mkwrite_wp",
-                                  "mkclean_calls", "stable_waits",
+                                  "mkwrite_ns", "mkclean_calls", "stable_waits",
                                   "stable_wait_ns", "bdp_throttled",
-                                  "bdp_pauses", "bdp_pause_ns"],
+                                  "bdp_pauses", "bdp_pause_ns", "blocked"],
                                  ["api", "unit"]), ""]
-        table, notes = strategy_section(rows)
-        if table:
-            md += ["### RocketMQ's strategies (slow device)", "",
-                   "An append of 1000-byte messages with an asynchronous flush "
-                   "(`sync_file_range(SYNC_FILE_RANGE_WRITE)`, which starts "
-                   "writeback and does not wait, like RocketMQ's flush "
-                   "thread) every 16 messages. `cache` names the strategy: "
-                   "`plain`; `warmup-read` (`--warmup=read`: "
-                   "MappedByteBuffer.load() + mlock + MADV_WILLNEED); "
-                   "`warmup-write` (`--warmup=write`: a store per page, as "
-                   "RocketMQ's warmMappedFile(), + mlock + MADV_WILLNEED); "
-                   "`write-buffer` (`--write-buffer 16K`: RocketMQ's "
-                   "transient store pool, committed with pwrite).", "",
-                   table, ""] + notes + [""]
-        jt = java_section(rows)
-        if jt:
+        rt = rocketmq_table(agg)
+        if rt:
+            md += ["### RocketMQ's strategies, as RocketMQ runs them (slow device)", "",
+                   "RocketMQ's own store (rocketmq-store 5.3.1, "
+                   "`selftests/clients/`), one JVM per setting and round: a "
+                   "DefaultMessageStore with ASYNC_FLUSH, %d puts of 1 KiB "
+                   "messages as fast as they go, its own threads: "
+                   "FlushRealTimeService (`force()` of the mapping every "
+                   "500 ms, flushIntervalCommitLog) and, with the transient "
+                   "store pool, CommitRealTimeService (a `write(2)` of the "
+                   "pool buffer every 200 ms, commitIntervalCommitLog, then "
+                   "the flush's `fdatasync`); warm-up is "
+                   "warmMapedFileEnable (a store per page of each new file, "
+                   "mlock). The kernel's default writeback settings. "
+                   "Latencies: median over the rounds (range); counters: "
+                   "the commit log's, median round." % meta.get("rocketmq_messages", 0),
+                   "", rt, ""]
+        table = counter_table(agg, "strategies",
+                              ["mib_s", "mkwrite_first", "mkwrite_wp", "mkwrite_ns",
+                               "mkclean_calls", "stable_calls", "stable_waits",
+                               "stable_wait_ns", "bdp_calls", "bdp_pauses"],
+                              ["api", "cache"])
+        if any(r["part"] == "strategies" for r in agg):
+            md += ["### The strategies imitated by wpload (slow device)", "",
+                   "1000-byte appends with `sync_file_range(WRITE)` every 16: "
+                   "`plain`; `warmup-read` (a load per page + mlock); "
+                   "`warmup-write` (a store per page + mlock); `write-buffer` "
+                   "(16 KiB staged, committed with pwrite).", "",
+                   table, ""] + strategy_notes(agg) + [""]
+        if any(r["part"] == "java" for r in agg):
+            java = [("%s %s %s" % ("MappedByteBuffer" if a == "mmap" else "FileChannel",
+                                   m, "warm"),
+                     [(r["unit"], r["mib_s"]) for r in measured(
+                         agg, part="java", method=m, api=a, cache="warm")])
+                    for m in methods for a in ("mmap", "channel")]
+            chart(os.path.join(kdir, "java-write.svg"),
+                  "JDK writes, warm (%s)" % kernel, java, [], "")
             md += ["### The JDK version", "",
                    "`java -XX:-UsePerfData scripts/experiment/MmapVsChannel.java` "
-                   "under `wpstat run`; the per-unit counters are the file's "
-                   "row of /proc/wpstat/inodes read by the program around "
-                   "each unit size (warm: `load()` on the buffer first).", "",
-                   jt, ""]
+                   "under `wpstat run`, one JVM per method, API and round "
+                   "(warm, every unit) or per cold unit; the counters are the "
+                   "file's row of /proc/wpstat/inodes, read by the program "
+                   "around each unit.", "",
+                   "![java](experiment/%s/java-write.svg)" % kernel, "",
+                   counter_table(agg, "java",
+                                 ["mib_s", "mkwrite_first", "mkwrite_wp",
+                                  "mkwrite_ns", "mkclean_calls", "dirtied",
+                                  "bdp_calls", "stable_calls", "sync_ns"],
+                                 ["method", "api", "cache", "unit"]), ""]
     with open(os.path.join(docs, "experiment.md"), "w") as f:
         f.write("\n".join(md))
     return os.path.join(docs, "experiment.md")
@@ -674,12 +1093,14 @@ def render(kernels, docs):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--results", required=True)
+    ap.add_argument("--results", required=True, action="append",
+                    help="a results directory (RESULTS/<kernel>/cells.jsonl); "
+                    "several are merged per kernel")
     ap.add_argument("--docs", required=True)
     args = ap.parse_args()
     kernels = load(args.results)
     if not kernels:
-        sys.exit("experiment-report: no cells.jsonl under %s" % args.results)
+        sys.exit("experiment-report: no cells.jsonl under %s" % ", ".join(args.results))
     print(render(kernels, args.docs))
 
 
