@@ -7,14 +7,15 @@
 #
 #   test-experiment-report.sh RESULTS KVER...
 #
-# One more test, on a made-up cell: a counter the module's list
-# (kmod/wpstat_counters.def) does not have makes the report fail, naming
-# it, instead of dropping its column.
+# Made-up cells: a counter the module's list (kmod/wpstat_counters.def)
+# does not have makes the report fail, naming it, instead of dropping its
+# column; and the verdict rules: "clearly" only where the rounds' ranges do
+# not overlap, no verdict from a cell with fewer than 3 good rounds.
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 results=$1
 shift
-echo "1..$(($# + 1))"
+echo "1..$(($# + 2))"
 n=0
 for k in "$@"; do
 	n=$((n + 1))
@@ -33,13 +34,19 @@ for k in "$@"; do
 		md=$out/experiment.md
 		if ! grep -q '^## Kernel k$' "$md" || ! grep -q 'agrees and disagrees' "$md"; then
 			why="experiment.md lacks the kernel section or the findings"
+		# one round: every throughput verdict refused, the cells listed
+		elif grep -qE '\| \*\*(agrees|disagrees|inconclusive|C and JDK)' "$md"; then
+			why="a verdict from a one-round run: $(grep -m1 -E '\| \*\*(agrees|disagrees|inconclusive|C and JDK)' "$md" | cut -c1-160)"
+		elif ! grep -q '^\*\*No verdict from these cells\*\*' "$md"; then
+			why="the refused cells are not listed"
 		# one CSV row per cell plus the header, one JSON object per cell
 		elif [ "$(($(wc -l <"$out/experiment/k/cells.csv") - 1))" != "$cells" ]; then
 			why="cells.csv does not have $cells rows"
 		elif [ "$(jq length "$out/experiment/k/cells.json")" != "$cells" ]; then
 			why="cells.json does not have $cells objects"
 		else
-			for c in ram-write ram-read slow-write java-write; do
+			for c in ram-write-original ram-write-kernel ram-read-original \
+				ram-read-kernel slow-write java-write; do
 				grep -q '<svg' "$out/experiment/k/$c.svg" 2>/dev/null &&
 					grep -q "experiment/k/$c.svg" "$md" ||
 					{ why="chart $c.svg missing or not linked"; break; }
@@ -78,6 +85,49 @@ elif made_up_report no_such_counter; then
 	echo "not ok $n $t: it exited 0"
 elif ! grep -q 'counter no_such_counter in a ram cell: not in kmod/wpstat_counters.def' "$src/report.log"; then
 	echo "not ok $n $t: failed without naming the counter: $(tail -n 1 "$src/report.log")"
+else
+	echo "ok $n $t"
+fi
+
+# verdict_report "MMAP_MIBS" "WRITE_MIBS": one original-method unit (64 B,
+# warm write) per api, one round per throughput given (MiB/s); the claim
+# line of the rendered report on stdout.
+verdict_report() {
+	local api mibs r=0 v
+	rm -rf "$src" && mkdir -p "$src/k"
+	cat >"$src/k/meta.json" <<-'EOF'
+	{"kernel": "k", "date": "2026-01-01T00:00:00Z", "cpu": "made up", "cpus": 1,
+	 "mem_kib": 1048576, "size": 1048576, "slow_size": 8192, "slow_delay_ms": 10,
+	 "strategy_size": 8192, "units": "64", "java_units": "64", "parts": "ram",
+	 "methods": "original", "repeat": 3, "args": "", "java": "none"}
+	EOF
+	for api in mmap write; do
+		[ $api = mmap ] && mibs=$1 || mibs=$2
+		r=0
+		for v in $mibs; do
+			r=$((r + 1))
+			printf '{"part": "ram", "method": "original", "api": "%s", "op": "write", "cache": "warm", "unit": 64, "size": 1048576, "round": %d, "block_size": 4096, "rc": 0, "vmstat": {"pgfault": 2}, "wpload": {"totals": {"passes": 1, "wall_ns": %d, "sync_ns": 0, "ops": 16384, "bytes": 1048576, "counters": {"mkwrite_first": 0, "mkwrite_wp": 0}}}}\n' \
+				$api $r $((1000000000 / v)) >>"$src/k/cells.jsonl"
+		done
+	done
+	MPLCONFIGDIR=$top/build/mplconfig "$top/.venv/bin/python" \
+		"$top/scripts/experiment/experiment-report.py" --results "$src" --docs "$src/docs" \
+		>"$src/report.log" 2>&1 || return 1
+	grep 'mmap wins clearly below ~8 KiB' "$src/docs/experiment.md"
+}
+
+n=$((n + 1))
+t="experiment verdicts: clearly only without overlap, none from under 3 rounds"
+src=$results/verdicts
+if ! l=$(verdict_report "10 11 12" "5 6 7") || [[ $l != *"**agrees clearly**"* ]]; then
+	echo "not ok $n $t: disjoint ranges: ${l:-$(tail -n 1 "$src/report.log")}"
+elif ! l=$(verdict_report "10 11 12" "5 6 13") || [[ $l != *"**agrees, not clearly**"* ]]; then
+	echo "not ok $n $t: overlapping ranges: ${l:-$(tail -n 1 "$src/report.log")}"
+elif ! l=$(verdict_report "5 6 7" "10 11 12") || [[ $l != *"**disagrees**"* ]]; then
+	echo "not ok $n $t: write(2) ahead: ${l:-$(tail -n 1 "$src/report.log")}"
+elif ! l=$(verdict_report "10 11" "5 6") || [[ $l != *"**no verdict**"* ]] ||
+	! grep -q '^- RAM disk original mmap write warm 64 B (2 good rounds)' "$src/docs/experiment.md"; then
+	echo "not ok $n $t: two rounds: ${l:-$(tail -n 1 "$src/report.log")}"
 else
 	echo "ok $n $t"
 fi
