@@ -126,10 +126,11 @@ uninstall:
 		$(DESTDIR)$(SYSTEMDUNITDIR)/wpstat-export.service
 
 # The MappedByteBuffer-versus-FileChannel experiment: regenerates
-# docs/experiment.md and its charts.  KVER= picks the kernel (default: the
-# 6.12 one); EXPERIMENT_ARGS= adds options (--all-kernels, --size 512M,
-# --units "...", --parts "ram slow strategies java": see
-# scripts/experiment/guest-experiment.sh).
+# docs/experiment.md and its charts.  KVER= picks one kernel (default:
+# every installed one); EXPERIMENT_ARGS= adds options (--resume,
+# --report-only, --method original, --size 512M, --units "...", --parts
+# "ram slow strategies rocketmq java": see scripts/experiment/experiment.sh
+# and scripts/experiment/guest-experiment.sh).
 experiment: setup
 	@$(MAKE) --no-print-directory build
 	@scripts/experiment/experiment.sh $(if $(KVER),--kver $(KVER)) $(EXPERIMENT_ARGS)
