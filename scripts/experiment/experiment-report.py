@@ -307,6 +307,10 @@ def blocked_ns(r):
 
 
 def cell_name(r):
+    rounds = "%d good rounds%s" % (r["runs"], ", %d failed" % r["failed"]
+                                    if r["failed"] else "")
+    if r["part"] == "rocketmq":
+        return "RocketMQ %s (%s)" % (r["cache"], rounds)
     what = {"ram": "RAM disk", "slow": "slow device", "java": "JDK",
             "strategies": "strategies", "rocketmq": "RocketMQ"}[r["part"]]
     api = r["api"]

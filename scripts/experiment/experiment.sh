@@ -35,7 +35,7 @@ while [ $# -gt 0 ]; do
 	--results) results=$2; shift 2 ;;
 	--docs) docs=$2; shift 2 ;;
 	--size) size=$2; guest_args+=("$1" "$2"); shift 2 ;;
-	--repeat) repeat=$2; guest_args+=("$1" "$2"); shift 2 ;;
+	--repeat) repeat=$2; shift 2 ;;
 	--parts) parts=$2; guest_args+=("$1" "$2"); shift 2 ;;
 	--resume) resume=1; shift ;;
 	--report-only) report_only=1; shift ;;
