@@ -631,6 +631,19 @@ TEST_F(pred, read_fault_around)
 }
 
 /*
+ * @d dirtied for @n stored pages: one folio each, but on xfs (large_folios)
+ * readahead may have made larger folios, so 1 to @n.
+ */
+#define EXPECT_DIRTIED_PAGES(d, n) do {					\
+	if (variant->large_folios) {					\
+		EXPECT_LE(1, (d).dirtied);				\
+		EXPECT_GE((n), (d).dirtied);				\
+	} else {							\
+		EXPECT_EQ((n), (d).dirtied);				\
+	}								\
+} while (0)
+
+/*
  * Prediction 20: two warm-ups of a MAP_SHARED writable mapping, side by
  * side, before the first writeback.  mlock() populates through
  * populate_vma_page_range(), which asks for FOLL_WRITE only for private
@@ -683,12 +696,7 @@ TEST_F(pred, warmup_mlock_only_vs_store_per_page)
 	EXPECT_EQ(wp, ds.mkwrite_first);
 	EXPECT_EQ(0, ds.mkwrite_wp);
 	/* xfs: the first-write faults' readahead makes large folios. */
-	if (variant->large_folios) {
-		EXPECT_LE(1, ds.dirtied);
-		EXPECT_GE(wp, ds.dirtied);
-	} else {
-		EXPECT_EQ(wp, ds.dirtied);
-	}
+	EXPECT_DIRTIED_PAGES(ds, wp);
 	/* Every page is new (ftruncate): each store faults, tmpfs too. */
 	EXPECT_EQ(n, fs.min + fs.maj);
 
@@ -710,12 +718,7 @@ TEST_F(pred, warmup_mlock_only_vs_store_per_page)
 	EXPECT_EQ(0, fs.min + fs.maj);
 	EXPECT_EQ(0, ds.dirtied);
 	/* xfs: mlock's read faults read ahead into large folios. */
-	if (variant->large_folios) {
-		EXPECT_LE(1, dm.dirtied);
-		EXPECT_GE(wp, dm.dirtied);
-	} else {
-		EXPECT_EQ(wp, dm.dirtied);
-	}
+	EXPECT_DIRTIED_PAGES(dm, wp);
 
 	/* After writeback: both write-protected, both fault again. */
 	ASSERT_EQ(0, msync(mm, NPAGES * PAGE, MS_SYNC));
@@ -803,6 +806,27 @@ static void log_copy(struct __test_metadata *_metadata, const char *fs,
 	EXPECT_EQ(0, (d).mkwrite_first + (d).mkwrite_wp);		\
 } while (0)
 
+/*
+ * The files of a copy: a source of NPAGES written pages, on disk, and the
+ * fixture's file as the destination, every page cached (order 0, written
+ * a page at a time) and clean.  Returns the source's fd, or -1.
+ */
+static int copy_files(FIXTURE_DATA(pred) *self, const char *fs, char *src,
+		      size_t len)
+{
+	int sfd = wps_scratch(fs, "pred-src", NPAGES, src, len);
+
+	if (sfd < 0)
+		return -1;
+	if (pwrite_pages(sfd, 0, NPAGES, 5) || fsync(sfd) ||
+	    pwrite_pages(self->fd, 0, NPAGES, 7) || fsync(self->fd)) {
+		close(sfd);
+		unlink(src);
+		return -1;
+	}
+	return sfd;
+}
+
 TEST_F(pred, copies_dirty_like_write)
 {
 	int stable_per_write = wps_kernel_at_least(6, 12) ?
@@ -817,13 +841,8 @@ TEST_F(pred, copies_dirty_like_write)
 	buf = malloc(NPAGES * PAGE);
 	ASSERT_NE(NULL, buf);
 	memset(buf, 9, NPAGES * PAGE);
-	sfd = wps_scratch(variant->fs, "pred-src", NPAGES, src, sizeof(src));
+	sfd = copy_files(self, variant->fs, src, sizeof(src));
 	ASSERT_LE(0, sfd);
-	ASSERT_EQ(0, pwrite_pages(sfd, 0, NPAGES, 5));
-	ASSERT_EQ(0, fsync(sfd));
-	/* The destination: every page cached (order 0) and clean. */
-	ASSERT_EQ(0, pwrite_pages(self->fd, 0, NPAGES, 7));
-	ASSERT_EQ(0, fsync(self->fd));
 	SINCE();
 
 	/* Baseline: one pwrite(2) of the NPAGES pages. */
@@ -939,12 +958,8 @@ TEST_F(pred, ficlone_dirties_nothing)
 	struct wps d;
 	int sfd, ret, err;
 
-	sfd = wps_scratch(variant->fs, "pred-src", NPAGES, src, sizeof(src));
+	sfd = copy_files(self, variant->fs, src, sizeof(src));
 	ASSERT_LE(0, sfd);
-	ASSERT_EQ(0, pwrite_pages(sfd, 0, NPAGES, 5));
-	ASSERT_EQ(0, fsync(sfd));
-	ASSERT_EQ(0, pwrite_pages(self->fd, 0, NPAGES, 7));
-	ASSERT_EQ(0, fsync(self->fd));
 	SINCE();
 	ret = ioctl(self->fd, FICLONE, sfd);
 	err = ret ? errno : 0;	/* before the counter reads */
