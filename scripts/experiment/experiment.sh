@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# The body of `make experiment`: boot a guest (6.12 by default), run the
-# MappedByteBuffer-versus-FileChannel experiment in it
+# The body of `make experiment`: boot a guest per kernel (every installed
+# one by default) and round, run the MappedByteBuffer-versus-FileChannel
+# experiment in it
 # (scripts/experiment/guest-experiment.sh), then render CSV, JSON, charts and
 # docs/experiment.md from the results (scripts/experiment/experiment-report.py).
 #
 #   scripts/experiment/experiment.sh [--kver KVER | --all-kernels] [--results DIR]
 #                         [--docs DIR] [--resume] [--report-only]
-#                         [GUEST OPTIONS...]
+#                         [--also-results DIR]... [GUEST OPTIONS...]
 #
 # GUEST OPTIONS go to guest-experiment.sh (--method, --size, --units,
 # --parts, --repeat, ...).  --docs is where the report goes (default: docs/
 # of this tree).  --resume continues a stopped run in --results from its
 # last finished round on each kernel (a kernel whose rounds are all done is
 # not booted again); --report-only renders the report from --results.
+# --also-results adds the cells of another run to the report (a run made
+# in batches of parts, e.g. the devices first: --parts "slow strategies
+# rocketmq" --results results/experiment-devices).
 # The full run (1 GiB, 5 rounds, both methods, both kernels) takes many
 # hours under TCG: docs/experiment.md says how long the committed one took.
 
@@ -27,6 +31,7 @@ repeat=5
 parts="ram slow strategies rocketmq java"
 resume=0
 report_only=0
+also=()
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -39,7 +44,8 @@ while [ $# -gt 0 ]; do
 	--parts) parts=$2; guest_args+=("$1" "$2"); shift 2 ;;
 	--resume) resume=1; shift ;;
 	--report-only) report_only=1; shift ;;
-	-h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--also-results) also+=(--results "$2"); shift 2 ;;
+	-h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) guest_args+=("$1"); shift ;;
 	esac
 done
@@ -47,7 +53,7 @@ done
 [ -n "$kvers" ] || { echo "experiment: no kernel installed; run make setup" >&2; exit 2; }
 report() {
 	MPLCONFIGDIR=$top/build/mplconfig "$top/.venv/bin/python" \
-		"$top/scripts/experiment/experiment-report.py" --results "$results" --docs "$docs"
+		"$top/scripts/experiment/experiment-report.py" --results "$results" "${also[@]}" --docs "$docs"
 }
 if [ $report_only = 1 ]; then
 	report
