@@ -68,7 +68,12 @@
  * bdp_per_batch: btrfs_buffered_write() calls
  * balance_dirty_pages_ratelimited_flags() once per batch of nrptrs pages,
  * nrptrs = max(8, min(pages left, 512, nr_dirtied_pause - nr_dirtied)),
- * not once per folio as generic_perform_write() and iomap_write_iter() do.
+ * not once per folio as generic_perform_write() and iomap_write_iter() do;
+ * and when lock_and_cleanup_extent() finds an ordered extent still in the
+ * batch's range (the previous fsync's, not yet finished) it releases the
+ * pages, waits for it and returns -EAGAIN: "goto again" balances and
+ * prepares the batch once more, each page through folio_wait_stable()
+ * again (6.12; seen once in a CI run: 80 stable calls for 64 pages).
  */
 FIXTURE(pred) {
 	char path[256];
@@ -788,12 +793,15 @@ static void log_copy(struct __test_metadata *_metadata, const char *fs,
 	EXPECT_EQ(0, (d).bdp_fault_calls);				\
 	EXPECT_EQ((pw).dirtied, (d).dirtied);				\
 	EXPECT_EQ(variant->has_mkwrite ? NPAGES : 0, (d).dirtied);	\
-	EXPECT_EQ((pw).stable_calls, (d).stable_calls);		\
-	EXPECT_EQ(NPAGES * stable_per_write, (d).stable_calls);	\
 	if (variant->bdp_per_batch) {					\
+		/* a batch may be prepared twice: see bdp_per_batch */	\
+		EXPECT_LE(NPAGES * stable_per_write, (d).stable_calls);	\
+		EXPECT_GE(2 * NPAGES * stable_per_write, (d).stable_calls); \
 		EXPECT_LE(NPAGES / (pages_per_write), (d).bdp_calls);	\
-		EXPECT_GE(NPAGES / 8, (d).bdp_calls);			\
+		EXPECT_GE(NPAGES / 4, (d).bdp_calls);			\
 	} else {							\
+		EXPECT_EQ((pw).stable_calls, (d).stable_calls);	\
+		EXPECT_EQ(NPAGES * stable_per_write, (d).stable_calls);	\
 		EXPECT_EQ((pw).bdp_calls, (d).bdp_calls);		\
 		EXPECT_EQ(NPAGES, (d).bdp_calls);			\
 	}								\
