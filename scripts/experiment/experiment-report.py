@@ -471,7 +471,7 @@ def findings(rows, meta, judge):
                     % (unit_name(small), what), orig, verdict, expl + "."))
 
     # Large units.
-    for op in ("write", "read"):
+    for op in ("write", "read") if "ram" in have else ():
         m = cells("ram", orig, "mmap", op, "warm")
         s = cells("ram", orig, "write", op, "warm")
         big = sorted(u for u in set(m) & set(s) if u >= 64 << 20)
@@ -586,6 +586,11 @@ def findings(rows, meta, judge):
             return blocked_ns(r) / r["wall_ns"]
         bm = median([share(slow_m[u]) for u in units])
         bs = median([share(slow_s[u]) for u in units])
+
+        def sync_share(r):
+            return (r["sync_ns"] or 0) / r["wall_ns"]
+        ym = median([sync_share(slow_m[u]) for u in units])
+        ys = median([sync_share(slow_s[u]) for u in units])
         small = [u for u in units if u < PAGE]
         big = [u for u in units if u >= PAGE]
 
@@ -593,13 +598,14 @@ def findings(rows, meta, judge):
             return sum((d[u][k] or 0) for u in us)
         expl = ("Throughput: %s. Where the time goes (median share of a pass "
                 "blocked in stable_wait_ns + bdp_pause_ns): mmap %.0f%%, "
-                "write(2) %.0f%%; time in page_mkwrite (mkwrite_ns, which "
+                "write(2) %.0f%%; in the closing msync/fsync, which waits "
+                "for the device too: mmap %.0f%%, write(2) %.0f%%; time in page_mkwrite (mkwrite_ns, which "
                 "holds mmap's stable-page waits) %s over all units. mmap: "
                 "every page cleaned between or during the passes is "
                 "write-protected again (median mkwrite_wp %s for %d page "
                 "writes) and a store to a page under writeback waits in "
                 "folio_wait_stable() (%s waits, %.0f ms over all units). " % (
-                    cv[1], bm * 100, bs * 100,
+                    cv[1], bm * 100, bs * 100, ym * 100, ys * 100,
                     ms(total(slow_m, units, "mkwrite_ns"))
                     if any(slow_m[u]["mkwrite_ns"] != "" for u in units) else "-",
                     median([slow_m[u]["mkwrite_wp"] for u in units]),
@@ -939,6 +945,9 @@ def render(kernels, docs):
             f.write("\n")
         blocks = sorted({r["block_size"] for r in rows
                          if r["part"] in ("ram", "java") and r["block_size"] != ""})
+        slow_blocks = sorted({r["block_size"] for r in rows if r["part"] in
+                              ("slow", "strategies", "rocketmq")
+                              and r["block_size"] != ""})
         agg = aggregate(rows)
         methods = meta.get("methods", "kernel").split()
         judge = Judge()
@@ -947,22 +956,24 @@ def render(kernels, docs):
         md += ["## Kernel %s" % kernel, "",
                "Run %s on %s, %d vCPU, %d MiB guest memory, %s. File %s on "
                "the RAM disk (ext4, block size %s) when part ram runs, %s on the slow device "
-               "(write delay %d ms, stable_writes=1), %s commit-log file for "
+               "(ext4, block size %s; write delay %d ms, stable_writes=1), %s commit-log file for "
                "the strategies and RocketMQ. Methods: %s. %s" % (
                    meta["date"], meta["cpu"], meta["cpus"],
                    meta["mem_kib"] // 1024, meta.get("java", ""),
                    unit_name(meta["size"]),
                    "/".join(str(b) for b in blocks) if blocks else "not recorded",
-                   unit_name(meta["slow_size"]), meta["slow_delay_ms"],
+                   unit_name(meta["slow_size"]),
+                   "/".join(str(b) for b in slow_blocks) if slow_blocks else "not recorded",
+                   meta["slow_delay_ms"],
                    unit_name(meta["strategy_size"]), ", ".join(methods),
                    " ".join("Parts %s: %s." % (b["parts"], b["duration"])
                             for b in meta["batches"])),
                ""]
-        if blocks and blocks != [PAGE]:
+        if (blocks and blocks != [PAGE]) or (slow_blocks and slow_blocks != [PAGE]):
             md += ["**Block size is not 4 KiB** (%s): a page holds several "
                    "blocks, so sub-page writes and reads of an evicted file "
                    "differ from the analysis' setting." %
-                   "/".join(map(str, blocks)), ""]
+                   "/".join(map(str, sorted(set(blocks + slow_blocks)))), ""]
         md += ["Reproduce: %s." % "; then ".join(
                    "`make experiment%s%s`" % (
                        "" if len(kernels) > 1 else " KVER=" + kernel,
