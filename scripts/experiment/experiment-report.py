@@ -153,6 +153,12 @@ def median(xs):
     return xs[(len(xs) - 1) // 2] if xs else None
 
 
+def spread(r, k):
+    """(min, max, median) of column k over a cell's rounds, or None."""
+    v = [s[k] for s in r["samples"] if s[k] != ""]
+    return (min(v), max(v), median(v)) if v else None
+
+
 def aggregate(rows):
     """One row per cell: the round with the median throughput, with the
     spread of all good rounds in mib_s_min/mib_s_max, their number in runs,
@@ -632,11 +638,8 @@ def findings(rows, meta, judge):
     off, on = rm.get("warm off, pool off"), rm.get("warm off, pool on")
     if off and on:
         if judge.usable(off) and judge.usable(on):
-            def rng(r, k):
-                v = [s[k] for s in r["samples"] if s[k] != ""]
-                return min(v), max(v), median(v)
-            p_off, p_on = rng(off, "p99_ns"), rng(on, "p99_ns")
-            x_off, x_on = rng(off, "max_ns"), rng(on, "max_ns")
+            p_off, p_on = spread(off, "p99_ns"), spread(on, "p99_ns")
+            x_off, x_on = spread(off, "max_ns"), spread(on, "max_ns")
 
             def lower(a, b):
                 if a[1] < b[0]:
@@ -798,10 +801,8 @@ def rocketmq_table(rows):
            "|---" * 13 + "|"]
 
     def rng(r, k):
-        v = [s[k] for s in r["samples"] if s[k] != ""]
-        if not v:
-            return "-"
-        return "%.2f (%.2f-%.2f)" % (median(v) / 1e6, min(v) / 1e6, max(v) / 1e6)
+        v = spread(r, k)
+        return "%.2f (%.2f-%.2f)" % (v[2] / 1e6, v[0] / 1e6, v[1] / 1e6) if v else "-"
     for r in sorted(rm, key=lambda r: r["cache"]):
         out.append("| %s | %d%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["cache"], r["runs"], " (+%d failed)" % r["failed"] if r["failed"] else "",
