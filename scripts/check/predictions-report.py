@@ -163,7 +163,9 @@ PREDICTIONS = [
            "copy_file_range each give what one pwrite of the N pages gives "
            "on a cached destination (dirtied N, 0 on tmpfs; "
            "bdp_calls N, per batch of 8+ pages on btrfs; stable_calls as "
-           "write(2); no mkwrite); to an uncached file xfs 6.12 dirties "
+           "write(2), on btrfs between that and twice it, since a batch "
+           "that meets an unfinished ordered extent is prepared again; "
+           "no mkwrite); to an uncached file xfs 6.12 dirties "
            "large folios (dirtied = bdp_calls = folios). A reflink "
            "(FICLONE, and copy_file_range on xfs and btrfs) dirties "
            "nothing; FICLONE on ext4 and tmpfs fails with EOPNOTSUPP.",
@@ -172,7 +174,8 @@ PREDICTIONS = [
      "do_splice_direct -> splice_direct_to_actor; do_splice_from -> "
      "iter_file_splice_write -> vfs_iter_write -> generic_perform_write / "
      "iomap_write_iter / btrfs_buffered_write (FGP_STABLE -> "
-     "folio_wait_stable, balance_dirty_pages_ratelimited); "
+     "folio_wait_stable, balance_dirty_pages_ratelimited; btrfs: "
+     "lock_and_cleanup_extent -> -EAGAIN -> goto again); "
      "ioctl_file_clone -> vfs_clone_file_range -> remap_file_range",
      [r"copies_dirty_like_write", r"ficlone_dirties_nothing"]),
 ]
