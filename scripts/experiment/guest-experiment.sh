@@ -278,8 +278,10 @@ ram_up() {
 		return 1
 	fi
 	# The file, and a fresh one beside it for the original method's cold
-	# cells (never written back: it is deleted dirty).
-	local mib=$(( $(bytes "$size") / 1048576 * 11 / 10 + 64 ))
+	# cells: never written back (it is deleted dirty), so brd never
+	# allocates its pages, but ext4 reserves its blocks (delalloc), so
+	# the filesystem must hold both.
+	local mib=$(( $(bytes "$size") / 1048576 * 22 / 10 + 64 ))
 	# mke2fs picks 1 KiB blocks below 512 MiB ("small" in mke2fs.conf).
 	guest_ramdisks 1 $mib && guest_mkfs ext4 /dev/ram0 -b 4096 &&
 		guest_mount /dev/ram0 $ram
