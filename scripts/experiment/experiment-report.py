@@ -73,6 +73,14 @@ def add_counters(kernel, cell, row, counters):
         row[k] = "" if v is None else v
 
 
+def add_vmstat(kernel, cell, row):
+    vmstat = cell.get("vmstat") or {}
+    unknown(kernel, cell, "vmstat field", vmstat, VMSTAT,
+            "experiment-report.py's VMSTAT")
+    for k, v in vmstat.items():
+        row["vm_" + k] = v
+
+
 def flatten(kernel, cell):
     """One CSV row from a cell of any part."""
     row = dict.fromkeys(COLUMNS, "")
@@ -120,9 +128,7 @@ def flatten(kernel, cell):
                        max_ns=m["max_rest_ns"], first_ns=m["first_ns"],
                        mib_s=round(m["bytes"] / 2**20 / (m["elapsed_ns"] / 1e9), 2))
         add_counters(kernel, cell, row, cell.get("counters"))
-        vmstat = cell.get("vmstat") or {}
-        for k, v in vmstat.items():
-            row["vm_" + k] = v
+        add_vmstat(kernel, cell, row)
         return row
     for k in ("part", "api", "op", "cache", "unit", "size", "skipped"):
         row[k] = cell.get(k, "")
@@ -136,11 +142,7 @@ def flatten(kernel, cell):
         add_counters(kernel, cell, row, t.get("counters"))
     elif not row["skipped"]:
         row["skipped"] = "failed (rc %s)" % cell.get("rc")
-    vmstat = cell.get("vmstat") or {}
-    unknown(kernel, cell, "vmstat field", vmstat, VMSTAT,
-            "experiment-report.py's VMSTAT")
-    for k, v in vmstat.items():
-        row["vm_" + k] = v
+    add_vmstat(kernel, cell, row)
     return row
 
 

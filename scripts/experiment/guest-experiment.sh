@@ -202,10 +202,18 @@ block_size() {
 
 # The wpstat row of FILE (dev ino generation), as /proc/wpstat/inodes
 # spells it: lsattr -v prints the generation the module keys on.
+file_generation() {
+	lsattr -v "$1" | awk '{ print $1 }'
+}
 file_key() {
 	local dev
 	dev=$(stat -c '%Hd:%Ld' "$1") && printf '%s %s %s\n' "$dev" \
-		"$(stat -c %i "$1")" "$(lsattr -v "$1" | awk '{ print $1 }')"
+		"$(stat -c %i "$1")" "$(file_generation "$1")"
+}
+
+# err_tail FILE: its last lines, fit for a JSON string.
+err_tail() {
+	tail -n 3 "$1" | tr '"\n\t' "'  "
 }
 
 # counters_json FILE: the file's /proc/wpstat/inodes row as a JSON object
@@ -351,35 +359,37 @@ sysctl_default() {
 # ram_cells METHOD: the RAM-disk sweep of one method in one round.  The
 # file $f is on disk and clean when it starts, and again when it ends.
 ram_cells() {
-	local method=$1 unit op api cache fresh=$ram/fresh.dat
-	local -a warm_opts cold_opts
+	local method=$1 unit op api fresh=$ram/fresh.dat
+	local -a sync_opts warmup
 	[ "$method" = original ] && sysctl_original || sysctl_quiet
 	for unit in $units; do
 		for op in write read; do
 			for api in mmap write; do
-				warm_opts=(--no-create)
-				cold_opts=()
-				if [ "$method" = kernel ]; then
-					# Warm reads ran under original.
-					if [ $op = read ] && [[ " $methods " == *" original "* ]]; then
-						:
-					else
-						[ $op = write ] && { [ $api = mmap ] && warm_opts+=(--sync msync) || warm_opts+=(--sync fsync); }
-						[ $api = mmap ] && warm_opts+=(--warmup)
-						is_done "ram/$method/$api/$op/warm/$(bytes "$unit")" || warm_file "$f"
-						cell ram "$method" $api $op warm "$unit" "$f" "$size" "${warm_opts[@]}"
-					fi
-					cold_opts=(--no-create --cold)
-					[ $op = write ] && { [ $api = mmap ] && cold_opts+=(--sync msync) || cold_opts+=(--sync fsync); }
-					cell ram "$method" $api $op cold "$unit" "$f" "$size" "${cold_opts[@]}"
-				else
-					# Hot: file cached, a mapping warmed by a store
-					# (write) or a load (read) per page, mlocked.
-					if [ $api = mmap ]; then
-						[ $op = write ] && warm_opts+=(--warmup=write) || warm_opts+=(--warmup)
-					fi
+				# kernel: a write pass ends with msync/fsync, timed.
+				sync_opts=()
+				if [ "$method" = kernel ] && [ $op = write ]; then
+					[ $api = mmap ] && sync_opts=(--sync msync) || sync_opts=(--sync fsync)
+				fi
+				# Hot mmap: a mapping warmed by a load per page,
+				# or under original for writes by a store per page
+				# (then no fault is left), mlocked.
+				warmup=()
+				if [ $api = mmap ]; then
+					[ "$method" = original ] && [ $op = write ] &&
+						warmup=(--warmup=write) || warmup=(--warmup)
+				fi
+				# Warm reads are one procedure for both methods:
+				# they run under original when it runs.
+				if [ "$method" = original ] || [ $op = write ] ||
+					[[ " $methods " != *" original "* ]]; then
 					is_done "ram/$method/$api/$op/warm/$(bytes "$unit")" || warm_file "$f"
-					cell ram "$method" $api $op warm "$unit" "$f" "$size" "${warm_opts[@]}"
+					cell ram "$method" $api $op warm "$unit" "$f" "$size" \
+						--no-create "${sync_opts[@]}" "${warmup[@]}"
+				fi
+				if [ "$method" = kernel ]; then
+					cell ram "$method" $api $op cold "$unit" "$f" "$size" \
+						--no-create --cold "${sync_opts[@]}"
+				else
 					# Cold: a fresh sparse file (wpload creates it
 					# at --size: a hole, no data, no block).
 					rm -f "$fresh"
@@ -398,11 +408,12 @@ ram_cells() {
 
 # rocketmq_cells: RocketMQ's store, one JVM per setting, one round.
 rocketmq_cells() {
-	local warm pool dir path line c jrc tmp=$out/rocketmq-tmp
+	local warm pool dir path line c jrc key tmp=$out/rocketmq-tmp
 	mkdir -p "$tmp"
 	for setting in "off off" "on off" "off on" "on on"; do
 		read -r warm pool <<<"$setting"
-		is_done "rocketmq/$warm/$pool" && continue
+		key=rocketmq/$warm/$pool
+		is_done "$key" && continue
 		dir=$mnt/slow/rocketmq
 		rm -rf "$dir"
 		mkdir -p "$dir"
@@ -422,9 +433,9 @@ rocketmq_cells() {
 		else
 			line=null
 		fi
-		printf '{"part": "rocketmq", "method": "kernel", "warm": "%s", "pool": "%s", "round": %d, "key": "rocketmq/%s/%s", "clock": %d, "rc": %d, "block_size": %d, "vmstat": %s, "rocketmq": %s, "counters": %s%s}\n' \
-			"$warm" "$pool" "$round" "$warm" "$pool" "$(date +%s)" "$jrc" "$(block_size $mnt/slow)" "$vm" "$line" "$c" \
-			"$([ "$line" = null ] && printf ', "error": "%s"' "$(tail -n 3 "$tmp/err" | tr '"\n\t' "'  ")")" >>"$cells"
+		printf '{"part": "rocketmq", "method": "kernel", "warm": "%s", "pool": "%s", "round": %d, "key": "%s", "clock": %d, "rc": %d, "block_size": %d, "vmstat": %s, "rocketmq": %s, "counters": %s%s}\n' \
+			"$warm" "$pool" "$round" "$key" "$(date +%s)" "$jrc" "$(block_size $mnt/slow)" "$vm" "$line" "$c" \
+			"$([ "$line" = null ] && printf ', "error": "%s"' "$(err_tail "$tmp/err")")" >>"$cells"
 		echo "${SECONDS}s round $round rocketmq warm $warm pool $pool: rc $jrc" >&2
 		rm -rf "$dir"
 	done
@@ -433,7 +444,7 @@ rocketmq_cells() {
 
 # java_cells METHOD: MmapVsChannel.java on the RAM disk, one round.
 java_cells() {
-	local method=$1 api cache u list jf run jrc line
+	local method=$1 api cache u list jf run jrc line key
 	local ju
 	ju=$(for u in $java_units; do bytes "$u"; done | paste -sd,)
 	[ "$method" = original ] && sysctl_original || sysctl_quiet
@@ -445,7 +456,8 @@ java_cells() {
 				list=$(for u in $java_cold_units; do bytes "$u"; done)
 			fi
 			for u in $list; do
-				is_done "java/$method/$api/$cache/$u" && continue
+				key=java/$method/$api/$cache/$u
+				is_done "$key" && continue
 				jf=$f
 				if [ $cache = cold ] && [ "$method" = original ]; then
 					# a fresh sparse file, made before the JVM
@@ -461,19 +473,19 @@ java_cells() {
 					java -XX:-UsePerfData -Xmx1g "$top/scripts/experiment/MmapVsChannel.java" \
 					--file "$jf" --size "$size" --api $api --op write \
 					--cache $cache --units "$u" --method "$method" \
-					--generation "$(lsattr -v "$jf" | awk '{ print $1 }')" \
+					--generation "$(file_generation "$jf")" \
 					>"$out/java-cells.txt" 2>"$out/java-err.txt"
 				jrc=$?
 				vm=$(vmstat_delta)
 				while read -r line; do
-					printf '{"part": "java", "method": "%s", "round": %d, "key": "java/%s/%s/%s/%s", "clock": %d, "rc": %d, "block_size": %d, "vmstat_process": %s, "wpstat_run": %s, "java": %s}\n' \
-						"$method" "$round" "$method" $api $cache "$u" "$(date +%s)" "$jrc" "$(block_size "$ram")" "$vm" \
+					printf '{"part": "java", "method": "%s", "round": %d, "key": "%s", "clock": %d, "rc": %d, "block_size": %d, "vmstat_process": %s, "wpstat_run": %s, "java": %s}\n' \
+						"$method" "$round" "$key" "$(date +%s)" "$jrc" "$(block_size "$ram")" "$vm" \
 						"$(jq -c . "$run" 2>/dev/null || echo null)" "$line" >>"$cells"
 				done <"$out/java-cells.txt"
 				[ -s "$out/java-cells.txt" ] || {
-					printf '{"part": "java", "method": "%s", "round": %d, "key": "java/%s/%s/%s/%s", "clock": %d, "rc": %d, "api": "%s", "op": "write", "cache": "%s", "units": "%s", "error": "%s"}\n' \
-						"$method" "$round" "$method" $api $cache "$u" "$(date +%s)" "$jrc" $api $cache "$u" \
-						"$(tail -n 3 "$out/java-err.txt" | tr '"\n\t' "'  ")" >>"$cells"
+					printf '{"part": "java", "method": "%s", "round": %d, "key": "%s", "clock": %d, "rc": %d, "api": "%s", "op": "write", "cache": "%s", "units": "%s", "error": "%s"}\n' \
+						"$method" "$round" "$key" "$(date +%s)" "$jrc" $api $cache "$u" \
+						"$(err_tail "$out/java-err.txt")" >>"$cells"
 					rc=1
 				}
 				echo "${SECONDS}s round $round java $method $api write $cache $u: rc $jrc" >&2
