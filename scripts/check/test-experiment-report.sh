@@ -10,12 +10,13 @@
 # Made-up cells: a counter the module's list (kmod/wpstat_counters.def)
 # does not have makes the report fail, naming it, instead of dropping its
 # column; and the verdict rules: "clearly" only where the rounds' ranges do
-# not overlap, no verdict from a cell with fewer than 3 good rounds.
+# not overlap, no verdict from a cell with fewer than 3 good rounds; two
+# kernels whose guests ran at the same time are said to have shared the host.
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 results=$1
 shift
-echo "1..$(($# + 2))"
+echo "1..$(($# + 3))"
 n=0
 for k in "$@"; do
 	n=$((n + 1))
@@ -128,6 +129,46 @@ elif ! l=$(verdict_report "5 6 7" "10 11 12") || [[ $l != *"**disagrees**"* ]]; 
 elif ! l=$(verdict_report "10 11" "5 6") || [[ $l != *"**no verdict**"* ]] ||
 	! grep -q '^- RAM disk original mmap write warm 64 B (2 good rounds)' "$src/docs/experiment.md"; then
 	echo "not ok $n $t: two rounds: ${l:-$(tail -n 1 "$src/report.log")}"
+else
+	echo "ok $n $t"
+fi
+
+# side_by_side_report START2: kernels k1 (boot 00:00, one cell at 00:10) and
+# k2 (boot at START2, one cell 10 minutes later) on 2026-01-01; prints the
+# lines of the report that say a guest shared the host.
+side_by_side_report() {
+	local k start clock
+	rm -rf "$src" && mkdir -p "$src"
+	for k in k1 k2; do
+		[ $k = k1 ] && start=00:00:00 || start=$1
+		clock=$(($(date -u -d "2026-01-01T$start" +%s) + 600))
+		mkdir "$src/$k"
+		cat >"$src/$k/meta.json" <<-EOF
+		{"kernel": "$k", "date": "2026-01-01T${start}Z", "cpu": "made up", "cpus": 2,
+		 "mem_kib": 1048576, "size": 8192, "slow_size": 8192, "slow_delay_ms": 10,
+		 "strategy_size": 8192, "units": "4K", "java_units": "4K", "parts": "ram",
+		 "repeat": 1, "args": "", "java": "none"}
+		EOF
+		printf '{"part": "ram", "api": "mmap", "op": "write", "cache": "warm", "unit": 4096, "size": 8192, "round": 1, "clock": %d, "rc": 0, "vmstat": {"pgfault": 2}, "wpload": {"totals": {"passes": 1, "wall_ns": 1000, "sync_ns": 0, "ops": 2, "bytes": 8192, "counters": {"mkwrite_first": 2}}}}\n' \
+			"$clock" >"$src/$k/cells.jsonl"
+	done
+	MPLCONFIGDIR=$top/build/mplconfig "$top/.venv/bin/python" \
+		"$top/scripts/experiment/experiment-report.py" --results "$src" --docs "$src/docs" \
+		>"$src/report.log" 2>&1 || return 1
+	grep '^\*\*This guest shared the host\*\*' "$src/docs/experiment.md"
+}
+
+n=$((n + 1))
+t="experiment report says when two kernels' guests ran at the same time"
+src=$results/side-by-side
+# k2 boots 4 minutes after k1, both run 10 minutes: 6 minutes shared.
+if ! l=$(side_by_side_report 00:04:00) || [ "$(wc -l <<<"$l")" != 2 ] ||
+	[[ $l != *"with the k2 guest for 0 h 06 min of its 0 h 10 min"* ]]; then
+	echo "not ok $n $t: overlapping boots: ${l:-$(tail -n 1 "$src/report.log")}"
+elif l=$(side_by_side_report 00:20:00); then
+	echo "not ok $n $t: one after the other, yet: $l"
+elif ! grep -q '^## Kernel k2$' "$src/docs/experiment.md"; then
+	echo "not ok $n $t: one after the other: $(tail -n 1 "$src/report.log")"
 else
 	echo "ok $n $t"
 fi

@@ -224,7 +224,8 @@ def load(results_dirs):
             batch = {"parts": meta.get("parts", ""), "args": args,
                      "repeat": meta.get("repeat", 1), "rounds_done": rounds,
                      "date": meta["date"], "resumed": meta.get("resumed", []),
-                     "duration": duration(meta, cells)}
+                     "duration": duration(meta, cells),
+                     "boots": boots(meta, cells)}
             rows = [flatten(k, c) for c in cells]
             if k not in kernels:
                 meta["batches"] = [batch]
@@ -848,9 +849,9 @@ def strategy_notes(rows):
     return notes
 
 
-def duration(meta, cells):
-    """Guest time the run took: per boot (the first and each --resume), from
-    its start to the clock of its last cell."""
+def boots(meta, cells):
+    """[(start, last cell's clock)] per boot that left cells: the first and
+    each --resume, in guest time (the guest's clock is the host's)."""
     import datetime
 
     def epoch(d):
@@ -858,16 +859,33 @@ def duration(meta, cells):
             tzinfo=datetime.timezone.utc).timestamp())
     starts = [epoch(meta["date"])] + [epoch(r["date"]) for r in meta.get("resumed", [])]
     clocks = sorted(c["clock"] for c in cells if c.get("clock"))
-    secs = 0
+    spans = []
     for i, t0 in enumerate(starts):
         t1 = starts[i + 1] if i + 1 < len(starts) else float("inf")
         mine = [c for c in clocks if t0 <= c < t1]
         if mine:
-            secs += mine[-1] - t0
+            spans.append((t0, mine[-1]))
+    return spans
+
+
+def hours(secs):
+    return "%d h %02d min" % (secs // 3600, secs % 3600 // 60)
+
+
+def duration(meta, cells):
+    """Guest time the run took: per boot (the first and each --resume), from
+    its start to the clock of its last cell."""
+    nboots = 1 + len(meta.get("resumed", []))
+    secs = sum(t1 - t0 for t0, t1 in boots(meta, cells))
     rounds = meta.get("rounds_done", [])
-    return "%d of %d rounds finished, %d h %02d min of guest time%s" % (
-        len(rounds), meta.get("repeat", 1), secs // 3600, secs % 3600 // 60,
-        " over %d boots (stopped and resumed)" % len(starts) if len(starts) > 1 else "")
+    return "%d of %d rounds finished, %s of guest time%s" % (
+        len(rounds), meta.get("repeat", 1), hours(secs),
+        " over %d boots (stopped and resumed)" % nboots if nboots > 1 else "")
+
+
+def overlap(a, b):
+    """Seconds two kernels' boots ran at the same time."""
+    return sum(max(0, min(a1, b1) - max(a0, b0)) for a0, a1 in a for b0, b1 in b)
 
 
 INTRO = [
@@ -972,6 +990,20 @@ def render(kernels, docs):
                    " ".join("Parts %s: %s." % (b["parts"], b["duration"])
                             for b in meta["batches"])),
                ""]
+        # Kernels run side by side (experiment.sh --kver each, to halve a
+        # run of hours) share the host's CPUs: say so, from the clocks.
+        mine = [s for b in meta["batches"] for s in b["boots"]]
+        shared = [(k, overlap(mine, [s for b in m["batches"] for s in b["boots"]]))
+                  for k, (m, _, _) in kernels.items() if k != kernel]
+        shared = [(k, secs) for k, secs in shared if secs > 0]
+        if shared:
+            md += ["**This guest shared the host** with %s for %s of its "
+                   "%s of guest time (their cells' clocks overlap): absolute numbers are "
+                   "not comparable across kernels. The cells a verdict "
+                   "compares ran in one guest and round." % (
+                       " and ".join("the %s guest" % k for k, _ in shared),
+                       hours(max(secs for _, secs in shared)),
+                       hours(sum(t1 - t0 for t0, t1 in mine))), ""]
         if (blocks and blocks != [PAGE]) or (slow_blocks and slow_blocks != [PAGE]):
             md += ["**Block size is not 4 KiB** (%s): a page holds several "
                    "blocks, so sub-page writes and reads of an evicted file "
