@@ -19,6 +19,8 @@
 # rocketmq" --results results/experiment-devices).
 # The full run (1 GiB, 5 rounds, both methods, both kernels) takes many
 # hours under TCG: docs/experiment.md says how long the committed one took.
+# One `experiment.sh --kver K --resume` per kernel at once halves the wait;
+# the guests then share the host, and the report says so.
 
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -45,7 +47,7 @@ while [ $# -gt 0 ]; do
 	--resume) resume=1; shift ;;
 	--report-only) report_only=1; shift ;;
 	--also-results) also+=(--results "$2"); shift 2 ;;
-	-h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) guest_args+=("$1"); shift ;;
 	esac
 done
