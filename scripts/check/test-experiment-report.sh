@@ -10,7 +10,8 @@
 # Made-up cells: a counter the module's list (kmod/wpstat_counters.def)
 # does not have makes the report fail, naming it, instead of dropping its
 # column; and the verdict rules: "clearly" only where the rounds' ranges do
-# not overlap, no verdict from a cell with fewer than 3 good rounds; two
+# not overlap, no verdict from a cell with fewer than 3 good rounds or from
+# an original-method cell that wrote back; two
 # kernels whose guests ran at the same time are said to have shared the host.
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -90,11 +91,12 @@ else
 	echo "ok $n $t"
 fi
 
-# verdict_report "MMAP_MIBS" "WRITE_MIBS": one original-method unit (64 B,
-# warm write) per api, one round per throughput given (MiB/s); the claim
+# verdict_report "MMAP_MIBS" "WRITE_MIBS" [MKCLEAN]: one original-method unit
+# (64 B, warm write) per api, one round per throughput given (MiB/s), the
+# write(2) rounds with MKCLEAN pages written back (default 0); the claim
 # line of the rendered report on stdout.
 verdict_report() {
-	local api mibs r=0 v
+	local api mibs r=0 v mkclean
 	rm -rf "$src" && mkdir -p "$src/k"
 	cat >"$src/k/meta.json" <<-'EOF'
 	{"kernel": "k", "date": "2026-01-01T00:00:00Z", "cpu": "made up", "cpus": 1,
@@ -104,11 +106,12 @@ verdict_report() {
 	EOF
 	for api in mmap write; do
 		[ $api = mmap ] && mibs=$1 || mibs=$2
+		[ $api = mmap ] && mkclean=0 || mkclean=${3:-0}
 		r=0
 		for v in $mibs; do
 			r=$((r + 1))
-			printf '{"part": "ram", "method": "original", "api": "%s", "op": "write", "cache": "warm", "unit": 64, "size": 1048576, "round": %d, "block_size": 4096, "rc": 0, "vmstat": {"pgfault": 2}, "wpload": {"totals": {"passes": 1, "wall_ns": %d, "sync_ns": 0, "ops": 16384, "bytes": 1048576, "counters": {"mkwrite_first": 0, "mkwrite_wp": 0}}}}\n' \
-				$api $r $((1000000000 / v)) >>"$src/k/cells.jsonl"
+			printf '{"part": "ram", "method": "original", "api": "%s", "op": "write", "cache": "warm", "unit": 64, "size": 1048576, "round": %d, "block_size": 4096, "rc": 0, "vmstat": {"pgfault": 2}, "wpload": {"totals": {"passes": 1, "wall_ns": %d, "sync_ns": 0, "ops": 16384, "bytes": 1048576, "counters": {"mkwrite_first": 0, "mkwrite_wp": 0, "mkclean_calls": %d}}}}\n' \
+				$api $r $((1000000000 / v)) "$mkclean" >>"$src/k/cells.jsonl"
 		done
 	done
 	MPLCONFIGDIR=$top/build/mplconfig "$top/.venv/bin/python" \
@@ -118,7 +121,7 @@ verdict_report() {
 }
 
 n=$((n + 1))
-t="experiment verdicts: clearly only without overlap, none from under 3 rounds"
+t="experiment verdicts: clearly only without overlap, none from under 3 rounds or from writeback under original"
 src=$results/verdicts
 if ! l=$(verdict_report "10 11 12" "5 6 7") || [[ $l != *"**agrees clearly**"* ]]; then
 	echo "not ok $n $t: disjoint ranges: ${l:-$(tail -n 1 "$src/report.log")}"
@@ -129,6 +132,12 @@ elif ! l=$(verdict_report "5 6 7" "10 11 12") || [[ $l != *"**disagrees**"* ]]; 
 elif ! l=$(verdict_report "10 11" "5 6") || [[ $l != *"**no verdict**"* ]] ||
 	! grep -q '^- RAM disk original mmap write warm 64 B (2 good rounds)' "$src/docs/experiment.md"; then
 	echo "not ok $n $t: two rounds: ${l:-$(tail -n 1 "$src/report.log")}"
+# The original method promises no writeback inside a cell: a round that
+# cleaned pages anyway is a failed one; a claim whose rounds all failed
+# stays on the page, unjudged.
+elif ! l=$(verdict_report "10 11 12" "5 6 7" 3) || [[ $l != *"**no verdict**"* ]] ||
+	! grep -q '^\*\*Failed runs\*\* (3): ram original write warm 64 B round 1: failed (original method, yet 3 pages written back' "$src/docs/experiment.md"; then
+	echo "not ok $n $t: writeback in original-method cells: ${l:-$(tail -n 1 "$src/report.log")}"
 else
 	echo "ok $n $t"
 fi

@@ -287,9 +287,12 @@ ram_up() {
 	fi
 	# The file, and a fresh one beside it for the original method's cold
 	# cells: never written back (it is deleted dirty), so brd never
-	# allocates its pages, but ext4 reserves its blocks (delalloc), so
-	# the filesystem must hold both.
-	local mib=$(( $(bytes "$size") / 1048576 * 22 / 10 + 64 ))
+	# allocates its pages.  But ext4 reserves its blocks (delalloc), and
+	# once the reserved blocks pass half the free ones,
+	# ext4_nonda_switch() writes back every dirty inode of the filesystem
+	# (WB_REASON_FS_FREE_SPACE): the free space must stay above twice the
+	# fresh file, or writeback runs inside the cell.
+	local mib=$(( $(bytes "$size") / 1048576 * 33 / 10 + 128 ))
 	# mke2fs picks 1 KiB blocks below 512 MiB ("small" in mke2fs.conf).
 	guest_ramdisks 1 $mib && guest_mkfs ext4 /dev/ram0 -b 4096 &&
 		guest_mount /dev/ram0 $ram
