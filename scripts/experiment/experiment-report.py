@@ -689,14 +689,14 @@ def findings(rows, meta, judge):
     # it on the page, unjudged.
     if "ram" in have:
         shown = {(c, m) for c, m, _, _ in res}
-        for claim, ms in (
+        for claim, claim_methods in (
                 ("mmap wins clearly below ~4 KiB (reads, warm cache)", [orig]),
                 ("mmap wins clearly below ~8 KiB (writes, warm cache)", [orig]),
                 ("cold cache: mmap wins at every unit size (writes)", methods),
                 ("a warm mapping (pre-faulted, mlocked) writes without page "
                  "faults", methods)):
             res += [(claim, m, "no verdict", "no cell of this claim has a good "
-                     "round: see the failed runs") for m in ms
+                     "round: see the failed runs") for m in claim_methods
                     if (claim, m) not in shown]
     return res
 
