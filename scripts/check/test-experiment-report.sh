@@ -62,6 +62,14 @@ for k in "$@"; do
 	fi
 done
 
+# render_made_up: the report of the made-up cells in $src, into $src/docs;
+# its output in $src/report.log.
+render_made_up() {
+	MPLCONFIGDIR=$top/build/mplconfig "$top/.venv/bin/python" \
+		"$top/scripts/experiment/experiment-report.py" --results "$src" --docs "$src/docs" \
+		>"$src/report.log" 2>&1
+}
+
 # One ram cell whose counters are mkwrite_first and $1, rendered into
 # $src/docs; the exit status is the report's, its output in $src/report.log.
 made_up_report() {
@@ -73,9 +81,7 @@ made_up_report() {
 	 "repeat": 1, "args": "", "java": "none"}
 	EOF
 	printf '%s\n' '{"part": "ram", "api": "mmap", "op": "write", "cache": "warm", "unit": 4096, "size": 8192, "round": 1, "rc": 0, "vmstat": {"pgfault": 2}, "wpload": {"totals": {"passes": 1, "wall_ns": 1000, "sync_ns": 0, "ops": 2, "bytes": 8192, "counters": {"mkwrite_first": 2, "'"$1"'": 1}}}}' >"$src/k/cells.jsonl"
-	MPLCONFIGDIR=$top/build/mplconfig "$top/.venv/bin/python" \
-		"$top/scripts/experiment/experiment-report.py" --results "$src" --docs "$src/docs" \
-		>"$src/report.log" 2>&1
+	render_made_up
 }
 
 n=$((n + 1))
@@ -114,9 +120,7 @@ verdict_report() {
 				$api $r $((1000000000 / v)) "$mkclean" >>"$src/k/cells.jsonl"
 		done
 	done
-	MPLCONFIGDIR=$top/build/mplconfig "$top/.venv/bin/python" \
-		"$top/scripts/experiment/experiment-report.py" --results "$src" --docs "$src/docs" \
-		>"$src/report.log" 2>&1 || return 1
+	render_made_up || return 1
 	grep 'mmap wins clearly below ~8 KiB' "$src/docs/experiment.md"
 }
 
@@ -161,9 +165,7 @@ side_by_side_report() {
 		printf '{"part": "ram", "api": "mmap", "op": "write", "cache": "warm", "unit": 4096, "size": 8192, "round": 1, "clock": %d, "rc": 0, "vmstat": {"pgfault": 2}, "wpload": {"totals": {"passes": 1, "wall_ns": 1000, "sync_ns": 0, "ops": 2, "bytes": 8192, "counters": {"mkwrite_first": 2}}}}\n' \
 			"$clock" >"$src/$k/cells.jsonl"
 	done
-	MPLCONFIGDIR=$top/build/mplconfig "$top/.venv/bin/python" \
-		"$top/scripts/experiment/experiment-report.py" --results "$src" --docs "$src/docs" \
-		>"$src/report.log" 2>&1 || return 1
+	render_made_up || return 1
 	grep '^\*\*This guest shared the host\*\*' "$src/docs/experiment.md"
 }
 
