@@ -11,8 +11,8 @@
 # does not have makes the report fail, naming it, instead of dropping its
 # column; and the verdict rules: "clearly" only where the rounds' ranges do
 # not overlap, no verdict from a cell with fewer than 3 good rounds or from
-# an original-method cell that wrote back; two
-# kernels whose guests ran at the same time are said to have shared the host.
+# an original-method cell that wrote back; two kernels whose guests ran at
+# the same time are said to have shared the host.
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 results=$1

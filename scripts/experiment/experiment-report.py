@@ -235,11 +235,11 @@ def load(results_dirs):
             # experiment.sh split the run into boots.
             args = re.sub(r"--(resume|until \S+|out \S+|ram-dir \S+|level keep)\s*", "",
                           meta.get("args", "")).strip()
+            spans = boots(meta, cells)
             batch = {"parts": meta.get("parts", ""), "args": args,
                      "repeat": meta.get("repeat", 1), "rounds_done": rounds,
                      "date": meta["date"], "resumed": meta.get("resumed", []),
-                     "duration": duration(meta, cells),
-                     "boots": boots(meta, cells)}
+                     "duration": duration(meta, spans), "boots": spans}
             rows = [flatten(k, c) for c in cells]
             if k not in kernels:
                 meta["batches"] = [batch]
@@ -899,11 +899,11 @@ def hours(secs):
     return "%d h %02d min" % (secs // 3600, secs % 3600 // 60)
 
 
-def duration(meta, cells):
+def duration(meta, spans):
     """Guest time the run took: per boot (the first and each --resume), from
-    its start to the clock of its last cell."""
+    its start to the clock of its last cell (spans, from boots())."""
     nboots = 1 + len(meta.get("resumed", []))
-    secs = sum(t1 - t0 for t0, t1 in boots(meta, cells))
+    secs = sum(t1 - t0 for t0, t1 in spans)
     rounds = meta.get("rounds_done", [])
     return "%d of %d rounds finished, %s of guest time%s" % (
         len(rounds), meta.get("repeat", 1), hours(secs),
