@@ -747,10 +747,71 @@ def outliers(agg):
                 out.append("- %s: %s major faults in its median round against "
                            "%s at the other units; %s." % (
                                cell_name(r), r["vm_pgmajfault"], base,
-                               "a cold mapping faulted pages in one at a time "
-                               "instead of by readahead" if r["cache"] == "cold"
-                               else "unexplained"))
+                               many_major_faults(r, base)))
+    if any("a backward copy (below)" in o for o in out):
+        out.append(BACKWARD_COPY % (RA_PAGES // 2 + 1, RA_PAGES))
     return out
+
+
+# mmap read-around: a major fault on a page with no readahead state reads
+# ra_pages pages centred on it (do_sync_mmap_readahead() in mm/filemap.c,
+# 6.1 and 6.12 alike); 32 for read_ahead_kb 128, the RAM disk's default.
+RA_PAGES = 32
+
+
+def backward_major_faults(file_pages, unit_pages, op):
+    """Major faults of a cold pass that copies each unit backward, as
+    glibc's memcpy does for page-aligned buffers of some sizes (see
+    scripts/experiment/memcpy-order.c): the loads of a read touch the unit's
+    first page and then run down from its last, the stores of a write run
+    down from its last.  Every fault reads RA_PAGES around it, of which only
+    the ones below are new; the PG_readahead mark that would start async
+    readahead sits above, where the copy has already been."""
+    cached = bytearray(file_pages)
+    faults = 0
+    for first in range(0, file_pages, unit_pages):
+        last = min(first + unit_pages, file_pages) - 1
+        order = range(last, first - 1, -1)
+        if op == "read":
+            order = [first] + list(range(last, first, -1))
+        for p in order:
+            if not cached[p]:
+                faults += 1
+                start = max(0, p - RA_PAGES // 2)
+                end = min(file_pages, start + RA_PAGES)
+                cached[start:end] = b"\x01" * (end - start)
+    return faults
+
+
+def many_major_faults(r, base):
+    """Why a cold mmap cell took many more major faults than the other
+    units of its row: a backward copy, if the read-around model predicts
+    the count to 1%; otherwise unexplained."""
+    if r["cache"] != "cold" or r["api"] != "mmap" or not r["size"] \
+            or r["unit"] < RA_PAGES * PAGE:
+        return "unexplained"
+    model = backward_major_faults(r["size"] // PAGE, r["unit"] // PAGE, r["op"])
+    extra = r["vm_pgmajfault"] - base
+    if abs(extra - model) > model / 100:
+        return ("unexplained: not a backward copy either, whose read-around "
+                "predicts %d more than the other units, not %d" % (model, extra))
+    return ("a backward copy (below): the read-around model predicts %d "
+            "more than the other units, %d here; this cell's throughput is "
+            "that of the backward copy, not of mmap" % (model, extra))
+
+
+BACKWARD_COPY = (
+    "- *Backward copies.* wpload's memcpy (glibc) copies a unit between its "
+    "page-aligned buffer and the mapping backward, last page first, when the "
+    "unit lies between glibc's `rep movsb` and non-temporal thresholds (its "
+    "rule against 4K aliasing). With Debian 12's glibc on QEMU's TCG `max` "
+    "CPU, the guests' CPU, that is 512 KiB to 8 MiB, so of this sweep's "
+    "units 1 MiB only (`scripts/experiment/memcpy-order.c` shows the order "
+    "on any CPU). A cold mapping copied backward faults every %d pages: each "
+    "major fault reads %d pages centred on it (do_sync_mmap_readahead() in "
+    "mm/filemap.c), of which only those below are new, and the PG_readahead "
+    "mark that would start async readahead lies above, where the copy has "
+    "been. Copied forward, as at the other units, readahead stays ahead.")
 
 
 def ratio_table(rows, op, method):
