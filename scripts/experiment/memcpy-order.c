@@ -6,9 +6,13 @@
  * cold mmap cells with thousands of major faults: a copy that runs backward
  * defeats mmap readahead (see BACKWARD_COPY in experiment-report.py).
  *
- *   cc -O2 -o memcpy-order memcpy-order.c
- *   ./memcpy-order [SIZE...]                  this CPU
- *   qemu-x86_64 -cpu max ./memcpy-order       the TCG guests' CPU
+ *   cc -O2 -o /tmp/memcpy-order scripts/experiment/memcpy-order.c
+ *   /tmp/memcpy-order [SIZE...]
+ *   scripts/vm/vm-run.sh --no-load --cpus 2 -- /tmp/memcpy-order
+ *
+ * The answer depends on the CPU and on how many there are (glibc sizes its
+ * thresholds from the caches per thread): run it where the workload runs,
+ * here in a guest like the experiment's.
  *
  * SIZE in bytes with an optional K, M or G suffix; the default is the
  * experiment's units from 64 KiB up.  One line per size and direction:
