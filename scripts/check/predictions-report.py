@@ -178,6 +178,25 @@ PREDICTIONS = [
      "lock_and_cleanup_extent -> -EAGAIN -> goto again); "
      "ioctl_file_clone -> vfs_clone_file_range -> remap_file_range",
      [r"copies_dirty_like_write", r"ficlone_dirties_nothing"]),
+    ("23", "A cold shared mapping read one load per page (ext4, RAM disk, "
+           "256 pages): first page first, one page-cache miss (readahead "
+           "stays ahead); last page first, a miss every ra_pages / 2 + 1 "
+           "pages, 16 at read_ahead_kb 128 and 29 at 64 (each read-around "
+           "adds only the pages below its fault), as /proc/vmstat's "
+           "pgmajfault counts. getrusage's major faults add, on 6.1 only, "
+           "one per readahead mark met (npages / ra_pages forward: 9 and "
+           "17; 1 backward), since 6.1 retries the fault that dropped "
+           "mmap_lock for async readahead with FAULT_FLAG_TRIED; 6.12 "
+           "retries after a VMA-lock try without it. This is why the "
+           "experiment's cold 1 MiB mmap cells, which glibc's memcpy copies "
+           "backward, miss every 17 pages.",
+     "filemap_fault -> do_sync_mmap_readahead (read-around from index - "
+     "ra_pages / 2) -> do_page_cache_ra (trimmed to EOF) -> "
+     "page_cache_ra_unbounded (PG_readahead at nr_to_read - lookahead); "
+     "do_async_mmap_readahead -> maybe_unlock_mmap_for_io -> "
+     "page_cache_async_ra; mm_account_fault (FAULT_FLAG_TRIED is major); "
+     "arch/x86/mm/fault.c do_user_addr_fault (6.12: lock_vma_under_rcu)",
+     [r"cold_mmap_read_around"]),
 ]
 
 TAP_LINE = re.compile(r"^(not ok|ok) \d+ (.*?)(?: # (SKIP|skip).*)?$")

@@ -85,6 +85,9 @@ FIXTURE(pred) {
 	/* A second scratch file (fd2 -1 if none), removed in teardown. */
 	char path2[256];
 	int fd2;
+	/* The device's read_ahead_kb to restore in teardown, or -1. */
+	char ra_path[96];
+	long ra_saved;
 };
 
 FIXTURE_VARIANT(pred) {
@@ -152,6 +155,20 @@ static int fab_set(long val)
 	return ret;
 }
 
+/* Write @kb to the read_ahead_kb file @path. */
+static int ra_set(const char *path, long kb)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (dprintf(fd, "%ld\n", kb) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 FIXTURE_SETUP(pred)
 {
 	ASSERT_TRUE(wps_loaded()) TH_LOG("wpstat is not loaded");
@@ -161,6 +178,7 @@ FIXTURE_SETUP(pred)
 	self->map = NULL;
 	self->fab_saved = -1;
 	self->fd2 = -1;
+	self->ra_saved = -1;
 }
 
 FIXTURE_TEARDOWN(pred)
@@ -176,6 +194,9 @@ FIXTURE_TEARDOWN(pred)
 	if (self->fab_saved >= 0 && fab_set(self->fab_saved))
 		TH_LOG("could not restore fault_around_bytes to %ld",
 		       self->fab_saved);
+	if (self->ra_saved >= 0 && ra_set(self->ra_path, self->ra_saved))
+		TH_LOG("could not restore %s to %ld", self->ra_path,
+		       self->ra_saved);
 }
 
 static char *map_file(int fd, int flags)
@@ -633,6 +654,181 @@ TEST_F(pred, read_fault_around)
 	EXPECT_EQ(16, fault_around_model(FA_NPAGES, 0, 16));
 	EXPECT_EQ(17, fault_around_model(FA_NPAGES, 1, 16));
 	EXPECT_EQ(FA_NPAGES, fault_around_model(FA_NPAGES, 0, 1));
+}
+
+/*
+ * Major faults of a load per page, last page first, over a mapping of
+ * @npages uncached pages, with @ra_pages of mmap read-around: a model of
+ * do_sync_mmap_readahead().  A fault on an uncached page with no
+ * VM_SEQ_READ/VM_RAND_READ reads ra_pages pages from max(0, index -
+ * ra_pages / 2), to EOF at most, and skips the pages already cached.
+ * Going down, only the pages below the fault are new, so the next fault
+ * comes ra_pages / 2 + 1 pages lower; the PG_readahead mark that would
+ * start async readahead (ra_pages / 4 from the window's end) is set only
+ * on a page the window adds, which is never above the fault.
+ */
+static long readaround_backward_model(size_t npages, size_t ra_pages)
+{
+	char cached[FA_NPAGES] = { 0 };
+	size_t p, start, end, j;
+	long faults = 0;
+
+	for (p = npages < FA_NPAGES ? npages : FA_NPAGES; p-- > 0; ) {
+		if (cached[p])
+			continue;
+		faults++;
+		start = p > ra_pages / 2 ? p - ra_pages / 2 : 0;
+		end = start + ra_pages < npages ? start + ra_pages : npages;
+		for (j = start; j < end; j++)
+			cached[j] = 1;
+	}
+	return faults;
+}
+
+/* /proc/vmstat's @name, or -1. */
+static long vmstat_get(const char *name)
+{
+	size_t len = strlen(name);
+	char line[128];
+	long val = -1;
+	FILE *f = fopen("/proc/vmstat", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, len) && line[len] == ' ') {
+			val = strtol(line + len + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return val;
+}
+
+/*
+ * Faults of one load per page of @map, first page first or last first:
+ * getrusage's (this process) and /proc/vmstat's pgmajfault (the system;
+ * nothing else runs in the guest).
+ */
+static struct flt load_pass(const char *map, size_t npages, bool backward,
+			    long *vm_majflt)
+{
+	struct rusage a, b;
+	long vm;
+	size_t i;
+
+	wps_load_pages(map, 0);
+	vmstat_get("pgmajfault");
+	getrusage(RUSAGE_SELF, &a);
+	vm = vmstat_get("pgmajfault");
+	getrusage(RUSAGE_SELF, &a);
+	for (i = 0; i < npages; i++)
+		wps_load_pages(map + (backward ? npages - 1 - i : i) * PAGE, 1);
+	getrusage(RUSAGE_SELF, &b);
+	*vm_majflt = vmstat_get("pgmajfault") - vm;
+	return (struct flt){ b.ru_minflt - a.ru_minflt,
+			     b.ru_majflt - a.ru_majflt };
+}
+
+/*
+ * Prediction 23: on a cold shared mapping, the direction of a pass decides
+ * its page-cache misses (the experiment's cold 1 MiB mmap cells, which
+ * glibc's memcpy copies backward: docs/experiment.md), and the kernel
+ * decides which faults getrusage calls major.
+ *
+ * filemap_fault on an uncached page counts PGMAJFAULT and calls
+ * do_sync_mmap_readahead: read-around of ra_pages (the bdi's, from
+ * read_ahead_kb at open: file_ra_state_init) from index - ra_pages / 2,
+ * trimmed to EOF (do_page_cache_ra), with PG_readahead ra_pages / 4 pages
+ * before the window's end.  Forward, the first fault is the only miss: the
+ * pass reaches each mark on a cached page and do_async_mmap_readahead ->
+ * page_cache_async_ra reads the next ra_pages, marked on their first page,
+ * before the pass gets there (a RAM disk completes reads at once).
+ * Backward, each window adds only the pages below its fault: over
+ * FA_NPAGES = 256 pages, read_ahead_kb 128 (32 pages) misses every 17
+ * pages, 16 times; read_ahead_kb 64, every 9, 29 times
+ * (readaround_backward_model).  /proc/vmstat's pgmajfault counts these
+ * misses, on both kernels.
+ *
+ * getrusage's ru_majflt (mm_account_fault; also perf's major-faults) counts
+ * a fault major when it missed or when it is the retry of one that dropped
+ * its lock (FAULT_FLAG_TRIED), and do_async_mmap_readahead drops the lock
+ * for every mark it meets (maybe_unlock_mmap_for_io).  6.1 retries with
+ * FAULT_FLAG_TRIED after any VM_FAULT_RETRY (arch/x86/mm/fault.c), so each
+ * mark met is one more major fault: forward, the first window's mark and
+ * one per later window, npages / ra_pages in all (9 and 17); backward, the
+ * one mark the first window, trimmed to EOF, leaves in the file (17, 30).
+ * 6.12 takes the fault under the VMA lock first and sets FAULT_FLAG_TRIED
+ * for the retry only if the first try returned VM_FAULT_MAJOR (per-VMA-lock
+ * read faults came in 6.7): ru_majflt equals the misses.
+ *
+ * The file is written, fsynced and dropped (POSIX_FADV_DONTNEED, checked
+ * with mincore), and each pass opens it afresh, so that its ra_pages is
+ * the one just set.  ext4 only: over a RAM disk its bdi is the device's;
+ * xfs reads around in large folios, btrfs has a bdi of its own, and
+ * shmem_fault never reads ahead.
+ */
+TEST_F(pred, cold_mmap_read_around)
+{
+	static const long ra_kb[] = { 128, 64 };
+	/* FAULT_FLAG_TRIED only after a VM_FAULT_MAJOR try (VMA lock). */
+	bool retry_counted = !wps_kernel_at_least(6, 7);
+	long resident, misses, majflt, saved, vm, ra;
+	char buf[32], *m;
+	struct stat st;
+	struct flt f;
+	size_t c;
+	int b, fd;
+
+	if (strcmp(variant->fs, "ext4"))
+		SKIP(return, "modelled on ext4 over a RAM disk (the device's read_ahead_kb); xfs reads around in large folios, btrfs has a bdi of its own, shmem_fault never reads ahead");
+	ASSERT_EQ(0, fstat(self->fd, &st));
+	snprintf(self->ra_path, sizeof(self->ra_path),
+		 "/sys/dev/block/%u:%u/queue/read_ahead_kb",
+		 major(st.st_dev), minor(st.st_dev));
+	if (wps_slurp(self->ra_path, buf, sizeof(buf)) <= 0)
+		SKIP(return, "no %s: the scratch ext4 is not on a whole disk",
+		     self->ra_path);
+	ASSERT_LE(0, vmstat_get("pgmajfault"));
+	saved = strtol(buf, NULL, 10);
+	self->ra_saved = saved;
+	ASSERT_EQ(0, ftruncate(self->fd, FA_NPAGES * PAGE));
+	ASSERT_EQ(0, pwrite_pages(self->fd, 0, FA_NPAGES, 1));
+	ASSERT_EQ(0, fsync(self->fd));
+
+	for (c = 0; c < ARRAY_SIZE(ra_kb); c++) {
+		ra = ra_kb[c] * 1024 / PAGE;
+		for (b = 0; b < 2; b++) {
+			ASSERT_EQ(0, ra_set(self->ra_path, ra_kb[c]));
+			ASSERT_EQ(0, posix_fadvise(self->fd, 0, 0,
+						   POSIX_FADV_DONTNEED));
+			fd = open(self->path, O_RDONLY | O_CLOEXEC);
+			ASSERT_LE(0, fd);
+			m = mmap(NULL, FA_NPAGES * PAGE, PROT_READ, MAP_SHARED,
+				 fd, 0);
+			ASSERT_NE(MAP_FAILED, m);
+			resident = resident_pages(m, FA_NPAGES);
+			f = load_pass(m, FA_NPAGES, b, &vm);
+			/* At once, in case the test dies before teardown. */
+			ASSERT_EQ(0, ra_set(self->ra_path, saved));
+			ASSERT_EQ(0, munmap(m, FA_NPAGES * PAGE));
+			close(fd);
+			misses = b ? readaround_backward_model(FA_NPAGES, ra) : 1;
+			majflt = misses;
+			if (retry_counted)
+				majflt += b ? 1 : FA_NPAGES / ra;
+			TH_LOG("%s: read_ahead_kb %ld, %s: %ld pages cached before; pgmajfault %ld (predicted %ld), getrusage %ld major (predicted %ld) + %ld minor, for %d pages",
+			       variant->fs, ra_kb[c],
+			       b ? "last page first" : "first page first",
+			       resident, vm, misses, f.maj, majflt, f.min,
+			       FA_NPAGES);
+			EXPECT_EQ(0, resident);
+			EXPECT_EQ(misses, vm);
+			EXPECT_EQ(majflt, f.maj);
+		}
+	}
+	/* The stated numbers (and on any kernel). */
+	EXPECT_EQ(16, readaround_backward_model(FA_NPAGES, 32));
+	EXPECT_EQ(29, readaround_backward_model(FA_NPAGES, 16));
 }
 
 /*
