@@ -71,16 +71,25 @@ render_made_up() {
 		>"$src/report.log" 2>&1
 }
 
+# made_up_meta DIR [KEY=JSON...]: the meta.json of made-up cells in DIR,
+# the kernel named after DIR, with KEY set to JSON over the defaults.
+made_up_meta() {
+	local dir=$1 kv json
+	shift
+	json='{"kernel": "'"${dir##*/}"'", "date": "2026-01-01T00:00:00Z", "cpu": "made up",
+	 "cpus": 1, "mem_kib": 1048576, "size": 8192, "slow_size": 8192, "slow_delay_ms": 10,
+	 "strategy_size": 8192, "units": "4K", "java_units": "4K", "parts": "ram",
+	 "repeat": 1, "args": "", "java": "none"}'
+	for kv in "$@"; do
+		json=$(jq -c --argjson v "${kv#*=}" ".${kv%%=*} = \$v" <<<"$json") || return 1
+	done
+	mkdir -p "$dir" && printf '%s\n' "$json" >"$dir/meta.json"
+}
+
 # One ram cell whose counters are mkwrite_first and $1, rendered into
 # $src/docs; the exit status is the report's, its output in $src/report.log.
 made_up_report() {
-	rm -rf "$src" && mkdir -p "$src/k"
-	cat >"$src/k/meta.json" <<-'EOF'
-	{"kernel": "k", "date": "2026-01-01T00:00:00Z", "cpu": "made up", "cpus": 1,
-	 "mem_kib": 1048576, "size": 8192, "slow_size": 8192, "slow_delay_ms": 10,
-	 "strategy_size": 8192, "units": "4K", "java_units": "4K", "parts": "ram",
-	 "repeat": 1, "args": "", "java": "none"}
-	EOF
+	rm -rf "$src" && made_up_meta "$src/k"
 	printf '%s\n' '{"part": "ram", "api": "mmap", "op": "write", "cache": "warm", "unit": 4096, "size": 8192, "round": 1, "rc": 0, "vmstat": {"pgfault": 2}, "wpload": {"totals": {"passes": 1, "wall_ns": 1000, "sync_ns": 0, "ops": 2, "bytes": 8192, "counters": {"mkwrite_first": 2, "'"$1"'": 1}}}}' >"$src/k/cells.jsonl"
 	render_made_up
 }
@@ -104,13 +113,8 @@ fi
 # line of the rendered report on stdout.
 verdict_report() {
 	local api mibs r=0 v mkclean
-	rm -rf "$src" && mkdir -p "$src/k"
-	cat >"$src/k/meta.json" <<-'EOF'
-	{"kernel": "k", "date": "2026-01-01T00:00:00Z", "cpu": "made up", "cpus": 1,
-	 "mem_kib": 1048576, "size": 1048576, "slow_size": 8192, "slow_delay_ms": 10,
-	 "strategy_size": 8192, "units": "64", "java_units": "64", "parts": "ram",
-	 "methods": "original", "repeat": 3, "args": "", "java": "none"}
-	EOF
+	rm -rf "$src" && made_up_meta "$src/k" size=1048576 units='"64"' \
+		java_units='"64"' methods='"original"' repeat=3
 	for api in mmap write; do
 		[ $api = mmap ] && mibs=$1 || mibs=$2
 		[ $api = mmap ] && mkclean=0 || mkclean=${3:-0}
@@ -156,13 +160,7 @@ side_by_side_report() {
 	for k in k1 k2; do
 		[ $k = k1 ] && start=00:00:00 || start=$1
 		clock=$(($(date -u -d "2026-01-01T$start" +%s) + 600))
-		mkdir "$src/$k"
-		cat >"$src/$k/meta.json" <<-EOF
-		{"kernel": "$k", "date": "2026-01-01T${start}Z", "cpu": "made up", "cpus": 2,
-		 "mem_kib": 1048576, "size": 8192, "slow_size": 8192, "slow_delay_ms": 10,
-		 "strategy_size": 8192, "units": "4K", "java_units": "4K", "parts": "ram",
-		 "repeat": 1, "args": "", "java": "none"}
-		EOF
+		made_up_meta "$src/$k" date="\"2026-01-01T${start}Z\"" cpus=2
 		printf '{"part": "ram", "api": "mmap", "op": "write", "cache": "warm", "unit": 4096, "size": 8192, "round": 1, "clock": %d, "rc": 0, "vmstat": {"pgfault": 2}, "wpload": {"totals": {"passes": 1, "wall_ns": 1000, "sync_ns": 0, "ops": 2, "bytes": 8192, "counters": {"mkwrite_first": 2}}}}\n' \
 			"$clock" >"$src/$k/cells.jsonl"
 	done
@@ -190,13 +188,8 @@ fi
 # lines of the rendered report on stdout.
 major_faults_report() {
 	local unit majflt
-	rm -rf "$src" && mkdir -p "$src/k"
-	cat >"$src/k/meta.json" <<-'EOF'
-	{"kernel": "k", "date": "2026-01-01T00:00:00Z", "cpu": "made up", "cpus": 1,
-	 "mem_kib": 1048576, "size": 33554432, "slow_size": 8192, "slow_delay_ms": 10,
-	 "strategy_size": 8192, "units": "64K 1M", "java_units": "4K", "parts": "ram",
-	 "methods": "original", "repeat": 1, "args": "", "java": "none"}
-	EOF
+	rm -rf "$src" && made_up_meta "$src/k" size=33554432 units='"64K 1M"' \
+		methods='"original"'
 	for unit in 65536 1048576; do
 		[ $unit = 65536 ] && majflt=15 || majflt=$1
 		printf '{"part": "ram", "method": "original", "api": "mmap", "op": "read", "cache": "cold", "unit": %d, "size": 33554432, "round": 1, "block_size": 4096, "rc": 0, "vmstat": {"pgfault": 8192, "pgmajfault": %d}, "wpload": {"totals": {"passes": 1, "wall_ns": 1000000000, "sync_ns": 0, "ops": %d, "bytes": 33554432, "counters": {}}}}\n' \

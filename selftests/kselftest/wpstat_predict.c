@@ -142,9 +142,10 @@ static long fab_get(void)
 	return n ? strtol(buf, NULL, 10) : -EINVAL;
 }
 
-static int fab_set(long val)
+/* Write @val to the sysfs or debugfs file @path: 0 or -errno. */
+static int write_long(const char *path, long val)
 {
-	int fd = open(FAB_PATH, O_WRONLY | O_CLOEXEC);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
 	int ret = 0;
 
 	if (fd < 0)
@@ -155,18 +156,9 @@ static int fab_set(long val)
 	return ret;
 }
 
-/* Write @kb to the read_ahead_kb file @path. */
-static int ra_set(const char *path, long kb)
+static int fab_set(long val)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	int ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (dprintf(fd, "%ld\n", kb) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
+	return write_long(FAB_PATH, val);
 }
 
 FIXTURE_SETUP(pred)
@@ -194,7 +186,7 @@ FIXTURE_TEARDOWN(pred)
 	if (self->fab_saved >= 0 && fab_set(self->fab_saved))
 		TH_LOG("could not restore fault_around_bytes to %ld",
 		       self->fab_saved);
-	if (self->ra_saved >= 0 && ra_set(self->ra_path, self->ra_saved))
+	if (self->ra_saved >= 0 && write_long(self->ra_path, self->ra_saved))
 		TH_LOG("could not restore %s to %ld", self->ra_path,
 		       self->ra_saved);
 }
@@ -798,7 +790,7 @@ TEST_F(pred, cold_mmap_read_around)
 	for (c = 0; c < ARRAY_SIZE(ra_kb); c++) {
 		ra = ra_kb[c] * 1024 / PAGE;
 		for (b = 0; b < 2; b++) {
-			ASSERT_EQ(0, ra_set(self->ra_path, ra_kb[c]));
+			ASSERT_EQ(0, write_long(self->ra_path, ra_kb[c]));
 			ASSERT_EQ(0, posix_fadvise(self->fd, 0, 0,
 						   POSIX_FADV_DONTNEED));
 			fd = open(self->path, O_RDONLY | O_CLOEXEC);
@@ -809,7 +801,7 @@ TEST_F(pred, cold_mmap_read_around)
 			resident = resident_pages(m, FA_NPAGES);
 			f = load_pass(m, FA_NPAGES, b, &vm);
 			/* At once, in case the test dies before teardown. */
-			ASSERT_EQ(0, ra_set(self->ra_path, saved));
+			ASSERT_EQ(0, write_long(self->ra_path, saved));
 			ASSERT_EQ(0, munmap(m, FA_NPAGES * PAGE));
 			close(fd);
 			misses = b ? readaround_backward_model(FA_NPAGES, ra) : 1;
