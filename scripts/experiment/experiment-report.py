@@ -556,6 +556,13 @@ def findings(rows, meta, judge):
                        s.get(4096, {}).get("vm_pgpgin", "-"),
                        s[u]["vm_pgpgin"], unit_name(u)))
         expl = "C: %s. %s." % (cv[1], how)
+        back = backward_units(m)
+        if back:
+            expl += (" At %s the C mmap pass copies backward and misses the "
+                     "page cache every %d pages (see the outliers), so there "
+                     "mmap also pays for the copy's direction." % (
+                         ", ".join(unit_name(x) for x in back),
+                         RA_PAGES // 2 + 1))
         jm, jc = java_cells(rows, method, "cold")
         ju = sorted(set(jm) & set(jc))
         jv = None
@@ -798,6 +805,19 @@ def many_major_faults(r, base):
     return ("a backward copy (below): the read-around model predicts %d "
             "more than the other units, %d here; this cell's throughput is "
             "that of the backward copy, not of mmap" % (model, extra))
+
+
+def backward_units(by_unit):
+    """The units of one row of cells ({unit: cell}) whose major faults a
+    backward copy explains (many_major_faults)."""
+    majs = [r["vm_pgmajfault"] for r in by_unit.values()
+            if r["vm_pgmajfault"] != ""]
+    if not majs:
+        return []
+    base = median(majs)
+    return [u for u, r in sorted(by_unit.items())
+            if r["vm_pgmajfault"] != "" and r["vm_pgmajfault"] > 10 * base + 100
+            and many_major_faults(r, base).startswith("a backward copy")]
 
 
 BACKWARD_COPY = (
