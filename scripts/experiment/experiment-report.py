@@ -747,15 +747,15 @@ def outliers(agg):
         if r["part"] in ("ram", "slow") and r["vm_pgmajfault"] != "":
             rows.setdefault((r["part"], r["method"], r["api"], r["op"],
                              r["cache"]), []).append(r)
+    backward = False
     for group in rows.values():
-        base = median([r["vm_pgmajfault"] for r in group])
-        for r in group:
-            if r["vm_pgmajfault"] > 10 * base + 100:
-                out.append("- %s: %s major faults in its median round against "
-                           "%s at the other units; %s." % (
-                               cell_name(r), r["vm_pgmajfault"], base,
-                               many_major_faults(r, base)))
-    if any("a backward copy (below)" in o for o in out):
+        for r, base in many_major_faults(group):
+            is_backward, why = major_faults_why(r, base)
+            backward |= is_backward
+            out.append("- %s: %s major faults in its median round against "
+                       "%s at the other units; %s." % (
+                           cell_name(r), r["vm_pgmajfault"], base, why))
+    if backward:
         out.append(BACKWARD_COPY % (RA_PAGES // 2 + 1, RA_PAGES))
     return out
 
@@ -790,34 +790,41 @@ def backward_major_faults(file_pages, unit_pages, op):
     return faults
 
 
-def many_major_faults(r, base):
-    """Why a cold mmap cell took many more major faults than the other
-    units of its row: a backward copy, if the read-around model predicts
-    the count to 1%; otherwise unexplained."""
+def many_major_faults(row):
+    """(cell, base) for each cell of @row (cells differing only in unit)
+    whose major faults stand out from the row's median, base."""
+    majs = [r["vm_pgmajfault"] for r in row if r["vm_pgmajfault"] != ""]
+    if not majs:
+        return []
+    base = median(majs)
+    return [(r, base) for r in row
+            if r["vm_pgmajfault"] != "" and r["vm_pgmajfault"] > 10 * base + 100]
+
+
+def major_faults_why(r, base):
+    """(a backward copy?, why) for a cold mmap cell that took many more
+    major faults than the @base of its row: a backward copy if the
+    read-around model predicts the excess to 1%; otherwise unexplained."""
     if r["cache"] != "cold" or r["api"] != "mmap" or not r["size"] \
             or r["unit"] < RA_PAGES * PAGE:
-        return "unexplained"
+        return False, "unexplained"
     model = backward_major_faults(r["size"] // PAGE, r["unit"] // PAGE, r["op"])
     extra = r["vm_pgmajfault"] - base
     if abs(extra - model) > model / 100:
-        return ("unexplained: not a backward copy either, whose read-around "
-                "predicts %d more than the other units, not %d" % (model, extra))
-    return ("a backward copy (below): the read-around model predicts %d "
-            "more than the other units, %d here; this cell's throughput is "
-            "that of the backward copy, not of mmap" % (model, extra))
+        return False, ("unexplained: not a backward copy either, whose "
+                       "read-around predicts %d more than the other units, "
+                       "not %d" % (model, extra))
+    return True, ("a backward copy (below): the read-around model predicts "
+                  "%d more than the other units, %d here; this cell's "
+                  "throughput is that of the backward copy, not of mmap" % (
+                      model, extra))
 
 
 def backward_units(by_unit):
     """The units of one row of cells ({unit: cell}) whose major faults a
-    backward copy explains (many_major_faults)."""
-    majs = [r["vm_pgmajfault"] for r in by_unit.values()
-            if r["vm_pgmajfault"] != ""]
-    if not majs:
-        return []
-    base = median(majs)
-    return [u for u, r in sorted(by_unit.items())
-            if r["vm_pgmajfault"] != "" and r["vm_pgmajfault"] > 10 * base + 100
-            and many_major_faults(r, base).startswith("a backward copy")]
+    backward copy explains."""
+    return sorted(r["unit"] for r, base in many_major_faults(by_unit.values())
+                  if major_faults_why(r, base)[0])
 
 
 BACKWARD_COPY = (
@@ -827,7 +834,8 @@ BACKWARD_COPY = (
     "rule against 4K aliasing). In these 2-vCPU guests (QEMU's TCG `max` "
     "CPU, Debian 12's glibc) it copies 512 KiB and 1 MiB backward, 64 KiB "
     "and 8 MiB up forward, so of this sweep's units 1 MiB only "
-    "(`scripts/experiment/memcpy-order.c` shows the order on any machine). A cold mapping copied backward faults every %d pages: each "
+    "(`scripts/experiment/memcpy-order.c` shows the order on any machine). "
+    "A cold mapping copied backward faults every %d pages: each "
     "major fault reads %d pages centred on it (do_sync_mmap_readahead() in "
     "mm/filemap.c), of which only those below are new, and the PG_readahead "
     "mark that would start async readahead lies above, where the copy has "
