@@ -17,6 +17,7 @@ whether this machine agrees with each finding of the original analysis.
 
 import argparse
 import csv
+import functools
 import json
 import os
 import re
@@ -766,6 +767,8 @@ def outliers(agg):
 RA_PAGES = 32
 
 
+# The outliers and the cold-write verdict both ask, for the same cells.
+@functools.lru_cache(maxsize=None)
 def backward_major_faults(file_pages, unit_pages, op):
     """Major faults of a cold pass that copies each unit backward, as
     glibc's memcpy does for page-aligned buffers of some sizes (see
