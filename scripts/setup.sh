@@ -2,7 +2,10 @@
 # Install what wpstat needs on a Debian 12 host, idempotently, as root:
 # the QEMU/virtme-ng runner, the newest Debian 6.1 and 6.12 kernels with their
 # headers, libkmod, bats, filesystem tools, and the kselftest headers and
-# checkpatch taken out of Debian's linux-source package.
+# checkpatch taken out of Debian's linux-source package.  Then the extra
+# kernels of other suites (bullseye 5.10, trixie 6.12, sid's newest), staged
+# under build/ with a debootstrap chroot per suite to build for them: see
+# scripts/vm/kernels.sh.
 #
 # Safe to run again: it only installs what is missing.
 #
@@ -48,7 +51,7 @@ tools="qemu-system-x86 libkmod-dev kmod pkg-config bats bats-assert bats-support
 	bc flex bison libelf-dev libssl-dev xz-utils linux-source-6.12
 	dmsetup util-linux dkms groff-base openjdk-17-jdk-headless bpftrace
 	curl iproute2 prometheus prometheus-node-exporter liblmdb-dev lmdb-utils maven
-	f2fs-tools libfuse3-dev fuse3 nfs-kernel-server"
+	f2fs-tools libfuse3-dev fuse3 nfs-kernel-server debootstrap"
 
 missing=()
 for p in $tools; do pkg_installed "$p" || missing+=("$p")
@@ -134,7 +137,164 @@ if [ ! -f "$srcdir/tools/testing/selftests/kselftest_harness.h" ] ||
 		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' \
 		'*/scripts/const_structs.checkpatch'
 fi
+
+# The extra kernels, one per suite: the image and modules unpacked (never
+# installed) into build/kernels/KVER, the headers and the gcc that built
+# them in a minimal chroot build/chroot/SUITE.  bullseye's 5.10 gets a
+# chroot too, although bookworm's gcc-12 builds it: its own gcc-10 gives
+# the warnings its users get, and every extra kernel builds the same way.
+# All of it through apt configurations of the project's own (build/apt):
+# the host's sources are never touched.  A suite whose kernel is staged is
+# left alone, without touching the network, like the host kernels above.
+kernels=$top/scripts/vm/kernels.sh
+host_keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+keyring_dir=$top/build/apt/keyrings
+since() { echo "$((SECONDS - $1)) s"; }
+
+# bookworm's keyring verifies all three suites today (sid is signed with the
+# 12/bookworm and 13/trixie keys).  Once sid is signed only with keys newer
+# than the host's, take the keyring from the stable suite's updates, which
+# the host's keyring still verifies (a signed Release names the package's
+# hash), and check with both.
+stage_keyring() {
+	local tmp
+	[ ! -f "$keyring_dir/debian-archive-keyring.gpg" ] || return 1
+	log "the host's Debian keyring cannot verify a suite: taking trixie's"
+	"$kernels" extra apt trixie apt-get update -qq >/dev/null
+	tmp=$(mktemp -d)
+	chown _apt "$tmp" 2>/dev/null || true
+	(cd "$tmp" && "$kernels" extra apt trixie apt-get download -qq debian-archive-keyring >/dev/null)
+	dpkg-deb -x "$tmp"/debian-archive-keyring_*.deb "$tmp/x"
+	mkdir -p "$keyring_dir"
+	cp "$tmp/x/usr/share/keyrings/debian-archive-keyring.gpg" "$keyring_dir/"
+	rm -rf "$tmp"
+}
+
+extra_update() {
+	local out
+	out=$("$kernels" extra apt "$1" apt-get update -qq 2>&1) && return 0
+	if grep -Eq 'NO_PUBKEY|EXPKEYSIG|KEYEXPIRED|is not signed' <<<"$out" && stage_keyring; then
+		out=$("$kernels" extra apt "$1" apt-get update -qq 2>&1) && return 0
+	fi
+	printf '%s\n' "$out" >&2
+	die "apt-get update failed for $1"
+}
+
+# The image package and, since 7.2 split it, the packages of the same
+# kernel it depends on (linux-binary-, linux-modules-, linux-base-KVER):
+# downloaded into build/apt/SUITE/debs, unpacked into build/kernels/KVER.
+stage_kernel() {
+	local suite=$1 kver=$2 debs=$top/build/apt/$1/debs dest=$top/build/kernels/$2 pkgs f
+	pkgs=$("$kernels" extra apt "$suite" apt-cache depends --no-recommends --no-suggests \
+		--no-conflicts --no-breaks --no-replaces --no-enhances "linux-image-$kver" |
+		awk -v k="-$kver" '{ n = $NF } n ~ /^linux-/ && n !~ /^linux-headers-/ &&
+			substr(n, length(n) - length(k) + 1) == k { print n }' | sort -u)
+	mkdir -p "$debs"
+	# apt downloads as _apt where that user can write.
+	chown _apt "$debs" 2>/dev/null || true
+	(cd "$debs" && "$kernels" extra apt "$suite" apt-get download -qq $pkgs >/dev/null)
+	rm -rf "$dest.new" && mkdir -p "$dest.new"
+	for f in $pkgs; do
+		dpkg-deb -x "$debs/${f}_"*.deb "$dest.new"
+	done
+	# vng runs depmod when modules.dep is missing; do it once here rather
+	# than in two guests booting at the same time.  -b: the tree that holds
+	# lib/modules (usr/ from 7.2 on).
+	if [ -d "$dest.new/usr/lib/modules/$kver" ]; then
+		depmod -b "$dest.new/usr" "$kver"
+	else
+		depmod -b "$dest.new" "$kver"
+	fi
+	echo "$suite" >"$dest.new/suite"
+	rm -rf "$dest" && mv "$dest.new" "$dest"
+	"$kernels" image "$kver" >/dev/null || die "no kernel image in the packages of $kver"
+}
+
+# A minimal chroot of the suite (created once), then the kernel's headers,
+# make and libc6-dev in it with the chroot's own apt.  The image packages
+# downloaded above are handed to it, as trixie's headers depend on the
+# image.  INITRD=No: no initramfs is needed there.
+chroot_headers() {
+	local suite=$1 kver=$2 root=$top/build/chroot/$1 keyring=$host_keyring t
+	if [ ! -f "$root/.wpstat-debootstrap" ]; then
+		t=$SECONDS
+		[ ! -f "$keyring_dir/debian-archive-keyring.gpg" ] || keyring=$keyring_dir/debian-archive-keyring.gpg
+		# --one-file-system: never into a mount a killed run left behind.
+		rm -rf --one-file-system "$root"
+		mkdir -p "$root"
+		# In a mount namespace of its own: its /proc and /sys mounts
+		# vanish with it even when it fails half-way.
+		if ! unshare --mount --propagation private debootstrap --variant=minbase \
+			--keyring="$keyring" "$suite" "$root" http://deb.debian.org/debian \
+			>"$root.debootstrap.log" 2>&1; then
+			tail -n 20 "$root.debootstrap.log" >&2
+			die "debootstrap of $suite failed (log: $root.debootstrap.log)"
+		fi
+		"$kernels" extra sources "$suite" >"$root/etc/apt/sources.list"
+		cp /etc/resolv.conf "$root/etc/resolv.conf"
+		touch "$root/.wpstat-debootstrap"
+		log "$suite: chroot created in $(since $t)"
+	fi
+	t=$SECONDS
+	# The chroot's apt follows the host's on Release freshness: a machine
+	# whose mirror serves sid's Release past its Valid-Until turns the check
+	# off, and so must the chroot.  Signatures are checked all the same.
+	apt-config dump | grep -E '^Acquire::Check-(Valid-Until|Date) ' \
+		>"$root/etc/apt/apt.conf.d/99wpstat-host" || true
+	mkdir -p "$root/var/cache/apt/archives"
+	cp "$top/build/apt/$suite/debs/"*.deb "$root/var/cache/apt/archives/" 2>/dev/null || true
+	"$top/scripts/vm/chroot-run.sh" "$root" -- apt-get update -qq >/dev/null
+	"$top/scripts/vm/chroot-run.sh" "$root" -- env DEBIAN_FRONTEND=noninteractive INITRD=No \
+		apt-get install -y -qq --no-install-recommends make gcc libc6-dev "linux-headers-$kver" \
+		>"$root.apt.log" 2>&1 || { tail -n 20 "$root.apt.log" >&2; die "$suite: installing linux-headers-$kver failed"; }
+	"$top/scripts/vm/chroot-run.sh" "$root" -- apt-get clean
+	[ -f "$root/usr/src/linux-headers-$kver/Makefile" ] || die "$suite: no headers for $kver in $root"
+	log "$suite: headers of $kver installed in $(since $t)"
+}
+
+# A trivial module built through kbuild.sh, as make module builds wpstat:
+# proves the chroot's compiler and objtool work before anything relies on it.
+check_toolchain() {
+	local kver=$1 tmp
+	tmp=$(mktemp -d /tmp/wpstat-hello.XXXXXX)
+	cat >"$tmp/hello.c" <<-'EOF'
+	#include <linux/module.h>
+	static int __init hello_init(void) { return 0; }
+	static void __exit hello_exit(void) { }
+	module_init(hello_init);
+	module_exit(hello_exit);
+	MODULE_DESCRIPTION("kbuild.sh toolchain check");
+	MODULE_LICENSE("GPL");
+	EOF
+	echo 'obj-m := hello.o' >"$tmp/Kbuild"
+	"$top/scripts/vm/kbuild.sh" "$kver" "$tmp" || die "$kver: a trivial module does not build"
+	[ -f "$tmp/hello.ko" ] || die "$kver: a trivial module built no hello.ko"
+	rm -rf "$tmp"
+}
+
+for suite in $("$kernels" extra suites); do
+	have=
+	for k in $("$kernels" extra installed); do
+		if [ "$(cat "$top/build/kernels/$k/suite")" = "$suite" ]; then have=$k; fi
+	done
+	[ -z "$have" ] || continue
+	t0=$SECONDS
+	extra_update "$suite"
+	kver=$("$kernels" extra available "$suite")
+	[ -n "$kver" ] || die "$suite: no amd64 kernel with headers found"
+	t=$SECONDS
+	stage_kernel "$suite" "$kver"
+	log "$suite: $kver downloaded and staged in $(since $t)"
+	chroot_headers "$suite" "$kver"
+	t=$SECONDS
+	check_toolchain "$kver"
+	log "$suite: a trivial module builds for $kver ($(since $t))"
+	rm -rf "$top/build/apt/$suite/debs"
+	log "$suite: $kver ready in $(since $t0) ($(du -sh --one-file-system "$top/build/chroot/$suite" | cut -f1) chroot, $(du -sh "$top/build/kernels/$kver" | cut -f1) kernel)"
+done
+
 log "ready: kernels $(echo $("$top/scripts/vm/kernels.sh" installed))"
+log "ready: extra kernels $(echo $("$kernels" extra installed))"
 if [ $flavours = 1 ]; then
 	[ "$("$top/scripts/vm/kernels.sh" flavours installed | wc -l)" = 2 ] ||
 		die "the 6.12 cloud and rt kernels with headers are not both installable"
