@@ -7,6 +7,7 @@
 #
 # --kernel-dir boots a built kernel tree (the debug kernel of
 # scripts/check/debug-kernel.sh) instead of /boot/vmlinuz-KVER, with its modules.
+# --kver also takes an extra kernel staged under build/kernels by setup.sh.
 # The guest sees the host root read-only over 9p; it may write only below
 # the results directory.  The command's exit status is returned, and any
 # kernel BUG/WARNING/Oops/lockdep/KASAN report in the guest's log makes the
@@ -29,7 +30,7 @@ memory=2G
 cpus=2
 
 usage() {
-	sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -58,8 +59,11 @@ if [ -n "$kdir" ]; then
 elif [ -z "$kver" ]; then
 	kver=$("$top/scripts/vm/kernels.sh" installed | grep '^6\.12\.' | tail -n 1)
 fi
-kimg=${kdir:-/boot/vmlinuz-$kver}
-[ -e "$kimg" ] || { echo "vm-run: no /boot/vmlinuz-$kver; run make setup" >&2; exit 2; }
+# /boot/vmlinuz-KVER, or an extra kernel staged under build/kernels: vng
+# finds its modules beside the image.
+kimg=$kdir
+[ -n "$kimg" ] || kimg=$("$top/scripts/vm/kernels.sh" image "$kver") ||
+	{ echo "vm-run: no /boot/vmlinuz-$kver nor a staged $kver; run make setup" >&2; exit 2; }
 module=$top/build/kmod/$kver/wpstat.ko
 if [ $load = 1 ] && [ ! -f "$module" ]; then
 	echo "vm-run: $module not built; run make build" >&2
