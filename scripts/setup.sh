@@ -184,15 +184,17 @@ extra_update() {
 # kernel it depends on (linux-binary-, linux-modules-, linux-base-KVER):
 # downloaded into build/apt/SUITE/debs, unpacked into build/kernels/KVER.
 stage_kernel() {
-	local suite=$1 kver=$2 debs=$top/build/apt/$1/debs dest=$top/build/kernels/$2 pkgs f
+	local suite=$1 kver=$2 debs=$top/build/apt/$1/debs dest=$top/build/kernels/$2 pkgs f tmp
 	pkgs=$("$kernels" extra apt "$suite" apt-cache depends --no-recommends --no-suggests \
 		--no-conflicts --no-breaks --no-replaces --no-enhances "linux-image-$kver" |
 		awk -v k="-$kver" '{ n = $NF } n ~ /^linux-/ && n !~ /^linux-headers-/ &&
 			substr(n, length(n) - length(k) + 1) == k { print n }' | sort -u)
-	mkdir -p "$debs"
-	# apt downloads as _apt where that user can write.
-	chown _apt "$debs" 2>/dev/null || true
-	(cd "$debs" && "$kernels" extra apt "$suite" apt-get download -qq $pkgs >/dev/null)
+	# apt downloads as _apt, who cannot enter a checkout in a 0700
+	# directory (.ci/run makes one): download in /tmp, then move.
+	tmp=$(mktemp -d /tmp/wpstat-debs.XXXXXX)
+	chown _apt "$tmp" 2>/dev/null || true
+	(cd "$tmp" && "$kernels" extra apt "$suite" apt-get download -qq $pkgs >/dev/null)
+	mkdir -p "$debs" && mv "$tmp"/*.deb "$debs/" && rmdir "$tmp"
 	rm -rf "$dest.new" && mkdir -p "$dest.new"
 	for f in $pkgs; do
 		dpkg-deb -x "$debs/${f}_"*.deb "$dest.new"
