@@ -19,7 +19,15 @@
 # the module for every kernel through DKMS instead.
 
 SHELL := /bin/bash
+# The host-installed kernels (bookworm 6.1 and 6.12): install, uninstall,
+# DKMS and packaging work on these.
 KVERS ?= $(shell scripts/vm/kernels.sh installed 2>/dev/null)
+# Those and the extra kernels setup stages under build/kernels (bullseye
+# 5.10, trixie 6.12, sid's newest), built in their suites' chroots.
+KVERS_ALL ?= $(shell scripts/vm/kernels.sh all 2>/dev/null)
+# What `make module` builds for.  KVERS until kmod/ compiles on 5.10 and
+# 7.2; then $(KVERS_ALL).  One run: make module MODULE_KVERS='$$(KVERS_ALL)'.
+MODULE_KVERS ?= $(KVERS)
 
 all: build
 
@@ -28,9 +36,10 @@ setup:
 
 build: module userspace selftests
 
+# scripts/vm/kbuild.sh builds on the host or in the kernel's chroot.
 module:
-	@test -n "$(KVERS)" || { echo "no supported kernel installed: run make setup" >&2; exit 1; }
-	@for k in $(KVERS); do $(MAKE) -s -C kmod KVER=$$k || exit 1; done
+	@test -n "$(MODULE_KVERS)" || { echo "no supported kernel installed: run make setup" >&2; exit 1; }
+	+@for k in $(MODULE_KVERS); do scripts/vm/kbuild.sh $$k || { echo "module: build for $$k failed" >&2; exit 1; }; done
 
 userspace:
 	$(MAKE) -C userspace
