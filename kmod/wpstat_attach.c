@@ -67,6 +67,13 @@ static struct wpstat_range *const wpstat_symbol_ranges[WPP_NR] = {
 };
 
 static DEFINE_MUTEX(wpstat_attach_mutex);	/* attach, detach, switch */
+/*
+ * Set once wpstat_attach_init() has attached every point and cleared when
+ * wpstat_attach_exit() starts, under the mutex: a level switch outside
+ * that window would attach points the init or exit path also attaches or
+ * detaches (a kretprobe registered twice, its instance pool lost).
+ */
+static bool wpstat_attach_ready;
 static enum wpstat_level wpstat_level = WPL_COUNTS;
 static u32 wpstat_attached_mask;	/* points attached at wpstat_level */
 
@@ -403,6 +410,12 @@ int wpstat_set_level(enum wpstat_level to)
 	if (to >= WPL_NR)
 		return -EINVAL;
 	mutex_lock(&wpstat_attach_mutex);
+	if (!wpstat_attach_ready) {
+		pr_info("level %s refused: the module is still loading or unloading\n",
+			wpstat_level_name(to));
+		ret = -EBUSY;
+		goto out;
+	}
 	from = wpstat_level;
 	if (to == from)
 		goto out;
@@ -482,7 +495,13 @@ int wpstat_attach_init(void)
 	for (p = 0; p < WPP_NR; p++) {
 		struct wpstat_probe *wp = &wpstat_probes[p];
 
+		/*
+		 * Take the ip out of the filter too: a later level switch
+		 * registers the ops again, and must not revive a point
+		 * reported unavailable here.
+		 */
 		if (wp->mech[wpstat_level] == WPM_FTRACE && !wp->err && ret) {
+			entry_ops_remove(wp->addr);
 			wp->err = ret;
 			wp->on &= ~BIT(WPM_FTRACE);
 		}
@@ -490,6 +509,7 @@ int wpstat_attach_init(void)
 			wpstat_report_unavailable(wp, BIT(p));
 	}
 	wpstat_update_mask();
+	wpstat_attach_ready = true;
 	mutex_unlock(&wpstat_attach_mutex);
 	return 0;
 }
@@ -500,6 +520,7 @@ void wpstat_attach_exit(void)
 	int p, nkrp = 0;
 
 	mutex_lock(&wpstat_attach_mutex);
+	wpstat_attach_ready = false;
 	WRITE_ONCE(wpstat_attached_mask, 0);
 	WRITE_ONCE(wpstat_wait_bit_attached, false);
 	/* One grace period per kind, not one per point. */

@@ -35,10 +35,15 @@ static int __init wpstat_init(void)
 	ret = wpstat_proc_init();
 	if (ret)
 		goto err_tctx;
-	wpstat_debugfs_init();
 	ret = wpstat_attach_init();
 	if (ret)
-		goto err_output;
+		goto err_proc;
+	/*
+	 * The control file last: a writer that acts as soon as it appears
+	 * (an agent setting the level) must find the points attached.
+	 * wpstat_set_level() refuses until then anyway.
+	 */
+	wpstat_debugfs_init();
 
 	pr_info("loaded: level %s, max_inodes=%u (%zu bytes each), counting %s\n",
 		wpstat_level_name(wpstat_get_level()), wpstat_max_inodes,
@@ -47,8 +52,7 @@ static int __init wpstat_init(void)
 		wpstat_enabled ? "on" : "off");
 	return 0;
 
-err_output:
-	wpstat_debugfs_exit();
+err_proc:
 	wpstat_proc_exit();
 err_tctx:
 	wpstat_tctx_exit();

@@ -10,6 +10,7 @@
  * and $WPSTAT_FS_DIR/tmpfs mounted (scripts/check/guest-check.sh).
  */
 #include <signal.h>
+#include <time.h>
 #include <sys/prctl.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -639,6 +640,84 @@ TEST_F_TIMEOUT(unload, while_workloads_run, 180)
 			TH_LOG("writer %d died while the module was reloaded", i);
 	EXPECT_LT(0, wps_summary("mkwrite_wp") + wps_summary("mkwrite_first"));
 	EXPECT_LT(0, wps_summary("bdp_calls"));
+}
+
+/*
+ * An agent that switches the level the moment the control file appears,
+ * while the module loads under the writers.  On b0bd212 the control file
+ * existed before wpstat_attach_init(): a switch to timing that won the
+ * race registered the kretprobes, init memset and registered them again,
+ * and the next write fault oopsed in pre_handler_kretprobe (the guest's
+ * kernel log check fails the suite on that).  Every write must now switch
+ * the level or be refused with EBUSY; the module must end with the same
+ * points attached and the writers alive.
+ */
+static int level_agent(const char *cmd)
+{
+	struct timespec t0, t;
+	int ret;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		ret = wps_control(cmd);
+		if (!ret)
+			return 0;
+		if (ret != -ENOENT && ret != -EBUSY)
+			return 2;	/* neither absent nor refused: wrong */
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 60);
+	return 3;
+}
+
+/* Points the debugfs probes file lists as attached, or -1. */
+static int probes_attached(void)
+{
+	char buf[8192], *p = buf;
+	int n = 0;
+
+	if (wps_slurp("/sys/kernel/debug/wpstat/probes", buf, sizeof(buf)) <= 0)
+		return -1;
+	while ((p = strstr(p, " attached "))) {
+		n++;
+		p++;
+	}
+	return n;
+}
+
+TEST_F_TIMEOUT(unload, level_written_while_loading, 300)
+{
+	int i, status, rounds = wps_stress() ? 50 : 4;
+	int attached = probes_attached();
+	const char *other = wps_timing() ? "level counts" : "level timing";
+	char level[32];
+
+	snprintf(level, sizeof(level), "level %s", wps_suite_level());
+	ASSERT_LT(0, attached);
+	for (i = 0; i < rounds; i++) {
+		pid_t agent;
+
+		ASSERT_EQ(0, system("rmmod wpstat"));
+		agent = fork();
+		ASSERT_LE(0, agent);
+		if (!agent)
+			_exit(level_agent(other));
+		usleep(i * 20 * 1000);	/* vary where in the load it lands */
+		EXPECT_EQ(0, wps_reload(NULL));
+		ASSERT_EQ(agent, waitpid(agent, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status));
+		ASSERT_EQ(0, WEXITSTATUS(status))
+			TH_LOG("round %d: '%s' failed with neither success nor EBUSY (2) or never got through (3)",
+			       i, other);
+		ASSERT_TRUE(wps_loaded());
+		usleep(300 * 1000);	/* write faults through the new level */
+		ASSERT_EQ(0, wps_control(level));
+		EXPECT_EQ(attached, probes_attached())
+			TH_LOG("round %d: points attached before the load and after the switches", i);
+	}
+	for (i = 0; i < NWRITERS; i++)
+		ASSERT_EQ(0, waitpid(self->writer[i], &status, WNOHANG))
+			TH_LOG("writer %d died while the level was switched", i);
+	EXPECT_LT(0, wps_summary("mkwrite_wp") + wps_summary("mkwrite_first"));
 }
 
 TEST_HARNESS_MAIN
