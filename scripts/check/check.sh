@@ -6,6 +6,7 @@
 # Environment: KVERS (kernels to test, default: all installed supported),
 #              SUITES (guest suites, default: all; see scripts/check/guest-check.sh)
 #              WPSTAT_STRESS=1 (long forms of the reliability suites: make stress)
+#              WPSTAT_CHECK_JOBS (guests at once, default: one per core)
 #              WPSTAT_SKIP_SUITES, WPSTAT_TIMING_SUITES (shape the default
 #              list: see scripts/check/guest-check.sh)
 # For scripts/check/check-debug.sh, which runs the guest suites on another kernel
@@ -78,20 +79,40 @@ if [ "${WPSTAT_CHECK_HOST:-1}" != 0 ]; then
 fi
 
 [ -n "$kvers" ] || { echo "FAIL: no supported kernel installed (make setup)" >>"$report"; fail=$((fail + 1)); }
-for k in $kvers; do
-	echo "check: booting $k" >&2
+
+# One guest per kernel, WPSTAT_CHECK_JOBS at a time (default: one per
+# core).  vm-run.sh runs each guest's TCG on one host thread, so two
+# guests on two cores take about as long as one; their results are
+# summarised afterwards in kernel order.
+run_guest() {	# KVER: boot it, run the suites, leave rc and seconds
+	local k=$1 start rc
 	start=$(date +%s)
 	# shellcheck disable=SC2086
 	"$top/scripts/vm/vm-run.sh" --kver "$k" --results "$out/$k" ${WPSTAT_CHECK_VM_ARGS:-} -- \
 		bash "${WPSTAT_CHECK_GUEST:-$top/scripts/check/guest-check.sh}" ${SUITES:-} >"$out/$k.log" 2>&1
 	rc=$?
+	echo "$rc $(($(date +%s) - start))" >"$out/$k.status"
 	echo "check: $k took $(($(date +%s) - start)) s (guest exit $rc)" >&2
+}
+
+max_jobs=${WPSTAT_CHECK_JOBS:-$(nproc)}
+for k in $kvers; do
+	while [ "$(jobs -rp | wc -l)" -ge "$max_jobs" ]; do
+		wait -n
+	done
+	echo "check: booting $k" >&2
+	run_guest "$k" &
+done
+wait
+
+for k in $kvers; do
+	read -r rc secs <"$out/$k.status" 2>/dev/null || rc=125 secs=?
 	# The runner fails on kernel BUG/WARNING/Oops/lockdep/KASAN reports.
 	if [ "$rc" = 0 ]; then
 		pass=$((pass + 1))
 	else
 		fail=$((fail + 1))
-		echo "FAIL $k: guest run failed (exit $rc); see $out/$k.log" >>"$report"
+		echo "FAIL $k: guest run failed (exit $rc after $secs s); see $out/$k.log" >>"$report"
 		tail -n 20 "$out/$k.log" | sed 's/^/    /' >>"$report"
 	fi
 	summarise "$k" "$out/$k"
