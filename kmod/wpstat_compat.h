@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * wpstat_compat.h - every difference between the kernels wpstat supports
- * (Debian 6.1 and 6.12) lives here, modelled on lttng-modules' wrapper/,
+ * (Debian 6.1, 6.12 and sid's 7.2) lives here, modelled on lttng-modules' wrapper/,
  * and so does every access to a probed function's arguments.
  *
  * Kbuild feature-probes the installed headers and passes WPSTAT_HAVE_*.
@@ -70,12 +70,18 @@ static inline bool wpstat_vmf_has_pte(const struct vm_fault *vmf)
  * use this (folio_wait_stable, folio_mkclean) are page-cache folios,
  * where folio->mapping is the mapping itself (same on both kernels).
  */
+#ifdef FOLIO_MAPPING_FLAGS		/* renamed in 6.17 */
+#define WPSTAT_MAPPING_FLAGS	FOLIO_MAPPING_FLAGS
+#else
+#define WPSTAT_MAPPING_FLAGS	PAGE_MAPPING_FLAGS
+#endif
+
 static __always_inline struct address_space *
 wpstat_folio_file_mapping(struct folio *folio)
 {
 	unsigned long m = (unsigned long)READ_ONCE(folio->mapping);
 
-	return m & PAGE_MAPPING_FLAGS ? NULL : (struct address_space *)m;
+	return m & WPSTAT_MAPPING_FLAGS ? NULL : (struct address_space *)m;
 }
 
 /* __destroy_inode(struct inode *inode), both kernels (fs/inode.c). */
@@ -111,10 +117,23 @@ wpstat_folio_file_mapping(struct folio *folio)
 #endif
 
 /*
- * writeback:balance_dirty_pages has the same prototype on 6.1 and 6.12
- * (include/trace/events/writeback.h).  Keep the probe signature here so
- * that a kernel which changes it is handled in one place.
+ * writeback:balance_dirty_pages (include/trace/events/writeback.h): 6.15
+ * (and 6.14.y stable) replaced the five limits before dirty_ratelimit by
+ * one struct dirty_throttle_control pointer.  A probe of the old shape
+ * still registers there and reads pause from the wrong slot, so the
+ * shape is taken from the headers (Kbuild) and checked against the
+ * tracepoint's own declaration (wpstat_check_tp_types()).  Only pause is
+ * read, by name.
  */
+#ifdef WPSTAT_HAVE_TP_BDP_DTC
+struct dirty_throttle_control;
+#define WPSTAT_TP_BDP_PROTO						\
+	void *data, struct bdi_writeback *wb,				\
+	struct dirty_throttle_control *dtc,				\
+	unsigned long dirty_ratelimit, unsigned long task_ratelimit,	\
+	unsigned long dirtied, unsigned long period, long pause,	\
+	unsigned long start_time
+#else
 #define WPSTAT_TP_BDP_PROTO						\
 	void *data, struct bdi_writeback *wb, unsigned long thresh,	\
 	unsigned long bg_thresh, unsigned long dirty,			\
@@ -122,6 +141,7 @@ wpstat_folio_file_mapping(struct folio *folio)
 	unsigned long dirty_ratelimit, unsigned long task_ratelimit,	\
 	unsigned long dirtied, unsigned long period, long pause,	\
 	unsigned long start_time
+#endif
 
 /* writeback:writeback_dirty_folio and writeback:folio_wait_writeback. */
 #define WPSTAT_TP_FOLIO_PROTO						\
@@ -164,8 +184,12 @@ static __always_inline long wpstat_syscall_nr(void)
 	return syscall_get_nr(current, task_pt_regs(current));
 }
 
-/* sched:sched_process_exit, (struct task_struct *p) on both kernels. */
+/* sched:sched_process_exit: 6.16 added group_dead. */
+#ifdef WPSTAT_HAVE_TP_EXIT_GROUP_DEAD
+#define WPSTAT_TP_EXIT_PROTO	void *data, struct task_struct *p, bool group_dead
+#else
 #define WPSTAT_TP_EXIT_PROTO	void *data, struct task_struct *p
+#endif
 
 /*
  * Context switches of @t, voluntary or not: a value that changes whenever

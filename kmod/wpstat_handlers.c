@@ -63,6 +63,8 @@
 #include <linux/timekeeping.h>
 #include <linux/trace_recursion.h>
 #include <asm/unistd.h>
+#include <trace/events/sched.h>
+#include <trace/events/writeback.h>
 
 #include "wpstat.h"
 #include "wpstat_compat.h"
@@ -697,6 +699,23 @@ static void notrace tp_process_exit(WPSTAT_TP_EXIT_PROTO)
 	wpstat_hit(WPP_TP_EXIT);
 	if (p == current)
 		wpstat_tctx_exit_task();
+}
+
+/*
+ * The probes are registered by address (the tracepoints are not exported),
+ * so nothing else compares their prototypes with the kernel's: a changed
+ * tracepoint would register and read its arguments from the wrong slots.
+ * The kernel's own check_trace_callback_type_*() make every mismatch a
+ * build error (-Werror=incompatible-pointer-types) instead.
+ */
+static void __maybe_unused wpstat_check_tp_types(void)
+{
+	check_trace_callback_type_writeback_dirty_folio(tp_dirty_folio);
+	check_trace_callback_type_folio_wait_writeback(tp_wait_writeback);
+	check_trace_callback_type_balance_dirty_pages(tp_balance_dirty_pages);
+	check_trace_callback_type_writeback_start(tp_wb_start);
+	check_trace_callback_type_writeback_written(tp_wb_written);
+	check_trace_callback_type_sched_process_exit(tp_process_exit);
 }
 
 const struct wpstat_handler_set wpstat_handlers[WPP_NR] = {
