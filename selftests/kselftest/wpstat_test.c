@@ -281,6 +281,91 @@ void wps_store_pages(char *map, size_t npages, char val)
 		*(volatile char *)(map + i * PAGE) = val;
 }
 
+/* /proc/self/pagemap entries of @npages pages at @map into @pm. */
+static int pagemap_read(const char *map, size_t npages, uint64_t *pm)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	off_t off = (uintptr_t)map / PAGE * sizeof(uint64_t);
+	ssize_t want = npages * sizeof(uint64_t), n;
+
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, pm, want, off);
+	close(fd);
+	return n == want ? 0 : n < 0 ? -errno : -EIO;
+}
+
+#define PM_PRESENT	(1ULL << 63)
+#define PM_PFN_MASK	((1ULL << 55) - 1)
+#define KPF_HEAD	(1ULL << 15)
+#define KPF_TAIL	(1ULL << 16)
+
+long wps_store_pages_absent(char *map, size_t npages, char val)
+{
+	long absent = 0;
+	size_t i;
+
+	for (i = 0; i < npages; i++) {
+		uint64_t pm;
+		int ret = pagemap_read(map + i * PAGE, 1, &pm);
+
+		if (ret)
+			return ret;
+		absent += !(pm & PM_PRESENT);
+		*(volatile char *)(map + i * PAGE) = val;
+	}
+	return absent;
+}
+
+long wps_folios(const char *map, size_t npages)
+{
+	uint64_t *pm = calloc(npages, sizeof(*pm));
+	long folios = 0;
+	int fd = -1, ret;
+	size_t i;
+
+	if (!pm)
+		return -ENOMEM;
+	ret = pagemap_read(map, npages, pm);
+	if (!ret) {
+		fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			ret = -errno;
+	}
+	for (i = 0; !ret && i < npages; i++) {
+		uint64_t pfn = pm[i] & PM_PFN_MASK, flags;
+
+		if (!(pm[i] & PM_PRESENT) || !pfn) {
+			ret = -ENODATA;	/* not mapped, or PFNs hidden */
+			break;
+		}
+		if (pread(fd, &flags, sizeof(flags), pfn * sizeof(flags)) !=
+		    sizeof(flags)) {
+			ret = -EIO;
+			break;
+		}
+		/* A tail continues the folio of the page before it. */
+		folios += i == 0 || !(flags & KPF_TAIL);
+	}
+	if (fd >= 0)
+		close(fd);
+	free(pm);
+	return ret ? ret : folios;
+}
+
+long wps_file_folios(int fd, size_t npages)
+{
+	char *m = mmap(NULL, npages * PAGE, PROT_READ, MAP_SHARED | MAP_POPULATE,
+		       fd, 0);
+	long n;
+
+	if (m == MAP_FAILED)
+		return -errno;
+	n = wps_folios(m, npages);
+	munmap(m, npages * PAGE);
+	return n;
+}
+
 unsigned long wps_load_pages(const char *map, size_t npages)
 {
 	unsigned long sum = 0;

@@ -178,6 +178,22 @@ int wps_scratch(const char *fs, const char *name, size_t npages,
 void wps_store_pages(char *map, size_t npages, char val);
 /* One load from each page. */
 unsigned long wps_load_pages(const char *map, size_t npages);
+/*
+ * The folio sizes the kernel really used, for predictions that must hold
+ * with large folios (7.2's ext4, xfs) as with order-0 ones:
+ * wps_store_pages_absent() stores like wps_store_pages() and returns how
+ * many stores found no PTE (/proc/self/pagemap, read right before each
+ * store): the first-write faults the kernel must take, whether a fault
+ * maps one page or a whole folio.  wps_folios() counts the folios behind
+ * @npages mapped pages (pagemap PFNs and /proc/kpageflags; root).  Both
+ * return -errno on error.
+ */
+long wps_store_pages_absent(char *map, size_t npages, char val);
+long wps_folios(const char *map, size_t npages);
+/* wps_folios() of a file's first @npages pages, all cached, through a
+ * read-only mapping of its own (read faults: no counter moves).
+ */
+long wps_file_folios(int fd, size_t npages);
 /* A shared read-write mapping of @fd's first @npages pages, or NULL. */
 char *map_shared(int fd, size_t npages);
 /* One page-sized pwrite to each page of [first, first + n): 0 or -errno. */
