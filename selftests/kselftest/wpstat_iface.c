@@ -344,11 +344,20 @@ TEST(level_commands)
 }
 
 /*
+ * What the kernel made of the file: the first pass's stores that found no
+ * PTE (its first-write faults) and the folios behind the pages.
+ */
+struct pass_shape {
+	long absent, folios;
+};
+
+/*
  * Store to every page of a fresh @npages file, msync, @passes times, or
  * (@passes 0) until *@stop, at least twice: the passes done, or -errno.
  */
 static int passes_file(const char *tag, size_t npages, int passes,
-		       const volatile int *stop, struct wpstat_file_key *key)
+		       const volatile int *stop, struct wpstat_file_key *key,
+		       struct pass_shape *shape)
 {
 	char path[256];
 	char *map;
@@ -364,8 +373,15 @@ static int passes_file(const char *tag, size_t npages, int passes,
 		goto out;
 	}
 	for (p = 0; !ret && (passes ? p < passes : p < 2 || !*stop); p++) {
-		wps_store_pages(map, npages, p + 1);
-		if (msync(map, npages * PAGE, MS_SYNC))
+		if (p) {
+			wps_store_pages(map, npages, p + 1);
+		} else {
+			shape->absent = wps_store_pages_absent(map, npages, 1);
+			shape->folios = wps_folios(map, npages);
+			if (shape->absent <= 0 || shape->folios <= 0)
+				ret = -EIO;
+		}
+		if (!ret && msync(map, npages * PAGE, MS_SYNC))
 			ret = -errno;
 	}
 	munmap(map, npages * PAGE);
@@ -379,21 +395,28 @@ out:
 
 /*
  * What each store-and-msync pass of @npages pages does on ext4 (see
- * wpstat_predict.c for the kernel functions): pass 1 faults with no PTE
- * (mkwrite_first), later passes on the PTEs msync write-protected
- * (mkwrite_wp); every pass dirties, cleans, checks stable pages once and
- * makes one fault-driven ratelimited call per page.
+ * wpstat_predict.c for the kernel functions): pass 1 faults where a store
+ * finds no PTE (mkwrite_first: every page on order-0 folios, one per
+ * folio where a fault maps the whole large folio, 7.2), later passes on
+ * each PTE msync write-protected (mkwrite_wp); every fault checks stable
+ * pages once and makes one ratelimited call; every pass dirties and
+ * cleans each folio once.
  */
 static void expect_passes(struct __test_metadata *_metadata,
-			  const struct wps *w, long npages, long passes)
+			  const struct wps *w, long npages, long passes,
+			  const struct pass_shape *shape)
 {
-	EXPECT_EQ(npages, w->mkwrite_first);
+	long faults = shape->absent + npages * (passes - 1);
+
+	TH_LOG("%ld pages in %ld folios, %ld first-write faults",
+	       npages, shape->folios, shape->absent);
+	EXPECT_EQ(shape->absent, w->mkwrite_first);
 	EXPECT_EQ(npages * (passes - 1), w->mkwrite_wp);
-	EXPECT_EQ(npages * passes, w->mkclean_calls);
-	EXPECT_EQ(npages * passes, w->stable_calls);
-	EXPECT_EQ(npages * passes, w->dirtied);
-	EXPECT_EQ(npages * passes, w->bdp_calls);
-	EXPECT_EQ(npages * passes, w->bdp_fault_calls);
+	EXPECT_EQ(shape->folios * passes, w->mkclean_calls);
+	EXPECT_EQ(faults, w->stable_calls);
+	EXPECT_EQ(shape->folios * passes, w->dirtied);
+	EXPECT_EQ(faults, w->bdp_calls);
+	EXPECT_EQ(faults, w->bdp_fault_calls);
 	EXPECT_EQ(0, w->stable_waits);
 	EXPECT_EQ(0, w->wb_waits);
 }
@@ -406,6 +429,7 @@ TEST(count_columns_agree_across_levels)
 {
 	const char *levels[] = { "counts", "timing" };
 	struct wpstat_file_key key;
+	struct pass_shape shape;
 	char cmd[32];
 	struct wps w[2];
 	int l;
@@ -414,9 +438,10 @@ TEST(count_columns_agree_across_levels)
 		snprintf(cmd, sizeof(cmd), "level %s", levels[l]);
 		ASSERT_EQ(0, wps_control(cmd));
 		ASSERT_EQ(l, wps_timing());
-		ASSERT_EQ(3, passes_file(levels[l], NPAGES, 3, NULL, &key));
+		ASSERT_EQ(3, passes_file(levels[l], NPAGES, 3, NULL, &key,
+					 &shape));
 		ASSERT_EQ(0, wps_read_key(&key, &w[l]));
-		expect_passes(_metadata, &w[l], NPAGES, 3);
+		expect_passes(_metadata, &w[l], NPAGES, 3, &shape);
 	}
 	EXPECT_EQ(-1, w[0].mkwrite_ns);
 	EXPECT_EQ(-1, w[0].mkclean_ptes);
@@ -451,6 +476,7 @@ struct switch_result {
 	int stop;
 	int passes;
 	struct wpstat_file_key key;
+	struct pass_shape shape;
 };
 
 TEST_F_TIMEOUT(level, switch_under_load_counts_exactly, 300)
@@ -470,7 +496,7 @@ TEST_F_TIMEOUT(level, switch_under_load_counts_exactly, 300)
 	if (child == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		res->passes = passes_file("switch", npages, 0, &res->stop,
-					  &res->key);
+					  &res->key, &res->shape);
 		_exit(res->passes > 0 ? 0 : 1);
 	}
 	for (i = 0; i < 20; i++) {
@@ -484,7 +510,7 @@ TEST_F_TIMEOUT(level, switch_under_load_counts_exactly, 300)
 	TH_LOG("20 level switches during %d passes of %ld pages", res->passes,
 	       npages);
 	ASSERT_EQ(0, wps_read_key(&res->key, &w));
-	expect_passes(_metadata, &w, npages, res->passes);
+	expect_passes(_metadata, &w, npages, res->passes, &res->shape);
 	munmap(res, sizeof(*res));
 }
 
