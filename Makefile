@@ -4,7 +4,10 @@
 #   make demo    install what is missing, build, boot 6.12, run a workload,
 #                print the counters
 #   make check   install, build for every supported kernel, run all tests
-#                in a guest of each, end with "N passed, N failed, N skipped"
+#                in a guest of the newest 6.12 and the kernel-facing ones in
+#                a guest of each other kernel (two guests at once), end with
+#                "N passed, N failed, N skipped"
+#   make check-kernels  every suite on every kernel
 #   make stress  the same for the long forms of the reliability suites
 #                (WPSTAT_STRESS=1; SUITES=... to choose others)
 #   make check-debug  the module suites on a KASAN/lockdep/kmemleak 6.12
@@ -55,6 +58,11 @@ checkpatch:
 check: setup
 	@$(MAKE) --no-print-directory build
 	@scripts/check/check.sh
+
+# Every suite on every kernel, not only the kernel-facing ones.
+check-kernels: setup
+	@$(MAKE) --no-print-directory build
+	@WPSTAT_CHECK_FULL=all scripts/check/check.sh
 
 # Like check, with WPSTAT_STRESS=1: 50 load/unload cycles under load,
 # 100,000 control writes, longer thread and truncate races.
@@ -169,6 +177,6 @@ vm: build
 clean:
 	rm -rf build/kmod build/bin build/lib build/selftests results
 
-.PHONY: all setup build module userspace selftests checkpatch check stress check-debug check-flavours clients clients-build clients-runs \
+.PHONY: all setup build module userspace selftests checkpatch check check-kernels stress check-debug check-flavours clients clients-build clients-runs \
 	demo bench experiment vm \
 	install uninstall clean

@@ -11,6 +11,14 @@
 # WPSTAT_SKIP_SUITES: suites (as above, with @LEVEL where not counts) left
 # out of the default list, space-separated; scripts/check/check-debug.sh
 # leaves out bats:experiment.
+# WPSTAT_SUITE_SET=kernel: the default list is only the suites that check
+# what the kernel does ($kernel_suites, $kernel_timing_suites): make check
+# runs them on every kernel and everything on one.
+#
+# Each suite runs under a time budget of twice its measured time
+# (scripts/check/suite-times.txt, at least 120 s; WPSTAT_STRESS: none): one
+# that overruns is killed and reported as that suite's failure, and the
+# rest still run.
 
 set -u
 top=${WPSTAT_TOP:?run through scripts/vm/vm-run.sh}
@@ -72,8 +80,23 @@ setup_more_fs "$@" >>"$results/setup.log" 2>&1
 # timing, with the module switched there at run time.
 timing_suites=${WPSTAT_TIMING_SUITES-ksft:wpstat_iface ksft:wpstat_predict ksft:wpstat_lmdb ksft:wpstat_fs ksft:wpstat_lifetime ksft:wpstat_threads ksft:wpstat_ctlfuzz ksft:wpstat_privacy ksft:wpstat_slowdev ksft:wpstat_stalls ksft:wpstat_fuse ksft:wpstat_nfs bats:predictions}
 
+# What the kernel does, as opposed to what the tools make of it: these run
+# on every kernel of make check, and the quick ones again at level timing
+# (the full set, on one kernel, reruns every count-checking suite there).
+# bats:predictions checks the predictions of wpstat_predict once more
+# through wpload and the CLI: the full set has it.
+kernel_suites="ksft:wpstat_iface ksft:wpstat_predict ksft:wpstat_lifetime ksft:wpstat_stalls ksft:wpstat_slowdev ksft:wpstat_fs ksft:wpstat_threads ksft:wpstat_fuse"
+kernel_timing_suites="ksft:wpstat_predict ksft:wpstat_stalls ksft:wpstat_fs ksft:wpstat_lifetime"
+
 suites=("$@")
-if [ ${#suites[@]} = 0 ]; then
+if [ ${#suites[@]} = 0 ] && [ "${WPSTAT_SUITE_SET:-all}" = kernel ]; then
+	for s in $kernel_suites; do
+		suites+=("$s")
+	done
+	for s in $kernel_timing_suites; do
+		suites+=("$s@timing")
+	done
+elif [ ${#suites[@]} = 0 ]; then
 	for t in "$top"/build/selftests/*; do
 		[ -x "$t" ] && suites+=("ksft:$(basename "$t")")
 	done
@@ -83,12 +106,27 @@ if [ ${#suites[@]} = 0 ]; then
 	for s in $timing_suites; do
 		suites+=("$s@timing")
 	done
+fi
+if [ -z "${*}" ]; then
 	for s in ${WPSTAT_SKIP_SUITES:-}; do
 		for i in "${!suites[@]}"; do
 			[ "${suites[$i]}" != "$s" ] || unset "suites[$i]"
 		done
 	done
 fi
+
+# A suite's budget in seconds: twice its measured time, at least 120 s;
+# 0 (none) under WPSTAT_STRESS, whose long forms are not measured.
+budget_of() {
+	local measured
+	if [ -n "${WPSTAT_STRESS:-}" ] && [ "${WPSTAT_STRESS}" != 0 ]; then
+		echo 0
+		return
+	fi
+	measured=$(awk -v s="$1" '$1 == s { print $2 }' "$top/scripts/check/suite-times.txt" 2>/dev/null)
+	measured=${measured:-300}
+	echo $((2 * measured > 120 ? 2 * measured : 120))
+}
 
 # What fails a suite when it shows up in the kernel log while it runs.
 problems=$top/scripts/vm/kernel-problems.ere
@@ -109,18 +147,23 @@ for s in "${suites[@]}"; do
 		echo "not ok - guest-check could not switch the module to level $level" >"$results/$tap.tap"
 		continue
 	fi
+	budget=$(budget_of "${s%@counts}")
 	case $s in
-	ksft:*)
-		(cd /tmp && "$top/build/selftests/$name") >"$results/$tap.tap" 2>&1 ;;
-	bats:*/*)
-		# bats:clients/NAME: a suite outside selftests/bats (make clients).
-		bats --tap "$top/selftests/$name.bats" >"$results/$tap.tap" 2>&1 ;;
-	bats:*)
-		bats --tap "$top/selftests/bats/$name.bats" >"$results/$tap.tap" 2>&1 ;;
-	*)
-		echo "guest-check: unknown suite '$s'" >&2 ;;
+	ksft:*) cmd=(bash -c 'cd /tmp && exec "$0"' "$top/build/selftests/$name") ;;
+	# bats:clients/NAME: a suite outside selftests/bats (make clients).
+	bats:*/*) cmd=(bats --tap "$top/selftests/$name.bats") ;;
+	bats:*) cmd=(bats --tap "$top/selftests/bats/$name.bats") ;;
+	*) echo "guest-check: unknown suite '$s'" >&2; continue ;;
 	esac
-	echo "guest-check: $s took $(($(date +%s) - start)) s" >&2
+	# timeout kills the suite's whole process group, bats' children too.
+	timeout --kill-after=20 "$budget" "${cmd[@]}" >"$results/$tap.tap" 2>&1
+	rc=$?
+	took=$(($(date +%s) - start))
+	if [ "$budget" != 0 ] && { [ $rc = 124 ] || [ $rc = 137 ]; }; then
+		echo "not ok - $s overran its budget of $budget s (twice its measured time) and was killed" >>"$results/$tap.tap"
+		echo "guest-check: $s overran its budget of $budget s" >&2
+	fi
+	echo "guest-check: $s took $took s" >&2
 	# The kernel log since the suite began: a report is one more failed
 	# test of that suite (scripts/vm/vm-run.sh also fails the whole run).
 	if dmesg | awk -v m="guest-check: begin $s" 'index($0, m) { n = NR } { l[NR] = $0 }
