@@ -47,9 +47,11 @@ echo "check-debug: suites: ${SUITES:-all but: $WPSTAT_SKIP_SUITES}" >&2
 # make check keeps results/check), no host checks (they do not depend on
 # the kernel), the debug tree booted with 3G (KASAN's shadow takes an
 # eighth of it, kmemleak and lockdep more) and the kmemleak pass after the
-# suites (scripts/check/guest-check-debug.sh).
+# suites (scripts/check/guest-check-debug.sh).  Every suite, not only the
+# kernel-facing set check.sh gives kernels other than its full one.
 set +e
 KVERS=$release SUITES=${SUITES:-} WPSTAT_CHECK_OUT=$out WPSTAT_CHECK_HOST=0 \
+	WPSTAT_CHECK_FULL=all WPSTAT_SUITE_BUDGETS=0 \
 	WPSTAT_CHECK_VM_ARGS="--kernel-dir $tree --memory 3G" \
 	WPSTAT_CHECK_GUEST=$top/scripts/check/guest-check-debug.sh \
 	WPSTAT_VM_TIMEOUT=${WPSTAT_VM_TIMEOUT:-5400} \
