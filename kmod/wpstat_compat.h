@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * wpstat_compat.h - every difference between the kernels wpstat supports
- * (Debian 6.1, 6.12 and sid's 7.2) lives here, modelled on lttng-modules' wrapper/,
- * and so does every access to a probed function's arguments.
+ * (Debian 11's 5.10, 6.1, 6.12 and sid's 7.2) lives here, modelled on
+ * lttng-modules' wrapper/, and so does every access to a probed function's
+ * arguments.
  *
  * Kbuild feature-probes the installed headers and passes WPSTAT_HAVE_*.
  * What headers cannot show (prototypes of static functions) is described
@@ -18,16 +19,67 @@
 #include <linux/sched.h>
 #include <linux/writeback.h>
 #include <asm/syscall.h>
+#ifdef WPSTAT_HAVE_FTRACE_RECURSION_TRYLOCK
+#include <linux/trace_recursion.h>
+#endif
+
+/*
+ * ftrace_ops callbacks.  Declare one as
+ *   void notrace cb(WPSTAT_FTRACE_CB_PROTO)
+ * and register its ops with WPSTAT_FTRACE_OPS_FLAGS.
+ *
+ * 5.11 and later: the callback gets struct ftrace_regs, whose argument
+ * registers are valid without FTRACE_OPS_FL_SAVE_REGS
+ * (DYNAMIC_FTRACE_WITH_ARGS), and protects itself from recursion with
+ * ftrace_test_recursion_trylock(), which also disables preemption.
+ *
+ * 5.10: the callback gets a struct pt_regs, NULL unless the ops asks for
+ * FTRACE_OPS_FL_SAVE_REGS (full registers, through ftrace_regs_caller:
+ * DYNAMIC_FTRACE_WITH_REGS; the cost is measured by make bench).  An ops
+ * without FTRACE_OPS_FL_RECURSION_SAFE is called through ftrace's assist
+ * function, which does the recursion test and disables preemption: the
+ * trylock below has nothing left to do, and a recursion is dropped there
+ * without the callback seeing it (missed_* stays 0 for those points).
+ */
+#ifdef WPSTAT_HAVE_FTRACE_REGS
+#define WPSTAT_FTRACE_CB_PROTO						\
+	unsigned long ip, unsigned long parent_ip,			\
+	struct ftrace_ops *op, struct ftrace_regs *fregs
+#define WPSTAT_FTRACE_OPS_FLAGS	0
+#else
+#define WPSTAT_FTRACE_CB_PROTO						\
+	unsigned long ip, unsigned long parent_ip,			\
+	struct ftrace_ops *op, struct pt_regs *fregs
+#define WPSTAT_FTRACE_OPS_FLAGS	FTRACE_OPS_FL_SAVE_REGS
+#endif
+
+#ifdef WPSTAT_HAVE_FTRACE_RECURSION_TRYLOCK
+#define wpstat_ftrace_trylock(ip, parent_ip)	\
+	ftrace_test_recursion_trylock(ip, parent_ip)
+#define wpstat_ftrace_unlock(bit)	ftrace_test_recursion_unlock(bit)
+#else
+static __always_inline int wpstat_ftrace_trylock(unsigned long ip,
+						 unsigned long parent_ip)
+{
+	return 0;
+}
+
+static __always_inline void wpstat_ftrace_unlock(int bit)
+{
+}
+#endif
 
 /*
  * Arguments at function entry.  An ftrace_ops callback registered without
  * FTRACE_OPS_FL_SAVE_REGS still gets the argument registers
- * (DYNAMIC_FTRACE_WITH_ARGS, on both kernels), in a pt_regs inside struct
+ * (DYNAMIC_FTRACE_WITH_ARGS, 6.1 and later), in a pt_regs inside struct
  * ftrace_regs: 6.12 reaches it through arch_ftrace_regs(), 6.1 has it as
  * the only member.  Only the argument registers, ip and sp of that pt_regs
- * are valid: use it for the accessors below, nothing else.  x86-64 only,
- * like the module.
+ * are valid: use it for the accessors below, nothing else.  5.10 hands the
+ * callback its full pt_regs (SAVE_REGS, above).  x86-64 only, like the
+ * module.
  */
+#ifdef WPSTAT_HAVE_FTRACE_REGS
 static __always_inline struct pt_regs *
 wpstat_fregs_args(struct ftrace_regs *fregs)
 {
@@ -37,6 +89,27 @@ wpstat_fregs_args(struct ftrace_regs *fregs)
 	return &fregs->regs;
 #endif
 }
+#else
+static __always_inline struct pt_regs *wpstat_fregs_args(struct pt_regs *regs)
+{
+	return regs;
+}
+#endif
+
+/*
+ * ftrace_free_filter() is exported since 6.2 (and by Debian's 6.1).
+ * Without it, the filter is emptied ip by ip (every attached point is
+ * detached before the ops is freed): once empty, ftrace swaps the
+ * allocated hash for its static EMPTY_HASH and frees it, so nothing is
+ * left to free.
+ */
+#ifdef WPSTAT_HAVE_FTRACE_FREE_FILTER
+#define wpstat_ftrace_free_filter(ops)	ftrace_free_filter(ops)
+#else
+static inline void wpstat_ftrace_free_filter(struct ftrace_ops *ops)
+{
+}
+#endif
 
 #define wpstat_arg(regs, n)	regs_get_kernel_argument(regs, n)
 
@@ -204,10 +277,18 @@ static inline unsigned long wpstat_task_switches(const struct task_struct *t)
 
 /*
  * The entry-only callbacks read arguments from ftrace_regs without
- * SAVE_REGS; stable-page waits are recognised from a stack trace.
+ * SAVE_REGS, or (5.10) from the saved pt_regs; stable-page waits are
+ * recognised from a stack trace.
  */
-#if !defined(CONFIG_DYNAMIC_FTRACE_WITH_ARGS) || !defined(CONFIG_STACKTRACE)
-#error "wpstat needs DYNAMIC_FTRACE_WITH_ARGS and STACKTRACE"
+#ifdef WPSTAT_HAVE_FTRACE_REGS
+#if !defined(CONFIG_DYNAMIC_FTRACE_WITH_ARGS)
+#error "wpstat needs DYNAMIC_FTRACE_WITH_ARGS"
+#endif
+#elif !defined(CONFIG_DYNAMIC_FTRACE_WITH_REGS)
+#error "wpstat needs DYNAMIC_FTRACE_WITH_REGS"
+#endif
+#ifndef CONFIG_STACKTRACE
+#error "wpstat needs STACKTRACE"
 #endif
 
 #endif /* _WPSTAT_COMPAT_H */

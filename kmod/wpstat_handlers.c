@@ -61,7 +61,6 @@
 #include <linux/sched.h>
 #include <linux/stacktrace.h>
 #include <linux/timekeeping.h>
-#include <linux/trace_recursion.h>
 #include <asm/unistd.h>
 #include <trace/events/sched.h>
 #include <trace/events/writeback.h>
@@ -429,11 +428,9 @@ static __always_inline void evict_enter(struct pt_regs *args)
  * The one ftrace_ops callback of every entry-only attachment point
  * (wpstat_attach.c filters it on their addresses), most frequent first.
  */
-static void notrace wpstat_entry(unsigned long ip, unsigned long parent_ip,
-				 struct ftrace_ops *op,
-				 struct ftrace_regs *fregs)
+static void notrace wpstat_entry(WPSTAT_FTRACE_CB_PROTO)
 {
-	int bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	int bit = wpstat_ftrace_trylock(ip, parent_ip);
 	struct pt_regs *args = wpstat_fregs_args(fregs);
 	int p;
 
@@ -453,7 +450,7 @@ static void notrace wpstat_entry(unsigned long ip, unsigned long parent_ip,
 		mkclean_enter(args);
 	else if (ip == wpstat_entry_ip[WPP_EVICT])
 		evict_enter(args);
-	ftrace_test_recursion_unlock(bit);
+	wpstat_ftrace_unlock(bit);
 }
 
 /* ---- kretprobes --------------------------------------------------------- */
@@ -742,8 +739,7 @@ const struct wpstat_handler_set wpstat_handlers[WPP_NR] = {
 
 /* ---- floor mode: the same attachments, empty handlers ------------------ */
 
-static void notrace floor_entry(unsigned long ip, unsigned long parent_ip,
-				struct ftrace_ops *op, struct ftrace_regs *fregs)
+static void notrace floor_entry(WPSTAT_FTRACE_CB_PROTO)
 {
 }
 
