@@ -54,7 +54,7 @@ struct wpstat_probe {
 };
 
 #define WPSTAT_PROBE(id, nm, tgt, counts, timing)			\
-	[WPP_##id] = { .name = #nm, .target = #tgt,			\
+	[WPP_##id] = { .name = #nm, .target = __stringify(tgt),			\
 		       .mech = { [WPL_COUNTS] = WPM_##counts,		\
 				 [WPL_TIMING] = WPM_##timing } },
 static struct wpstat_probe wpstat_probes[WPP_NR] = {
