@@ -315,6 +315,8 @@ enum wpstat_stall_field {
 };
 
 extern unsigned int wpstat_max_stalls;
+struct proc_dir_entry;	/* 5.10's seq_file.h does not declare it */
+
 int wpstat_stalls_init(void);
 void wpstat_stalls_exit(void);
 int wpstat_stalls_reset(void);

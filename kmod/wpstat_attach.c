@@ -22,6 +22,7 @@
 #include <linux/tracepoint.h>
 
 #include "wpstat.h"
+#include "wpstat_compat.h"
 
 enum wpstat_mech { WPM_NONE, WPM_FTRACE, WPM_KRETPROBE, WPM_TRACEPOINT,
 		   WPM_SYMBOL };
@@ -53,7 +54,7 @@ struct wpstat_probe {
 };
 
 #define WPSTAT_PROBE(id, nm, tgt, counts, timing)			\
-	[WPP_##id] = { .name = #nm, .target = #tgt,			\
+	[WPP_##id] = { .name = #nm, .target = __stringify(tgt),			\
 		       .mech = { [WPL_COUNTS] = WPM_##counts,		\
 				 [WPL_TIMING] = WPM_##timing } },
 static struct wpstat_probe wpstat_probes[WPP_NR] = {
@@ -144,7 +145,9 @@ enum wpstat_level wpstat_get_level(void)
 
 /* ---- the shared entry-only ftrace_ops ----------------------------------- */
 
-static struct ftrace_ops wpstat_entry_ops;
+static struct ftrace_ops wpstat_entry_ops = {
+	.flags = WPSTAT_FTRACE_OPS_FLAGS,
+};
 static unsigned int wpstat_entry_nr_ips;	/* addresses in its filter */
 static bool wpstat_entry_registered;
 
@@ -538,7 +541,7 @@ void wpstat_attach_exit(void)
 		unregister_kretprobes(krps, nkrp);
 	/* Tracepoint handlers may still run until this returns. */
 	tracepoint_synchronize_unregister();
-	ftrace_free_filter(&wpstat_entry_ops);
+	wpstat_ftrace_free_filter(&wpstat_entry_ops);
 	mutex_unlock(&wpstat_attach_mutex);
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * wpstat_compat.h - every difference between the kernels wpstat supports
- * (Debian 6.1, 6.12 and sid's 7.2) lives here, modelled on lttng-modules' wrapper/,
- * and so does every access to a probed function's arguments.
+ * (Debian 11's 5.10, 6.1, 6.12 and sid's 7.2) lives here, modelled on
+ * lttng-modules' wrapper/, and so does every access to a probed function's
+ * arguments.
  *
  * Kbuild feature-probes the installed headers and passes WPSTAT_HAVE_*.
  * What headers cannot show (prototypes of static functions) is described
@@ -18,16 +19,67 @@
 #include <linux/sched.h>
 #include <linux/writeback.h>
 #include <asm/syscall.h>
+#ifdef WPSTAT_HAVE_FTRACE_RECURSION_TRYLOCK
+#include <linux/trace_recursion.h>
+#endif
+
+/*
+ * ftrace_ops callbacks.  Declare one as
+ *   void notrace cb(WPSTAT_FTRACE_CB_PROTO)
+ * and register its ops with WPSTAT_FTRACE_OPS_FLAGS.
+ *
+ * 5.11 and later: the callback gets struct ftrace_regs, whose argument
+ * registers are valid without FTRACE_OPS_FL_SAVE_REGS
+ * (DYNAMIC_FTRACE_WITH_ARGS), and protects itself from recursion with
+ * ftrace_test_recursion_trylock(), which also disables preemption.
+ *
+ * 5.10: the callback gets a struct pt_regs, NULL unless the ops asks for
+ * FTRACE_OPS_FL_SAVE_REGS (full registers, through ftrace_regs_caller:
+ * DYNAMIC_FTRACE_WITH_REGS; the cost is measured by make bench).  An ops
+ * without FTRACE_OPS_FL_RECURSION_SAFE is called through ftrace's assist
+ * function, which does the recursion test and disables preemption: the
+ * trylock below has nothing left to do, and a recursion is dropped there
+ * without the callback seeing it (missed_* stays 0 for those points).
+ */
+#ifdef WPSTAT_HAVE_FTRACE_REGS
+#define WPSTAT_FTRACE_CB_PROTO						\
+	unsigned long ip, unsigned long parent_ip,			\
+	struct ftrace_ops *op, struct ftrace_regs *fregs
+#define WPSTAT_FTRACE_OPS_FLAGS	0
+#else
+#define WPSTAT_FTRACE_CB_PROTO						\
+	unsigned long ip, unsigned long parent_ip,			\
+	struct ftrace_ops *op, struct pt_regs *fregs
+#define WPSTAT_FTRACE_OPS_FLAGS	FTRACE_OPS_FL_SAVE_REGS
+#endif
+
+#ifdef WPSTAT_HAVE_FTRACE_RECURSION_TRYLOCK
+#define wpstat_ftrace_trylock(ip, parent_ip)	\
+	ftrace_test_recursion_trylock(ip, parent_ip)
+#define wpstat_ftrace_unlock(bit)	ftrace_test_recursion_unlock(bit)
+#else
+static __always_inline int wpstat_ftrace_trylock(unsigned long ip,
+						 unsigned long parent_ip)
+{
+	return 0;
+}
+
+static __always_inline void wpstat_ftrace_unlock(int bit)
+{
+}
+#endif
 
 /*
  * Arguments at function entry.  An ftrace_ops callback registered without
  * FTRACE_OPS_FL_SAVE_REGS still gets the argument registers
- * (DYNAMIC_FTRACE_WITH_ARGS, on both kernels), in a pt_regs inside struct
+ * (DYNAMIC_FTRACE_WITH_ARGS, 6.1 and later), in a pt_regs inside struct
  * ftrace_regs: 6.12 reaches it through arch_ftrace_regs(), 6.1 has it as
  * the only member.  Only the argument registers, ip and sp of that pt_regs
- * are valid: use it for the accessors below, nothing else.  x86-64 only,
- * like the module.
+ * are valid: use it for the accessors below, nothing else.  5.10 hands the
+ * callback its full pt_regs (SAVE_REGS, above).  x86-64 only, like the
+ * module.
  */
+#ifdef WPSTAT_HAVE_FTRACE_REGS
 static __always_inline struct pt_regs *
 wpstat_fregs_args(struct ftrace_regs *fregs)
 {
@@ -37,6 +89,73 @@ wpstat_fregs_args(struct ftrace_regs *fregs)
 	return &fregs->regs;
 #endif
 }
+#else
+static __always_inline struct pt_regs *wpstat_fregs_args(struct pt_regs *regs)
+{
+	return regs;
+}
+#endif
+
+/*
+ * ftrace_free_filter() is exported since 6.2 (and by Debian's 6.1).
+ * Without it, the filter is emptied ip by ip (every attached point is
+ * detached before the ops is freed): once empty, ftrace swaps the
+ * allocated hash for its static EMPTY_HASH and frees it, so nothing is
+ * left to free.
+ */
+#ifdef WPSTAT_HAVE_FTRACE_FREE_FILTER
+#define wpstat_ftrace_free_filter(ops)	ftrace_free_filter(ops)
+#else
+static inline void wpstat_ftrace_free_filter(struct ftrace_ops *ops)
+{
+}
+#endif
+
+/*
+ * The probed functions and tracepoints, by kernel: wpstat_probes.def
+ * names them through these, so debugfs wpstat/probes shows the real
+ * target.  5.10 has the page-based functions; the folio conversions
+ * (5.16-6.0) renamed them one by one, hence one Kbuild probe each.
+ */
+#ifdef WPSTAT_HAVE_FOLIO_MKCLEAN
+#define WPSTAT_TARGET_MKCLEAN		folio_mkclean
+#else
+#define WPSTAT_TARGET_MKCLEAN		page_mkclean
+#endif
+#ifdef WPSTAT_HAVE_FOLIO_WAIT_STABLE
+#define WPSTAT_TARGET_STABLE		folio_wait_stable
+#else
+#define WPSTAT_TARGET_STABLE		wait_for_stable_page
+#endif
+#ifdef WPSTAT_HAVE_FOLIO_WAIT_WRITEBACK
+#define WPSTAT_FN_WAIT_WRITEBACK	folio_wait_writeback
+#else
+#define WPSTAT_FN_WAIT_WRITEBACK	wait_on_page_writeback
+#endif
+#ifdef WPSTAT_HAVE_FOLIO_WAIT_BIT
+#define WPSTAT_TARGET_WAIT_BIT		folio_wait_bit
+#else
+#define WPSTAT_TARGET_WAIT_BIT		wait_on_page_bit
+#endif
+#ifdef WPSTAT_HAVE_BDP_RATELIMITED_FLAGS
+#define WPSTAT_TARGET_BDP_RL		balance_dirty_pages_ratelimited_flags
+#else
+#define WPSTAT_TARGET_BDP_RL		balance_dirty_pages_ratelimited
+#endif
+#ifdef WPSTAT_HAVE_TP_DIRTY_FOLIO
+#define WPSTAT_TP_DIRTY			writeback_dirty_folio
+#else
+#define WPSTAT_TP_DIRTY			writeback_dirty_page
+#endif
+#ifdef WPSTAT_HAVE_TP_FOLIO_WAIT_WRITEBACK
+#define WPSTAT_TP_WAIT			folio_wait_writeback
+#else
+#define WPSTAT_TP_WAIT			wait_on_page_writeback
+#endif
+
+/* check_trace_callback_type_<tracepoint>(), the name macro-expanded first. */
+#define wpstat_check_tp_type(tp, fn)	__wpstat_check_tp_type(tp, fn)
+#define __wpstat_check_tp_type(tp, fn)	check_trace_callback_type_##tp(fn)
 
 #define wpstat_arg(regs, n)	regs_get_kernel_argument(regs, n)
 
@@ -59,16 +178,13 @@ static inline bool wpstat_vmf_has_pte(const struct vm_fault *vmf)
 	return READ_ONCE(vmf->pte) != NULL;
 }
 
-/* folio_mkclean(), folio_wait_stable(): (struct folio *folio) */
-#define wpstat_folio_arg(p)	((struct folio *)wpstat_arg(p, 0))
-
 /*
  * The address_space of a page-cache folio, without a call: folio_mapping()
  * is exported, but every buffered write would pay for the call.  A folio
  * whose mapping carries flags (anonymous, KSM, movable) has no file and
  * yields NULL, as does one with no mapping; the folios of the points that
  * use this (folio_wait_stable, folio_mkclean) are page-cache folios,
- * where folio->mapping is the mapping itself (same on both kernels).
+ * where folio->mapping is the mapping itself (same on every kernel).
  */
 #ifdef FOLIO_MAPPING_FLAGS		/* renamed in 6.17 */
 #define WPSTAT_MAPPING_FLAGS	FOLIO_MAPPING_FLAGS
@@ -77,43 +193,91 @@ static inline bool wpstat_vmf_has_pte(const struct vm_fault *vmf)
 #endif
 
 static __always_inline struct address_space *
-wpstat_folio_file_mapping(struct folio *folio)
+wpstat_mapping_of(const unsigned long m)
 {
-	unsigned long m = (unsigned long)READ_ONCE(folio->mapping);
-
 	return m & WPSTAT_MAPPING_FLAGS ? NULL : (struct address_space *)m;
 }
+
+#define wpstat_folio_file_mapping(folio)				\
+	wpstat_mapping_of((unsigned long)READ_ONCE((folio)->mapping))
+
+/*
+ * The same for a struct page: the mapping is the head page's (5.10's
+ * page_mapping() does the same; a tail's ->mapping is not one).
+ */
+#define wpstat_page_file_mapping(page)					\
+	wpstat_mapping_of((unsigned long)READ_ONCE(compound_head(page)->mapping))
+
+/*
+ * The file of the page or folio that folio_mkclean() / page_mkclean() and
+ * folio_wait_stable() / wait_for_stable_page() are called for (the first
+ * argument of each).
+ */
+#ifdef WPSTAT_HAVE_FOLIO_MKCLEAN
+#define wpstat_mkclean_mapping(p)					\
+	wpstat_folio_file_mapping((struct folio *)wpstat_arg(p, 0))
+#else
+#define wpstat_mkclean_mapping(p)					\
+	wpstat_page_file_mapping((struct page *)wpstat_arg(p, 0))
+#endif
+#ifdef WPSTAT_HAVE_FOLIO_WAIT_STABLE
+#define wpstat_stable_mapping(p)					\
+	wpstat_folio_file_mapping((struct folio *)wpstat_arg(p, 0))
+#else
+#define wpstat_stable_mapping(p)					\
+	wpstat_page_file_mapping((struct page *)wpstat_arg(p, 0))
+#endif
+
+/*
+ * Whether writes to @mapping wait for writeback to finish (stable pages).
+ * Without mapping_stable_writes() (AS_STABLE_WRITES), the superblock says
+ * so, as 5.10's wait_for_stable_page() reads it.
+ */
+#ifdef WPSTAT_HAVE_MAPPING_STABLE_WRITES
+#define wpstat_mapping_stable_writes(mapping)	mapping_stable_writes(mapping)
+#else
+static inline bool
+wpstat_mapping_stable_writes(const struct address_space *mapping)
+{
+	return mapping->host->i_sb->s_iflags & SB_I_STABLE_WRITES;
+}
+#endif
 
 /* __destroy_inode(struct inode *inode), both kernels (fs/inode.c). */
 #define wpstat_inode_arg(p)	((struct inode *)wpstat_arg(p, 0))
 
-/* folio_wait_bit(struct folio *folio, int bit_nr) */
-#define wpstat_wait_bit_folio(p)	((struct folio *)wpstat_arg(p, 0))
+/*
+ * folio_wait_bit(struct folio *folio, int bit_nr), 5.10's
+ * wait_on_page_bit(struct page *page, int bit_nr): the folio or page only
+ * as an identity, compared with the one the wait tracepoint passed.
+ */
+#define wpstat_wait_bit_folio(p)	((const void *)wpstat_arg(p, 0))
 #define wpstat_wait_bit_nr(p)		((int)wpstat_arg(p, 1))
 
 /*
  * balance_dirty_pages_ratelimited_flags(struct address_space *mapping,
- *					 unsigned int flags), both kernels.
+ *					 unsigned int flags) since 6.0;
+ * balance_dirty_pages_ratelimited(struct address_space *mapping) before.
  */
 #define wpstat_bdp_rl_mapping(p) ((struct address_space *)wpstat_arg(p, 0))
-#define wpstat_bdp_rl_flags(p)	((unsigned int)wpstat_arg(p, 1))
-
-/*
- * static int balance_dirty_pages(struct bdi_writeback *wb,
- *				  unsigned long pages_dirtied,
- *				  unsigned int flags), both kernels.
- */
-#define wpstat_bdp_flags(p)	((unsigned int)wpstat_arg(p, 2))
 
 /*
  * balance_dirty_pages_ratelimited_flags() grew BDP_ASYNC for io_uring in
  * 6.0; an async caller is told -EAGAIN instead of sleeping, so its traced
- * "pause" is not a sleep.
+ * "pause" is not a sleep.  The same commit gave the static
+ *   int balance_dirty_pages(struct bdi_writeback *wb,
+ *			     unsigned long pages_dirtied, unsigned int flags)
+ * its flags; before it (5.10) there are two arguments and no async caller.
  */
 #ifdef BDP_ASYNC
 #define WPSTAT_BDP_ASYNC	BDP_ASYNC
+#define wpstat_bdp_flags(p)	((unsigned int)wpstat_arg(p, 2))
 #else
 #define WPSTAT_BDP_ASYNC	0
+static __always_inline unsigned int wpstat_bdp_flags(struct pt_regs *regs)
+{
+	return 0;
+}
 #endif
 
 /*
@@ -143,9 +307,20 @@ struct dirty_throttle_control;
 	unsigned long start_time
 #endif
 
-/* writeback:writeback_dirty_folio and writeback:folio_wait_writeback. */
+/*
+ * writeback:writeback_dirty_folio and writeback:folio_wait_writeback; on
+ * 5.10 writeback:writeback_dirty_page and writeback:wait_on_page_writeback,
+ * whose first argument is the struct page (named folio here all the same:
+ * the handlers use it only as an identity).  Both events are of one class,
+ * converted to folios at once.
+ */
+#ifdef WPSTAT_HAVE_TP_DIRTY_FOLIO
 #define WPSTAT_TP_FOLIO_PROTO						\
 	void *data, struct folio *folio, struct address_space *mapping
+#else
+#define WPSTAT_TP_FOLIO_PROTO						\
+	void *data, struct page *folio, struct address_space *mapping
+#endif
 
 /*
  * writeback:writeback_start and writeback:writeback_written, traced by a
@@ -204,10 +379,18 @@ static inline unsigned long wpstat_task_switches(const struct task_struct *t)
 
 /*
  * The entry-only callbacks read arguments from ftrace_regs without
- * SAVE_REGS; stable-page waits are recognised from a stack trace.
+ * SAVE_REGS, or (5.10) from the saved pt_regs; stable-page waits are
+ * recognised from a stack trace.
  */
-#if !defined(CONFIG_DYNAMIC_FTRACE_WITH_ARGS) || !defined(CONFIG_STACKTRACE)
-#error "wpstat needs DYNAMIC_FTRACE_WITH_ARGS and STACKTRACE"
+#ifdef WPSTAT_HAVE_FTRACE_REGS
+#if !defined(CONFIG_DYNAMIC_FTRACE_WITH_ARGS)
+#error "wpstat needs DYNAMIC_FTRACE_WITH_ARGS"
+#endif
+#elif !defined(CONFIG_DYNAMIC_FTRACE_WITH_REGS)
+#error "wpstat needs DYNAMIC_FTRACE_WITH_REGS"
+#endif
+#ifndef CONFIG_STACKTRACE
+#error "wpstat needs STACKTRACE"
 #endif
 
 #endif /* _WPSTAT_COMPAT_H */

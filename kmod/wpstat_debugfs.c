@@ -119,6 +119,7 @@ static int control_hist_path(const char *path, struct wpstat_hist_scope *scope)
 	scope->dev = inode->i_sb->s_dev;
 	scope->ino = inode->i_ino;
 	scope->gen = inode->i_generation;
+	scope->any_gen = false;
 	path_put(&p);
 	return 0;
 }

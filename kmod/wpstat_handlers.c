@@ -61,7 +61,6 @@
 #include <linux/sched.h>
 #include <linux/stacktrace.h>
 #include <linux/timekeeping.h>
-#include <linux/trace_recursion.h>
 #include <asm/unistd.h>
 #include <trace/events/sched.h>
 #include <trace/events/writeback.h>
@@ -81,7 +80,7 @@ unsigned long wpstat_entry_ip[WPP_NR];
 struct wpstat_range wpstat_fault_dirty_range;
 struct wpstat_range wpstat_mkwrite_range;
 
-/* folio_wait_writeback() and folio_wait_stable(), both exported. */
+/* folio_wait_writeback() and folio_wait_stable() (5.10: the page ones). */
 static struct wpstat_range fww_range, fws_range;
 
 /* ---- filters and keys ------------------------------------------------- */
@@ -283,11 +282,11 @@ static __always_inline void mkwrite_enter(struct pt_regs *args)
 }
 
 /* Writeback runs in kworkers: the task filter does not apply to mkclean. */
-static __always_inline bool mkclean_key(struct folio *folio,
+static __always_inline bool mkclean_key(struct pt_regs *args,
 					struct wpstat_key *key)
 {
 	return READ_ONCE(wpstat_enabled) &&
-	       wpstat_key_of_mapping(wpstat_folio_file_mapping(folio), key);
+	       wpstat_key_of_mapping(wpstat_mkclean_mapping(args), key);
 }
 
 /*
@@ -347,7 +346,7 @@ static __always_inline void mkclean_enter(struct pt_regs *args)
 
 	wpstat_hit(WPP_MKCLEAN);
 	if (READ_ONCE(wpstat_counting_level) == WPL_COUNTS &&
-	    mkclean_key(wpstat_folio_arg(args), &key))
+	    mkclean_key(args, &key))
 		mkclean_count(&key);
 }
 
@@ -358,10 +357,10 @@ static __always_inline void stable_enter(unsigned long parent_ip,
 	struct wpstat_key key;
 
 	wpstat_hit(WPP_STABLE);
-	mapping = wpstat_folio_file_mapping(wpstat_folio_arg(args));
+	mapping = wpstat_stable_mapping(args);
 	if (wpstat_want_task() && wpstat_key_of_mapping(mapping, &key)) {
 		wpstat_count(&key, WPC_STABLE_CALLS, 1);
-		if (mapping_stable_writes(mapping))
+		if (wpstat_mapping_stable_writes(mapping))
 			stable_site_learn(parent_ip);
 	}
 }
@@ -429,11 +428,9 @@ static __always_inline void evict_enter(struct pt_regs *args)
  * The one ftrace_ops callback of every entry-only attachment point
  * (wpstat_attach.c filters it on their addresses), most frequent first.
  */
-static void notrace wpstat_entry(unsigned long ip, unsigned long parent_ip,
-				 struct ftrace_ops *op,
-				 struct ftrace_regs *fregs)
+static void notrace wpstat_entry(WPSTAT_FTRACE_CB_PROTO)
 {
-	int bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	int bit = wpstat_ftrace_trylock(ip, parent_ip);
 	struct pt_regs *args = wpstat_fregs_args(fregs);
 	int p;
 
@@ -453,7 +450,7 @@ static void notrace wpstat_entry(unsigned long ip, unsigned long parent_ip,
 		mkclean_enter(args);
 	else if (ip == wpstat_entry_ip[WPP_EVICT])
 		evict_enter(args);
-	ftrace_test_recursion_unlock(bit);
+	wpstat_ftrace_unlock(bit);
 }
 
 /* ---- kretprobes --------------------------------------------------------- */
@@ -497,7 +494,7 @@ static int mkclean_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 
 	wpstat_hit(WPP_MKCLEAN);
 	if (READ_ONCE(wpstat_counting_level) != WPL_TIMING ||
-	    !mkclean_key(wpstat_folio_arg(regs), key))
+	    !mkclean_key(regs, key))
 		return 1;
 	mkclean_count(key);
 	return 0;
@@ -628,7 +625,7 @@ static void notrace tp_wait_writeback(WPSTAT_TP_FOLIO_PROTO)
 		return;
 	r = wpstat_lookup(&key);
 	wpstat_add(r, WPC_WB_WAITS, 1);
-	kind = wait_classify(mapping_stable_writes(mapping));
+	kind = wait_classify(wpstat_mapping_stable_writes(mapping));
 	if (kind == WPW_OTHER)
 		return;
 	if (kind == WPW_STABLE) {
@@ -710,8 +707,8 @@ static void notrace tp_process_exit(WPSTAT_TP_EXIT_PROTO)
  */
 static void __maybe_unused wpstat_check_tp_types(void)
 {
-	check_trace_callback_type_writeback_dirty_folio(tp_dirty_folio);
-	check_trace_callback_type_folio_wait_writeback(tp_wait_writeback);
+	wpstat_check_tp_type(WPSTAT_TP_DIRTY, tp_dirty_folio);
+	wpstat_check_tp_type(WPSTAT_TP_WAIT, tp_wait_writeback);
 	check_trace_callback_type_balance_dirty_pages(tp_balance_dirty_pages);
 	check_trace_callback_type_writeback_start(tp_wb_start);
 	check_trace_callback_type_writeback_written(tp_wb_written);
@@ -742,8 +739,7 @@ const struct wpstat_handler_set wpstat_handlers[WPP_NR] = {
 
 /* ---- floor mode: the same attachments, empty handlers ------------------ */
 
-static void notrace floor_entry(unsigned long ip, unsigned long parent_ip,
-				struct ftrace_ops *op, struct ftrace_regs *fregs)
+static void notrace floor_entry(WPSTAT_FTRACE_CB_PROTO)
 {
 }
 
@@ -822,13 +818,15 @@ int wpstat_handlers_init(void)
 {
 	int ret;
 
-	ret = wpstat_symbol_range((unsigned long)folio_wait_writeback,
+	ret = wpstat_symbol_range((unsigned long)WPSTAT_FN_WAIT_WRITEBACK,
 				  &fww_range);
 	if (!ret)
-		ret = wpstat_symbol_range((unsigned long)folio_wait_stable,
+		ret = wpstat_symbol_range((unsigned long)WPSTAT_TARGET_STABLE,
 					  &fws_range);
 	if (ret) {
-		pr_err("cannot find folio_wait_writeback/folio_wait_stable in kallsyms\n");
+		pr_err("cannot find %s/%s in kallsyms\n",
+		       __stringify(WPSTAT_FN_WAIT_WRITEBACK),
+		       __stringify(WPSTAT_TARGET_STABLE));
 		return ret;
 	}
 	wpstat_bdp_record = alloc_percpu(struct wpstat_bdp_record);

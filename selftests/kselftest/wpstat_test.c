@@ -513,11 +513,45 @@ int sh(const char *fmt, ...)
 	return system(cmd);
 }
 
+#define NULLB_CONFIG	"/sys/kernel/config/nullb/nullb0"
+
 void slowdev_down(void)
 {
 	sh("umount " SLOW_DIR " 2>/dev/null; "
 	   "dmsetup remove --noudevsync wpslow 2>/dev/null; "
+	   "rmdir " NULLB_CONFIG " 2>/dev/null; "
 	   "rmmod null_blk 2>/dev/null");
+}
+
+/*
+ * /dev/nullb0, 1 GiB in memory with 4 KiB blocks, and @params ("k=v ...",
+ * null_blk's names).  As module parameters where memory_backed is one;
+ * through configfs otherwise (5.10 has it only there), where the same
+ * names are attributes, but for max_sectors (5.10: none; the queue's
+ * max_sectors_kb then).
+ */
+static int nullb_up(const char *params)
+{
+	if (sh("modprobe null_blk nr_devices=0"))
+		return -1;
+	if (!sh("test -e /sys/module/null_blk/parameters/memory_backed")) {
+		sh("rmmod null_blk");
+		return sh("modprobe null_blk nr_devices=1 memory_backed=1 gb=1 bs=4096 %s",
+			  params);
+	}
+	return sh("d=" NULLB_CONFIG "; ms=; "
+		  "{ mountpoint -q /sys/kernel/config || "
+		  "mount -t configfs none /sys/kernel/config; } && mkdir $d && "
+		  "echo 1 > $d/memory_backed && echo 1024 > $d/size && "
+		  "echo 4096 > $d/blocksize && "
+		  "for kv in %s; do "
+		  "case $kv in max_sectors=*) [ -e $d/max_sectors ] || "
+		  "{ ms=${kv#*=}; continue; } ;; esac; "
+		  "echo ${kv#*=} > $d/${kv%%%%=*} || exit 1; done && "
+		  "echo 1 > $d/power && "
+		  "{ [ -z \"$ms\" ] || "
+		  "echo $((ms / 2)) > /sys/block/nullb0/queue/max_sectors_kb; }",
+		  params);
 }
 
 int slowdev_up(const char *fs, const char *params, int write_delay_ms,
@@ -527,8 +561,7 @@ int slowdev_up(const char *fs, const char *params, int write_delay_ms,
 	struct stat st;
 
 	slowdev_down();
-	if (sh("modprobe null_blk nr_devices=1 memory_backed=1 gb=1 bs=4096 %s",
-	       params))
+	if (nullb_up(params))
 		return -1;
 	if (sh("mkfs.%s -q %s /dev/nullb0 >/dev/null 2>&1", fs,
 	       !strcmp(fs, "ext4") ? "-F -E lazy_itable_init=1,lazy_journal_init=1" : "-f"))
