@@ -14,16 +14,20 @@ import sys
 import datetime
 
 PREDICTIONS = [
-    ("1", "ext4: pass 1 takes N first-write mkwrites and N ratelimited calls "
-          "from faults; msync(MS_SYNC) write-protects N PTEs; pass 2 takes N "
-          "write-protect mkwrites; pass 3 without writeback takes nothing.",
+    ("1", "ext4: pass 1 takes one first-write mkwrite and one ratelimited "
+          "call per fault (N on order-0 folios; one per folio where a fault "
+          "maps a whole large folio, 7.2: the test counts the stores that "
+          "found no PTE and the folios); msync(MS_SYNC) cleans each folio "
+          "once and write-protects N PTEs; pass 2 takes N write-protect "
+          "mkwrites; pass 3 without writeback takes nothing.",
      "do_shared_fault -> do_page_mkwrite (vmf->pte NULL) -> finish_fault -> "
      "fault_dirty_shared_page; folio_clear_dirty_for_io -> folio_mkclean; "
      "do_wp_page -> wp_page_shared -> do_page_mkwrite (vmf->pte set)",
      [r"pred\.ext4\.store_msync_store_store", r"ext4 mmap: first pass"]),
-    ("2", "The same per page on btrfs and xfs; xfs may clean several pages "
-          "per folio_mkclean (large folios), btrfs calls folio_mkclean twice "
-          "per folio, but mkclean_ptes is N on both.",
+    ("2", "The same on btrfs and xfs, folio by folio: xfs cleans and "
+          "dirties large folios (counted in the test), btrfs calls "
+          "folio_mkclean twice per folio (6.1, 6.12) or 3n - 1 times for a "
+          "range of n folios (7.2), but mkclean_ptes is N on both.",
      "mapping_set_large_folios (xfs); extent_write_cache_pages + "
      "extent_writepage_io -> btrfs_folio_clear_dirty (btrfs)",
      [r"pred\.(xfs|btrfs)\.store_msync_store_store", r"^(xfs|btrfs):"]),
@@ -267,6 +271,16 @@ def main():
           "`selftests/bats/predictions.bats`, `wpstat_fs.c`, `wpstat_fuse.c`, `wpstat_nfs.c` and "
           "`selftests/clients/wpstat_lmdb.c`; "
           "the Java clients (`make clients`) are in docs/clients/.\n")
+    print("The analysis was written against Linux 5.4.  The 5.10 column "
+          "is the most literal check of it: the same page-era paths "
+          "(`page_mkclean`, `wait_for_stable_page`, "
+          "`balance_dirty_pages_ratelimited`).  Where 5.10, 6.x and 7.2 "
+          "differ, the test states each kernel's number and the function "
+          "it comes from.  Kernels other than the newest bookworm 6.12 run "
+          "the kernel-facing suites only, so a test of another suite shows "
+          "\"not run\" there, as does a suite not yet ready on that "
+          "kernel (scripts/check/not-yet.txt).  What holds page by "
+          "page and what folio by folio: predictions 1 and 2.\n")
     matrix = filesystem_matrix()
     if matrix:
         print("## Filesystems: what each counter shows\n")
