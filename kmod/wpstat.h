@@ -402,6 +402,8 @@ int wpstat_handlers_init(void);
 void wpstat_handlers_exit(void);
 u64 wpstat_stable_sites_overflow(void);
 u64 wpstat_bdp_unattributed(void);
+u64 wpstat_wb_work_checked(void);
+bool wpstat_wb_work_off(void);
 
 /* ---- wpstat_attach.c ---------------------------------------------------- */
 int wpstat_attach_init(void);

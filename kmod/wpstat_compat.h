@@ -15,8 +15,11 @@
 #include <linux/ftrace.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
+#include <linux/backing-dev-defs.h>
+#include <linux/fs.h>
 #include <linux/pagemap.h>
 #include <linux/sched.h>
+#include <linux/uaccess.h>
 #include <linux/writeback.h>
 #include <asm/syscall.h>
 #ifdef WPSTAT_HAVE_FTRACE_RECURSION_TRYLOCK
@@ -220,6 +223,19 @@ wpstat_mapping_of(const unsigned long m)
 #define wpstat_mkclean_mapping(p)					\
 	wpstat_page_file_mapping((struct page *)wpstat_arg(p, 0))
 #endif
+
+/*
+ * The pages of that folio (mkclean_pages, dirtied_pages): a large folio
+ * is cleaned and dirtied at once.  5.10 passes the head page of a
+ * compound page, or a lone page.
+ */
+#ifdef WPSTAT_HAVE_FOLIO_MKCLEAN
+#define wpstat_mkclean_nr_pages(p)					\
+	folio_nr_pages((struct folio *)wpstat_arg(p, 0))
+#else
+#define wpstat_mkclean_nr_pages(p)					\
+	thp_nr_pages((struct page *)wpstat_arg(p, 0))
+#endif
 #ifdef WPSTAT_HAVE_FOLIO_WAIT_STABLE
 #define wpstat_stable_mapping(p)					\
 	wpstat_folio_file_mapping((struct folio *)wpstat_arg(p, 0))
@@ -317,17 +333,21 @@ struct dirty_throttle_control;
 #ifdef WPSTAT_HAVE_TP_DIRTY_FOLIO
 #define WPSTAT_TP_FOLIO_PROTO						\
 	void *data, struct folio *folio, struct address_space *mapping
+#define wpstat_tp_folio_nr_pages(folio)	folio_nr_pages(folio)
 #else
 #define WPSTAT_TP_FOLIO_PROTO						\
 	void *data, struct page *folio, struct address_space *mapping
+#define wpstat_tp_folio_nr_pages(page)	thp_nr_pages(page)
 #endif
 
 /*
  * writeback:writeback_start and writeback:writeback_written, traced by a
  * flusher in wb_writeback() around each pass that writes pages.  struct
- * wb_writeback_work is private to fs/fs-writeback.c; its head up to
- * reason is the same on 6.1 and 6.12 (nr_pages, sb, sync_mode, one
- * unsigned int of bit fields, reason), and only reason is read.
+ * wb_writeback_work is private to fs/fs-writeback.c, so no header can
+ * be probed for it: its head up to reason is the same from 5.10 to 7.2
+ * (nr_pages, sb, sync_mode, six one-bit fields, reason), and only reason
+ * is read, after wpstat_wb_work_plausible() has checked that the head
+ * holds what the kernel puts there.
  */
 struct wb_writeback_work;
 #define WPSTAT_TP_WB_WORK_PROTO						\
@@ -341,11 +361,45 @@ struct wpstat_wb_work_head {
 	enum wb_reason reason;
 };
 
+#define WPSTAT_WB_FOR_KUPDATE	BIT(1)
+#define WPSTAT_WB_FOR_BACKGROUND	BIT(3)
+#define WPSTAT_WB_FOR_SYNC	BIT(4)
+#define WPSTAT_WB_BITS		(BIT(6) - 1)
+
+/*
+ * Whether @work's head reads as the kernel fills it: a sync mode, no bit
+ * past the six flags, a reason in range, the flags that only one reason
+ * or mode sets (for_kupdate: the periodic pass; for_background: the
+ * background pass; for_sync: sync(2), WB_SYNC_ALL), and a superblock, if
+ * any, of @wb's device (read without faulting).  A layout change moves
+ * these fields, and one pass that fails turns the reason off for good.
+ */
+static inline bool wpstat_wb_work_plausible(const struct bdi_writeback *wb,
+					    const struct wb_writeback_work *work)
+{
+	const struct wpstat_wb_work_head *h = (const void *)work;
+	unsigned int mode = READ_ONCE(h->sync_mode);
+	unsigned int reason = READ_ONCE(h->reason);
+	unsigned int bits = READ_ONCE(h->bits);
+	struct super_block *sb = READ_ONCE(h->sb);
+	struct backing_dev_info *bdi;
+
+	if (mode > WB_SYNC_ALL || bits & ~WPSTAT_WB_BITS ||
+	    reason >= WB_REASON_MAX)
+		return false;
+	if ((bits & WPSTAT_WB_FOR_KUPDATE && reason != WB_REASON_PERIODIC) ||
+	    (bits & WPSTAT_WB_FOR_BACKGROUND && reason != WB_REASON_BACKGROUND) ||
+	    (bits & WPSTAT_WB_FOR_SYNC && mode != WB_SYNC_ALL))
+		return false;
+	if (!sb)
+		return true;
+	return !copy_from_kernel_nofault(&bdi, &sb->s_bdi, sizeof(bdi)) &&
+	       bdi == wb->bdi;
+}
+
 static inline int wpstat_wb_work_reason(const struct wb_writeback_work *work)
 {
-	int reason = READ_ONCE(((const struct wpstat_wb_work_head *)work)->reason);
-
-	return reason >= 0 && reason < WB_REASON_MAX ? reason : -1;
+	return READ_ONCE(((const struct wpstat_wb_work_head *)work)->reason);
 }
 
 /*

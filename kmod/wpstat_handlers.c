@@ -332,11 +332,13 @@ static enum wpstat_counter mkclean_trigger(void)
 	return WPC_MKCLEAN_OTHER;
 }
 
-static __always_inline void mkclean_count(const struct wpstat_key *key)
+static __always_inline void mkclean_count(const struct wpstat_key *key,
+					  struct pt_regs *args)
 {
 	struct wpstat_ref r = wpstat_lookup(key);
 
 	wpstat_add(r, WPC_MKCLEAN_CALLS, 1);
+	wpstat_add(r, WPC_MKCLEAN_PAGES, wpstat_mkclean_nr_pages(args));
 	wpstat_add(r, mkclean_trigger(), 1);
 }
 
@@ -347,7 +349,7 @@ static __always_inline void mkclean_enter(struct pt_regs *args)
 	wpstat_hit(WPP_MKCLEAN);
 	if (READ_ONCE(wpstat_counting_level) == WPL_COUNTS &&
 	    mkclean_key(args, &key))
-		mkclean_count(&key);
+		mkclean_count(&key, args);
 }
 
 static __always_inline void stable_enter(unsigned long parent_ip,
@@ -496,7 +498,7 @@ static int mkclean_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	if (READ_ONCE(wpstat_counting_level) != WPL_TIMING ||
 	    !mkclean_key(regs, key))
 		return 1;
-	mkclean_count(key);
+	mkclean_count(key, regs);
 	return 0;
 }
 NOKPROBE_SYMBOL(mkclean_entry);
@@ -604,12 +606,16 @@ NOKPROBE_SYMBOL(wait_bit_return);
 
 static void notrace tp_dirty_folio(WPSTAT_TP_FOLIO_PROTO)
 {
+	struct wpstat_ref r;
 	struct wpstat_key key;
 
 	wpstat_hit(WPP_TP_DIRTY);
 	/* Folios are dirtied by whoever writes: the task filter applies. */
-	if (wpstat_want_task() && wpstat_key_of_mapping(mapping, &key))
-		wpstat_count(&key, WPC_DIRTIED, 1);
+	if (wpstat_want_task() && wpstat_key_of_mapping(mapping, &key)) {
+		r = wpstat_lookup(&key);
+		wpstat_add(r, WPC_DIRTIED, 1);
+		wpstat_add(r, WPC_DIRTIED_PAGES, wpstat_tp_folio_nr_pages(folio));
+	}
 }
 
 /* Traced once per loop in folio_wait_writeback(), right before it sleeps. */
@@ -668,6 +674,38 @@ static void notrace tp_balance_dirty_pages(WPSTAT_TP_BDP_PROTO)
 	}
 }
 
+/*
+ * Flusher passes whose work item's head was checked (plausible), and
+ * whether one was not: then no reason is read again until unload, and
+ * the flusher's mkcleans count as mkclean_other.
+ */
+static atomic64_t wb_work_checked = ATOMIC64_INIT(0);
+static bool wb_work_off;
+
+u64 wpstat_wb_work_checked(void)
+{
+	return atomic64_read(&wb_work_checked);
+}
+
+bool wpstat_wb_work_off(void)
+{
+	return READ_ONCE(wb_work_off);
+}
+
+static int notrace wb_work_reason(struct bdi_writeback *wb,
+				  struct wb_writeback_work *work)
+{
+	if (READ_ONCE(wb_work_off))
+		return -1;
+	if (!wpstat_wb_work_plausible(wb, work)) {
+		WRITE_ONCE(wb_work_off, true);
+		pr_warn_once("struct wb_writeback_work: unknown layout, the flusher's reasons are off (mkclean_other)\n");
+		return -1;
+	}
+	atomic64_inc(&wb_work_checked);
+	return wpstat_wb_work_reason(work);
+}
+
 /* A flusher starts a pass: its reason is the trigger of its mkcleans. */
 static void notrace tp_wb_start(WPSTAT_TP_WB_WORK_PROTO)
 {
@@ -678,7 +716,7 @@ static void notrace tp_wb_start(WPSTAT_TP_WB_WORK_PROTO)
 	if (!c)
 		return;
 	c->active |= WPT_WB;
-	c->wb_reason = wpstat_wb_work_reason(work);
+	c->wb_reason = wb_work_reason(wb, work);
 }
 
 static void notrace tp_wb_written(WPSTAT_TP_WB_WORK_PROTO)

@@ -168,6 +168,8 @@ static int summary_show(struct seq_file *m, void *v)
 	seq_printf(m, "reclaimed_inodes %llu\n", reclaimed);
 	seq_printf(m, "compactions %llu\n", compactions);
 	seq_printf(m, "task_contexts_stale %llu\n", wpstat_tctx_stale_count());
+	seq_printf(m, "wb_work_checked %llu\n", wpstat_wb_work_checked());
+	seq_printf(m, "wb_work_layout_off %d\n", wpstat_wb_work_off());
 	wpstat_stalls_summary(m);
 	seq_puts(m, "histogram_scope ");
 	wpstat_hist_scope_show(m);

@@ -431,6 +431,9 @@ static void expect_passes(struct __test_metadata *_metadata,
 	EXPECT_EQ(shape->folios * passes, w->mkclean_calls);
 	EXPECT_EQ(faults, w->stable_calls);
 	EXPECT_EQ(shape->folios * passes, w->dirtied);
+	/* The folios tile the file: their pages are the file's. */
+	EXPECT_EQ(npages * passes, w->mkclean_pages);
+	EXPECT_EQ(npages * passes, w->dirtied_pages);
 	EXPECT_EQ(faults, w->bdp_calls);
 	EXPECT_EQ(faults, w->bdp_fault_calls);
 	EXPECT_EQ(0, w->stable_waits);

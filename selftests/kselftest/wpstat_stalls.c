@@ -220,9 +220,13 @@ static int64_t column(const struct wps *w, const char *name)
 
 TEST_F_TIMEOUT(trigger, every_clean_has_its_trigger, 120)
 {
+	bool flusher = variant->how == T_SYNC || variant->how == T_SYNCFS ||
+		       variant->how == T_PERIODIC;
+	int64_t checked = wps_summary("wb_work_checked");
 	struct wps before, after, d;
 	int i;
 
+	ASSERT_LE(0, checked);
 	if (variant->how == T_PERIODIC)
 		ASSERT_EQ(0, sh("sysctl -q vm.dirty_expire_centisecs=100 "
 				"vm.dirty_writeback_centisecs=100"));
@@ -266,6 +270,14 @@ TEST_F_TIMEOUT(trigger, every_clean_has_its_trigger, 120)
 		  d.mkclean_sync_file_range + d.mkclean_sync +
 		  d.mkclean_flusher_periodic + d.mkclean_flusher_background +
 		  d.mkclean_reclaim + d.mkclean_other);
+	/*
+	 * A flusher pass's reason comes from struct wb_writeback_work,
+	 * private to fs/fs-writeback.c: the module read it only after the
+	 * pass's work item passed its layout check (kmod/wpstat_compat.h).
+	 */
+	if (flusher)
+		EXPECT_LT(checked, wps_summary("wb_work_checked"));
+	EXPECT_EQ(0, wps_summary("wb_work_layout_off"));
 }
 
 /* ---- S3: 4 processes x 2 files add up to the inode totals ----------------- */
