@@ -102,7 +102,12 @@ static int control_hist_inode(char *arg, struct wpstat_hist_scope *scope)
 	return 0;
 }
 
-/* "path FILE": the file's inode as the kernel names it (an absolute path). */
+/*
+ * "path FILE": the file's inode as the kernel names it (an absolute path).
+ * The inode events count on: d_real_inode() is overlayfs's upper (or, not
+ * yet copied up, lower) inode, not the overlay's own.  Called without the
+ * control mutex: a lookup that hangs (FUSE, NFS) holds up only its writer.
+ */
 static int control_hist_path(const char *path, struct wpstat_hist_scope *scope)
 {
 	struct inode *inode;
@@ -114,7 +119,7 @@ static int control_hist_path(const char *path, struct wpstat_hist_scope *scope)
 	ret = kern_path(path, LOOKUP_FOLLOW, &p);
 	if (ret)
 		return ret;
-	inode = d_inode(p.dentry);
+	inode = d_real_inode(p.dentry);
 	scope->kind = WPHS_INODE;
 	scope->dev = inode->i_sb->s_dev;
 	scope->ino = inode->i_ino;
@@ -168,20 +173,13 @@ static int control_filter_pid(const char *arg)
 	return 0;
 }
 
+static const char hist_path[] = "histogram path ";
+
 static int control_exec(char *cmd)
 {
-	static const char hist_path[] = "histogram path ";
-	struct wpstat_hist_scope scope;
 	char *words[4];
-	int n = 0, ret;
+	int n = 0;
 	char *w;
-
-	/* The one command whose argument may hold spaces: the rest is a path. */
-	if (!strncmp(cmd, hist_path, sizeof(hist_path) - 1)) {
-		ret = control_hist_path(skip_spaces(cmd + sizeof(hist_path) - 1),
-					&scope);
-		return ret ? ret : wpstat_hist_set_scope(&scope);
-	}
 
 	while ((w = strsep(&cmd, " \t")) != NULL) {
 		if (!*w)
@@ -232,7 +230,8 @@ static int control_exec(char *cmd)
 static ssize_t control_write(struct file *file, const char __user *ubuf,
 			     size_t len, loff_t *ppos)
 {
-	char *buf;
+	struct wpstat_hist_scope scope;
+	char *buf, *cmd;
 	size_t i;
 	int ret;
 
@@ -256,9 +255,21 @@ static ssize_t control_write(struct file *file, const char __user *ubuf,
 			return -EINVAL;
 		}
 	}
-	mutex_lock(&wpstat_control_mutex);
-	ret = control_exec(strim(buf));
-	mutex_unlock(&wpstat_control_mutex);
+	cmd = strim(buf);
+	/* The one command whose argument may hold spaces: the rest is a path. */
+	if (!strncmp(cmd, hist_path, sizeof(hist_path) - 1)) {
+		ret = control_hist_path(skip_spaces(cmd + sizeof(hist_path) - 1),
+					&scope);
+		if (!ret) {
+			mutex_lock(&wpstat_control_mutex);
+			ret = wpstat_hist_set_scope(&scope);
+			mutex_unlock(&wpstat_control_mutex);
+		}
+	} else {
+		mutex_lock(&wpstat_control_mutex);
+		ret = control_exec(cmd);
+		mutex_unlock(&wpstat_control_mutex);
+	}
 	kfree(buf);
 	return ret ? ret : len;
 }
