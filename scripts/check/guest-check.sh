@@ -11,6 +11,8 @@
 # WPSTAT_SKIP_SUITES: suites (as above, with @LEVEL where not counts) left
 # out of the default list, space-separated; scripts/check/check-debug.sh
 # leaves out bats:experiment.
+# WPSTAT_KSFT_ARGS: arguments for every kselftest binary, e.g. "-f churn"
+# (the harness's fixture, variant and test filters) to run one test.
 # WPSTAT_SUITE_SET=kernel: the default list is only the suites that check
 # what the kernel does ($kernel_suites, $kernel_timing_suites): make check
 # runs them on every kernel and everything on one.
@@ -151,7 +153,7 @@ for s in "${suites[@]}"; do
 	fi
 	budget=$(budget_of "${s%@counts}")
 	case $s in
-	ksft:*) cmd=(bash -c 'cd /tmp && exec "$0"' "$top/build/selftests/$name") ;;
+	ksft:*) cmd=(bash -c 'cd /tmp && exec "$0" "$@"' "$top/build/selftests/$name" ${WPSTAT_KSFT_ARGS:-}) ;;
 	# bats:clients/NAME: a suite outside selftests/bats (make clients).
 	bats:*/*) cmd=(bats --tap "$top/selftests/$name.bats") ;;
 	bats:*) cmd=(bats --tap "$top/selftests/bats/$name.bats") ;;
