@@ -94,8 +94,10 @@ struct wpstat_entry {
 };
 
 /*
- * Per-CPU sums that belong to one table, so a reset swaps them too.  For
- * a WPK_MAX counter each CPU keeps its own maximum.
+ * Per-CPU sums that belong to one table and the tables compaction builds
+ * from it, so a reset swaps them too but a compaction never moves them:
+ * totals only grow between resets.  For a WPK_MAX counter each CPU keeps
+ * its own maximum.
  */
 struct wpstat_sums {
 	u64 total[WPC_NR];
@@ -146,10 +148,13 @@ struct wpstat_gone {
  * table under RCU (wpstat_table.c).  Readers pin the table they started
  * on with a reference, so a swap during a long read cannot mix two tables.
  */
+struct wpstat_sums_owner;
+
 struct wpstat_table {
 	struct kref ref;
 	u32 max_entries;
 	u32 index_mask;
+	u32 seed;			/* of the index hash */
 	atomic_t nr_reserved;		/* entries handed out */
 	atomic_t nr_tracked;		/* of them published */
 	atomic_t nr_evicted;		/* of them marked gone */
@@ -158,6 +163,7 @@ struct wpstat_table {
 	struct wpstat_entry *entries;
 	struct wpstat_gone *gone;	/* [WPSTAT_GONE_DEVS] */
 	struct wpstat_sums __percpu *sums;
+	struct wpstat_sums_owner *sums_owner;	/* shared by compactions */
 };
 
 /* Where a handler's event is counted: a table, and a row or none. */
@@ -289,6 +295,7 @@ void wpstat_hist_scope_show(struct seq_file *m);
 int wpstat_hist_read(struct wpstat_hist_counts *sum);
 void wpstat_mark_gone(const struct wpstat_key *key);
 u64 wpstat_sums_read(struct wpstat_table *t, size_t offset, bool max);
+u64 wpstat_table_swap_count(void);
 #define WPSTAT_SUMS(t, field) \
 	wpstat_sums_read(t, offsetof(struct wpstat_sums, field), false)
 /* Counter @c's per-CPU @array (total or untracked), merged as @c merges. */
@@ -345,6 +352,8 @@ struct wpstat_tctx {
 	struct wpstat_key bdp_key;
 	u64 pause_start;	/* ns; 0 when not in a throttle pause */
 	const void *wait_folio;	/* the folio of a WPT_WAIT wait: identity */
+	unsigned long wait_switches; /* the task's switches when announced */
+	bool wait_entered;	/* folio_wait_bit() entered for it */
 	struct wpstat_key wait_key;
 	u64 start;		/* the owner's start_time: a reused task_struct differs */
 };
@@ -356,6 +365,7 @@ struct wpstat_tctx *wpstat_tctx_get(void);
 void wpstat_tctx_put(struct wpstat_tctx *c, unsigned int bit);
 u64 wpstat_tctx_exhausted(void);
 u64 wpstat_tctx_stale_count(void);
+u64 wpstat_tctx_stale_waits(void);
 void wpstat_tctx_exit_task(void);
 
 /* ---- wpstat_handlers.c -------------------------------------------------- */

@@ -267,6 +267,8 @@ static void wpstat_resolve_addresses(void)
 				    &wpstat_mkwrite_range);
 }
 
+#define WPSTAT_KRP_MAXACTIVE	max_t(int, 1024, 64 * num_possible_cpus())
+
 static int attach_mech(enum wpstat_probe_id p, enum wpstat_mech m)
 {
 	struct wpstat_probe *wp = &wpstat_probes[p];
@@ -286,8 +288,13 @@ static int attach_mech(enum wpstat_probe_id p, enum wpstat_mech m)
 		wp->krp.entry_handler = h->krp_entry;
 		wp->krp.handler = h->krp_return;
 		wp->krp.data_size = h->krp_data_size;
-		/* Handlers of sleeping functions stay in flight: size for it. */
-		wp->krp.maxactive = max_t(int, 64, 16 * num_possible_cpus());
+		/*
+		 * Handlers of sleeping functions stay in flight: one instance
+		 * per task asleep in do_page_mkwrite or balance_dirty_pages.
+		 * An entry with none left is not counted (missed_<probe>), so
+		 * size for a thousand sleepers (about 100 kB a probe).
+		 */
+		wp->krp.maxactive = WPSTAT_KRP_MAXACTIVE;
 		ret = register_kretprobe(&wp->krp);
 		break;
 	case WPM_TRACEPOINT:

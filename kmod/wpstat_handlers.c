@@ -534,13 +534,20 @@ static int bdp_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct wpstat_tctx *c;
 
 	wpstat_hit(WPP_BDP);
-	if (r->task != (unsigned long)current || !r->counted)
-		return 1;
-	if (r->switches != wpstat_task_switches(current)) {
-		/* Slept in between (cgroup wb creation): whose write is lost. */
-		atomic64_inc(&bdp_unattributed);
+	if (r->task != (unsigned long)current ||
+	    r->switches != wpstat_task_switches(current)) {
+		/*
+		 * The task left the CPU since its ratelimited call (it slept
+		 * creating a cgroup wb, or was preempted and another task's
+		 * call took the record): whose write this is, is lost, and
+		 * said so if the task filter would have counted it.
+		 */
+		if (wpstat_want_task())
+			atomic64_inc(&bdp_unattributed);
 		return 1;
 	}
+	if (!r->counted)
+		return 1;
 	wpstat_count(&r->key, WPC_BDP_THROTTLED, 1);
 	c = wpstat_tctx_get();
 	if (!c || (c->active & WPT_BDP))
@@ -577,6 +584,7 @@ static int wait_bit_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	if (!c || !(c->active & WPT_WAIT) ||
 	    c->wait_folio != wpstat_wait_bit_folio(regs))
 		return 1;
+	c->wait_entered = true;
 	*(u64 *)ri->data = ktime_get_ns();
 	return 0;
 }
@@ -647,6 +655,8 @@ static void notrace tp_wait_writeback(WPSTAT_TP_FOLIO_PROTO)
 	if (!c)
 		return;
 	c->active |= WPT_WAIT;
+	c->wait_entered = false;
+	c->wait_switches = wpstat_task_switches(current);
 	c->wait_stable = kind == WPW_STABLE;
 	c->wait_folio = folio;
 	c->wait_key = key;

@@ -47,16 +47,23 @@ static void *inodes_find(struct wpstat_table *t, loff_t *pos)
 	return NULL;
 }
 
-/* The whole read walks the table pinned at open (inodes_open). */
+/*
+ * A read pass walks one table, pinned at its start (the header, *pos 0:
+ * the first read, or after a seek to 0) and let go at its end, so a
+ * poller that keeps its descriptor reads the current table every pass
+ * and holds none between passes.
+ */
 static void *inodes_start(struct seq_file *m, loff_t *pos)
 {
-	struct wpstat_table *t = m->private;
-
-	if (!t)
+	if (*pos == 0) {
+		wpstat_table_put(m->private);
+		m->private = wpstat_table_pin();
+	}
+	if (!m->private)
 		return NULL;
 	if (*pos == 0)
 		return SEQ_START_TOKEN;
-	return inodes_find(t, pos);
+	return inodes_find(m->private, pos);
 }
 
 static void *inodes_next(struct seq_file *m, void *v, loff_t *pos)
@@ -67,6 +74,10 @@ static void *inodes_next(struct seq_file *m, void *v, loff_t *pos)
 
 static void inodes_stop(struct seq_file *m, void *v)
 {
+	if (!v && m->private) {		/* the end of the pass */
+		wpstat_table_put(m->private);
+		m->private = NULL;
+	}
 }
 
 static int inodes_show(struct seq_file *m, void *v)
@@ -100,12 +111,7 @@ static const struct seq_operations inodes_seq_ops = {
 
 static int inodes_open(struct inode *inode, struct file *file)
 {
-	int ret = seq_open(file, &inodes_seq_ops);
-
-	if (!ret)
-		((struct seq_file *)file->private_data)->private =
-			wpstat_table_pin();
-	return ret;
+	return seq_open(file, &inodes_seq_ops);
 }
 
 static int inodes_release(struct inode *inode, struct file *file)
@@ -167,7 +173,10 @@ static int summary_show(struct seq_file *m, void *v)
 	seq_printf(m, "gone_marked_inodes %u\n", evicted);
 	seq_printf(m, "reclaimed_inodes %llu\n", reclaimed);
 	seq_printf(m, "compactions %llu\n", compactions);
+	seq_printf(m, "table_swaps %llu\n", wpstat_table_swap_count());
 	seq_printf(m, "task_contexts_stale %llu\n", wpstat_tctx_stale_count());
+	seq_printf(m, "task_context_waits_dropped %llu\n",
+		   wpstat_tctx_stale_waits());
 	seq_printf(m, "wb_work_checked %llu\n", wpstat_wb_work_checked());
 	seq_printf(m, "wb_work_layout_off %d\n", wpstat_wb_work_off());
 	wpstat_stalls_summary(m);

@@ -13,12 +13,14 @@
  * the same inode is read back and counts again.  When the table runs short
  * of room (an eighth left, or an insert failed), or a quarter of a
  * half-full table is marked, compaction (process context,
- * wpstat_compact()) builds a new
+ * wpstat_compact(); at most once a second, for a 64th of the table or a
+ * full one) builds a new
  * table with the live rows, swaps it in, waits for a grace period, then
  * adds every count of the old table that the new one lacks: live rows
  * keep every count, marked rows are folded into their filesystem's "gone"
- * totals, and the sums carry over.  Counts of live tracked inodes never
- * change because of it.
+ * totals.  The per-CPU sums are shared by the two tables, never moved, so
+ * no total a reader sees ever goes back.  Counts of live tracked inodes
+ * never change because of it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -28,6 +30,7 @@
 #include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
@@ -40,6 +43,12 @@
 
 unsigned int wpstat_max_inodes = 65536;
 struct wpstat_table __rcu *wpstat_table;
+/*
+ * The table a compaction is moving rows out of, from just before the swap
+ * until every row is moved: an inode destroyed meanwhile is marked in it
+ * too, since its row may be moved after the new table was looked in.
+ */
+static struct wpstat_table __rcu *wpstat_table_moving;
 static DEFINE_MUTEX(wpstat_table_mutex);	/* serialises table swaps */
 struct wpstat_probe_stats __percpu *wpstat_probe_stats;
 
@@ -84,14 +93,30 @@ size_t wpstat_entry_bytes(void)
 	return sizeof(struct wpstat_entry) + 2 * sizeof(u32);
 }
 
+/* The per-CPU sums of a table and of every table compacted from it. */
+struct wpstat_sums_owner {
+	struct kref ref;
+	struct wpstat_sums __percpu *sums;
+};
+
+static void wpstat_sums_release(struct kref *ref)
+{
+	struct wpstat_sums_owner *o =
+		container_of(ref, struct wpstat_sums_owner, ref);
+
+	free_percpu(o->sums);
+	kfree(o);
+}
+
 static void wpstat_table_release(struct kref *ref)
 {
 	struct wpstat_table *t = container_of(ref, struct wpstat_table, ref);
 
-	free_percpu(t->sums);
+	if (t->sums_owner)
+		kref_put(&t->sums_owner->ref, wpstat_sums_release);
 	kfree(t->gone);
-	vfree(t->entries);
-	vfree(t->index);
+	kvfree(t->entries);
+	kvfree(t->index);
 	kfree(t);
 }
 
@@ -102,25 +127,49 @@ void wpstat_table_put(struct wpstat_table *t)
 		kref_put(&t->ref, wpstat_table_release);
 }
 
-static struct wpstat_table *wpstat_table_alloc(u32 max_entries)
+/*
+ * An empty table with @from's sums (compaction), or fresh ones (NULL).
+ * Compaction's rebuild is an optimisation: it gives up rather than push
+ * the system into reclaim (__GFP_NORETRY), and is tried again later.
+ */
+static struct wpstat_table *wpstat_table_alloc(u32 max_entries,
+					       struct wpstat_table *from)
 {
-	struct wpstat_table *t;
+	gfp_t gfp = GFP_KERNEL | __GFP_ZERO | (from ? __GFP_NORETRY : 0);
 	u32 index_size = roundup_pow_of_two(2 * max_entries);
+	struct wpstat_table *t;
 
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
 	if (!t)
 		return NULL;
 	kref_init(&t->ref);
+	/* Inode numbers are easy to choose (tmpfs): no fixed probe runs. */
+	t->seed = get_random_u32();
 	t->max_entries = max_entries;
 	t->index_mask = index_size - 1;
-	t->index = vzalloc(array_size(index_size, sizeof(u32)));
-	t->entries = vzalloc(array_size(max_entries, sizeof(struct wpstat_entry)));
+	t->index = kvmalloc(array_size(index_size, sizeof(u32)), gfp);
+	t->entries = kvmalloc(array_size(max_entries, sizeof(struct wpstat_entry)),
+			      gfp);
 	t->gone = kcalloc(WPSTAT_GONE_DEVS, sizeof(*t->gone), GFP_KERNEL);
-	t->sums = alloc_percpu(struct wpstat_sums);
-	if (!t->index || !t->entries || !t->gone || !t->sums) {
+	if (from) {
+		t->sums_owner = from->sums_owner;
+		kref_get(&t->sums_owner->ref);
+	} else {
+		t->sums_owner = kzalloc(sizeof(*t->sums_owner), GFP_KERNEL);
+		if (t->sums_owner) {
+			kref_init(&t->sums_owner->ref);
+			t->sums_owner->sums = alloc_percpu(struct wpstat_sums);
+			if (!t->sums_owner->sums) {
+				kfree(t->sums_owner);
+				t->sums_owner = NULL;
+			}
+		}
+	}
+	if (!t->index || !t->entries || !t->gone || !t->sums_owner) {
 		wpstat_table_put(t);
 		return NULL;
 	}
+	t->sums = t->sums_owner->sums;
 	return t;
 }
 
@@ -141,7 +190,8 @@ struct wpstat_table *wpstat_table_pin(void)
 /* ---- compaction, kicked from probe context ------------------------------ */
 
 static unsigned long wpstat_compact_pending;
-static struct work_struct wpstat_compact_work;
+static struct delayed_work wpstat_compact_work;
+static unsigned long wpstat_compact_last;	/* jiffies of the last run */
 static struct irq_work wpstat_compact_iw;
 
 /* Rows compaction would free: marked gone, or reserved and never published. */
@@ -153,10 +203,26 @@ static u32 wpstat_reclaimable(struct wpstat_table *t)
 	       atomic_read(&t->nr_tracked);
 }
 
-/* Any context: queue a compaction (irq_work, then a work item) once. */
-static void wpstat_compact_kick(struct wpstat_table *t)
+/*
+ * A rebuild copies the whole table (15 MB at the default size) under the
+ * mutex readers take: at most one a second, and only for a worthwhile
+ * reclaim, a 64th of the table, unless it is full.
+ */
+#define WPSTAT_COMPACT_INTERVAL	HZ
+
+static bool wpstat_compact_worthwhile(struct wpstat_table *t)
 {
-	if (!wpstat_reclaimable(t) ||
+	u32 reclaimable = wpstat_reclaimable(t);
+
+	return reclaimable &&
+	       (reclaimable >= max(t->max_entries / 64, 1U) ||
+		atomic_read(&t->nr_reserved) >= t->max_entries);
+}
+
+/* Any context: queue a compaction (irq_work, then a work item) once. */
+static void notrace wpstat_compact_kick(struct wpstat_table *t)
+{
+	if (!wpstat_compact_worthwhile(t) ||
 	    test_and_set_bit(0, &wpstat_compact_pending))
 		return;
 	irq_work_queue(&wpstat_compact_iw);
@@ -164,7 +230,11 @@ static void wpstat_compact_kick(struct wpstat_table *t)
 
 static void wpstat_compact_irq_work(struct irq_work *iw)
 {
-	queue_work(system_unbound_wq, &wpstat_compact_work);
+	unsigned long next = READ_ONCE(wpstat_compact_last) +
+			     WPSTAT_COMPACT_INTERVAL;
+
+	queue_delayed_work(system_unbound_wq, &wpstat_compact_work,
+			   time_before(jiffies, next) ? next - jiffies : 0);
 }
 
 /* ---- find or insert ------------------------------------------------------- */
@@ -174,12 +244,12 @@ static void wpstat_compact_irq_work(struct irq_work *iw)
  * allocation.  NULL when absent (!@insert), or when the table is full or
  * the probe run exhausted; a compaction is then kicked if it could help.
  */
-static struct wpstat_entry *wpstat_table_find(struct wpstat_table *t,
+static struct wpstat_entry *notrace wpstat_table_find(struct wpstat_table *t,
 					      const struct wpstat_key *key,
 					      bool insert)
 {
 	struct wpstat_entry *mine = NULL;
-	u32 h = jhash2((const u32 *)key, sizeof(*key) / sizeof(u32), 0);
+	u32 h = jhash2((const u32 *)key, sizeof(*key) / sizeof(u32), t->seed);
 	u32 i, slot_nr;
 
 	for (i = 0; i < WPSTAT_MAX_PROBE; i++) {
@@ -229,7 +299,7 @@ static struct wpstat_entry *wpstat_table_find(struct wpstat_table *t,
 }
 
 /* An event for a row marked gone: its inode is back (read in again). */
-void wpstat_revive(struct wpstat_table *t, struct wpstat_entry *e)
+void notrace wpstat_revive(struct wpstat_table *t, struct wpstat_entry *e)
 {
 	if (cmpxchg(&e->evicted, 1, 0) == 1)
 		atomic_dec(&t->nr_evicted);
@@ -241,7 +311,7 @@ struct wpstat_last __percpu *wpstat_last;
  * wpstat_lookup()'s slow path (wpstat.h has the fast one: the entry this
  * CPU found last): hash, find or insert, and remember the entry.
  */
-struct wpstat_ref wpstat_lookup_slow(struct wpstat_table *t,
+struct wpstat_ref notrace wpstat_lookup_slow(struct wpstat_table *t,
 				     const struct wpstat_key *key)
 {
 	struct wpstat_ref r = { t, NULL };
@@ -304,7 +374,7 @@ static void wpstat_hists_free_rcu(struct rcu_head *rcu)
 }
 
 /* Probe context: one duration of @key's file, if the scope wants it. */
-void wpstat_hist_add(enum wpstat_hist_id id, const struct wpstat_key *key,
+void notrace wpstat_hist_add(enum wpstat_hist_id id, const struct wpstat_key *key,
 		     u64 ns)
 {
 	struct wpstat_hists *h = rcu_dereference_sched(wpstat_hists);
@@ -388,13 +458,28 @@ int wpstat_hist_read(struct wpstat_hist_counts *sum)
  * Probe context: @key's inode is being destroyed.  Its row, if any, is
  * marked so that a compaction may fold it into the "gone" totals.
  */
-void wpstat_mark_gone(const struct wpstat_key *key)
+void notrace wpstat_mark_gone(const struct wpstat_key *key)
 {
 	struct wpstat_table *t = rcu_dereference_sched(wpstat_table);
+	struct wpstat_table *old = rcu_dereference_sched(wpstat_table_moving);
 	struct wpstat_entry *e;
 
 	if (!t)
 		return;
+	/*
+	 * A compaction is moving rows: mark the old row first, then look in
+	 * the new table.  The mover publishes the new row, then reads the
+	 * old row's mark (wpstat_move_row()): with a full barrier on each
+	 * side, one of the two sees the other's write.
+	 */
+	if (old && old != t) {
+		e = wpstat_table_find(old, key, false);
+		/* Pairs with the release in wpstat_table_find(). */
+		if (e && smp_load_acquire(&e->valid))
+			cmpxchg(&e->evicted, 0, 1);
+		/* Mark before look: pairs with wpstat_move_row()'s. */
+		smp_mb();
+	}
 	e = wpstat_table_find(t, key, false);
 	/* Pairs with the release in wpstat_table_find(): a published row. */
 	if (!e || !smp_load_acquire(&e->valid) || cmpxchg(&e->evicted, 0, 1))
@@ -443,11 +528,23 @@ u64 wpstat_probe_stat(size_t offset)
 
 /* ---- swapping tables: reset and compaction -------------------------------- */
 
+/*
+ * Resets and compactions since load: a reader of more than one file
+ * (inodes, then gone) that sees it unchanged read one table.
+ */
+static u64 wpstat_table_swaps;
+
+u64 wpstat_table_swap_count(void)
+{
+	return READ_ONCE(wpstat_table_swaps);
+}
+
 /* Swap in @new (mutex held); the old table once no handler can use it. */
 static struct wpstat_table *wpstat_table_swap(struct wpstat_table *new)
 {
 	struct wpstat_table *old;
 
+	WRITE_ONCE(wpstat_table_swaps, wpstat_table_swaps + 1);
 	old = rcu_replace_pointer(wpstat_table, new,
 				  lockdep_is_held(&wpstat_table_mutex));
 	/* Every handler runs with preemption disabled: an RCU reader. */
@@ -464,7 +561,7 @@ int wpstat_reset(void)
 	struct wpstat_table *new, *old;
 	int ret;
 
-	new = wpstat_table_alloc(wpstat_max_inodes);
+	new = wpstat_table_alloc(wpstat_max_inodes, NULL);
 	if (!new)
 		return -ENOMEM;
 	ret = wpstat_stalls_reset();
@@ -532,7 +629,7 @@ static void wpstat_move_row(struct wpstat_table *t, struct wpstat_entry *to,
 			 * @t is live and this unbound worker preemptible
 			 * (always so on PREEMPT_RT): no migration and no
 			 * other task's handler between the read and the
-			 * write of this CPU's sum, as in wpstat_move_sums().
+			 * write of this CPU's sum.
 			 */
 			preempt_disable();
 			u = this_cpu_ptr(&t->sums->untracked[c]);
@@ -540,29 +637,10 @@ static void wpstat_move_row(struct wpstat_table *t, struct wpstat_entry *to,
 			preempt_enable();
 		}
 	}
+	/* Pairs with wpstat_mark_gone(): the new row is published first. */
+	smp_mb();
 	if (to && READ_ONCE(e->evicted) && !cmpxchg(&to->evicted, 0, 1))
 		atomic_inc(&t->nr_evicted);
-}
-
-/* Merge the per-CPU sums of @from into @to (process context). */
-static void wpstat_move_sums(struct wpstat_table *to, struct wpstat_table *from)
-{
-	struct wpstat_sums *dst, *src;
-	int cpu, c;
-
-	preempt_disable();
-	dst = this_cpu_ptr(to->sums);
-	for_each_possible_cpu(cpu) {
-		src = per_cpu_ptr(from->sums, cpu);
-		for (c = 0; c < WPC_NR; c++) {
-			dst->total[c] = wpstat_merge(c, dst->total[c],
-						     src->total[c]);
-			dst->untracked[c] = wpstat_merge(c, dst->untracked[c],
-							 src->untracked[c]);
-		}
-		dst->untracked_events += src->untracked_events;
-	}
-	preempt_enable();
 }
 
 /*
@@ -571,7 +649,8 @@ static void wpstat_move_sums(struct wpstat_table *to, struct wpstat_table *from)
  * While the new table is built, events still land in the old one; after
  * the swap and a grace period the old table is final, and every count in
  * it that the new one lacks is added there.  Readers wait on the mutex, so
- * no reader sees a row between the swap and the transfer.
+ * no reader sees a row between the swap and the transfer; the summary
+ * reads the sums, which the new table shares with the old.
  */
 int wpstat_compact(void)
 {
@@ -582,9 +661,10 @@ int wpstat_compact(void)
 	mutex_lock(&wpstat_table_mutex);
 	old = rcu_dereference_protected(wpstat_table,
 					lockdep_is_held(&wpstat_table_mutex));
-	if (!old || !wpstat_reclaimable(old))
+	if (!old || !wpstat_compact_worthwhile(old))
 		goto out;
-	new = wpstat_table_alloc(old->max_entries);
+	WRITE_ONCE(wpstat_compact_last, jiffies);
+	new = wpstat_table_alloc(old->max_entries, old);
 	n0 = min_t(u32, atomic_read(&old->nr_reserved), old->max_entries);
 	map = kvcalloc(max_t(u32, n0, 1), sizeof(*map), GFP_KERNEL);
 	if (!new || !map) {
@@ -606,6 +686,7 @@ int wpstat_compact(void)
 	memcpy(new->gone, old->gone, WPSTAT_GONE_DEVS * sizeof(*new->gone));
 	new->compactions = old->compactions + 1;
 
+	rcu_assign_pointer(wpstat_table_moving, old);
 	wpstat_table_swap(new);
 
 	/* The old table is final: move what the new one does not have. */
@@ -624,7 +705,8 @@ int wpstat_compact(void)
 					&new->entries[map[i] - 1] : NULL, e);
 		cond_resched();
 	}
-	wpstat_move_sums(new, old);
+	RCU_INIT_POINTER(wpstat_table_moving, NULL);
+	synchronize_rcu();	/* no wpstat_mark_gone() still in @old */
 	kvfree(map);
 	wpstat_table_put(old);
 out:
@@ -648,10 +730,11 @@ int wpstat_table_init(void)
 	struct wpstat_table *t;
 
 	init_irq_work(&wpstat_compact_iw, wpstat_compact_irq_work);
-	INIT_WORK(&wpstat_compact_work, wpstat_compact_workfn);
+	INIT_DELAYED_WORK(&wpstat_compact_work, wpstat_compact_workfn);
+	wpstat_compact_last = jiffies - WPSTAT_COMPACT_INTERVAL;
 	wpstat_probe_stats = alloc_percpu(struct wpstat_probe_stats);
 	wpstat_last = alloc_percpu(struct wpstat_last);
-	t = wpstat_table_alloc(wpstat_max_inodes);
+	t = wpstat_table_alloc(wpstat_max_inodes, NULL);
 	hists = wpstat_hists_alloc(&all);
 	if (!wpstat_probe_stats || !wpstat_last || !t || !hists) {
 		pr_err("cannot allocate a table for %u inodes\n",
@@ -673,7 +756,7 @@ void wpstat_table_exit(void)
 	struct wpstat_table *t;
 
 	irq_work_sync(&wpstat_compact_iw);
-	cancel_work_sync(&wpstat_compact_work);
+	cancel_delayed_work_sync(&wpstat_compact_work);
 	t = rcu_dereference_protected(wpstat_table, 1);
 	RCU_INIT_POINTER(wpstat_table, NULL);
 	synchronize_rcu();

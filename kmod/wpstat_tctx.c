@@ -16,6 +16,7 @@
 #include <linux/slab.h>
 
 #include "wpstat.h"
+#include "wpstat_compat.h"
 
 #define WPSTAT_TCTX_BITS	11
 #define WPSTAT_TCTX_SLOTS	(1U << WPSTAT_TCTX_BITS)
@@ -24,13 +25,14 @@
 static struct wpstat_tctx *wpstat_tctx;
 static atomic64_t wpstat_tctx_overflow = ATOMIC64_INIT(0);
 static atomic64_t wpstat_tctx_stale = ATOMIC64_INIT(0);
+static atomic64_t wpstat_tctx_stale_wait = ATOMIC64_INIT(0);
 
 /*
  * Whether @c, owned by the current task_struct, is this task's and not a
  * dead task's whose task_struct was reused: the exit tracepoint releases
  * contexts (wpstat_tctx_exit_task()), and the start time says so too.
  */
-static bool tctx_mine(struct wpstat_tctx *c)
+static bool notrace tctx_mine(struct wpstat_tctx *c)
 {
 	if (c->start == current->start_time)
 		return true;
@@ -43,8 +45,24 @@ static bool tctx_mine(struct wpstat_tctx *c)
 	return true;
 }
 
+/*
+ * A wait announced at the folio_wait_writeback tracepoint is entered at
+ * once (folio_wait_bit(), no sleep in between).  One the task left its
+ * CPU after without entering was never timed (a killable or netfs wait,
+ * a missed kretprobe): drop it, so that the context is not held until
+ * the task exits.
+ */
+static void notrace tctx_drop_stale_wait(struct wpstat_tctx *c)
+{
+	if ((c->active & WPT_WAIT) && !c->wait_entered &&
+	    c->wait_switches != wpstat_task_switches(current)) {
+		c->active &= ~WPT_WAIT;
+		atomic64_inc(&wpstat_tctx_stale_wait);
+	}
+}
+
 /* The current task's context, or NULL. */
-struct wpstat_tctx *wpstat_tctx_find(void)
+struct wpstat_tctx *notrace wpstat_tctx_find(void)
 {
 	unsigned long me = (unsigned long)current;
 	u32 h = hash_long(me, WPSTAT_TCTX_BITS);
@@ -53,8 +71,14 @@ struct wpstat_tctx *wpstat_tctx_find(void)
 	for (i = 0; i < WPSTAT_TCTX_PROBE; i++) {
 		struct wpstat_tctx *c = &wpstat_tctx[(h + i) % WPSTAT_TCTX_SLOTS];
 
-		if (READ_ONCE(c->owner) == me && tctx_mine(c))
+		if (READ_ONCE(c->owner) == me && tctx_mine(c)) {
+			tctx_drop_stale_wait(c);
+			if (!c->active) {	/* nothing left: release it */
+				smp_store_release(&c->owner, 0);
+				return NULL;
+			}
 			return c;
+		}
 	}
 	return NULL;
 }
@@ -63,7 +87,7 @@ struct wpstat_tctx *wpstat_tctx_find(void)
  * Find the current task's context, or claim one; NULL if none is free.
  * One pass finds both the task's own context and the first free one.
  */
-struct wpstat_tctx *wpstat_tctx_get(void)
+struct wpstat_tctx *notrace wpstat_tctx_get(void)
 {
 	unsigned long me = (unsigned long)current;
 	u32 h = hash_long(me, WPSTAT_TCTX_BITS);
@@ -75,8 +99,10 @@ struct wpstat_tctx *wpstat_tctx_get(void)
 
 		c = &wpstat_tctx[(h + i) % WPSTAT_TCTX_SLOTS];
 		owner = READ_ONCE(c->owner);
-		if (owner == me && tctx_mine(c))
+		if (owner == me && tctx_mine(c)) {
+			tctx_drop_stale_wait(c);
 			return c;
+		}
 		if (!owner && free == WPSTAT_TCTX_PROBE)
 			free = i;
 	}
@@ -95,7 +121,7 @@ struct wpstat_tctx *wpstat_tctx_get(void)
 }
 
 /* The call @bit is over; the context is released with the last one. */
-void wpstat_tctx_put(struct wpstat_tctx *c, unsigned int bit)
+void notrace wpstat_tctx_put(struct wpstat_tctx *c, unsigned int bit)
 {
 	c->active &= ~bit;
 	if (!c->active) /* fields done with before another task claims it */
@@ -105,6 +131,12 @@ void wpstat_tctx_put(struct wpstat_tctx *c, unsigned int bit)
 u64 wpstat_tctx_exhausted(void)
 {
 	return atomic64_read(&wpstat_tctx_overflow);
+}
+
+/* Announced writeback waits dropped as never entered. */
+u64 wpstat_tctx_stale_waits(void)
+{
+	return atomic64_read(&wpstat_tctx_stale_wait);
 }
 
 /* Contexts found left over by a task that died inside a probed call. */
@@ -118,7 +150,7 @@ u64 wpstat_tctx_stale_count(void)
  * whatever call it died in (an oops inside balance_dirty_pages() never
  * returns to release it).
  */
-void wpstat_tctx_exit_task(void)
+void notrace wpstat_tctx_exit_task(void)
 {
 	struct wpstat_tctx *c = wpstat_tctx_find();
 
@@ -131,14 +163,15 @@ void wpstat_tctx_exit_task(void)
 
 int wpstat_tctx_init(void)
 {
-	wpstat_tctx = kcalloc(WPSTAT_TCTX_SLOTS, sizeof(*wpstat_tctx),
-			      GFP_KERNEL);
+	/* Order 6 as one kmalloc: vmalloc where memory is fragmented. */
+	wpstat_tctx = kvcalloc(WPSTAT_TCTX_SLOTS, sizeof(*wpstat_tctx),
+			       GFP_KERNEL);
 	return wpstat_tctx ? 0 : -ENOMEM;
 }
 
 /* After every handler is gone. */
 void wpstat_tctx_exit(void)
 {
-	kfree(wpstat_tctx);
+	kvfree(wpstat_tctx);
 	wpstat_tctx = NULL;
 }

@@ -165,6 +165,55 @@ TEST(reset_forgets_inodes_and_totals)
 	unlink(path);
 }
 
+/* The " MAJ:MIN INO " prefix of @fd's row is in @fd_inodes's next pass. */
+static int row_in_pass(int inodes, int fd)
+{
+	static char buf[1 << 20];
+	struct wpstat_file_key k;
+	char row[96];
+	ssize_t n, len = 0;
+
+	if (wpstat_fd_key(fd, &k) || lseek(inodes, 0, SEEK_SET))
+		return -1;
+	while ((n = read(inodes, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += n;
+	if (n < 0)
+		return -1;
+	buf[len] = '\0';
+	snprintf(row, sizeof(row), "\n%u:%u %llu ", k.major, k.minor,
+		 (unsigned long long)k.ino);
+	return strstr(buf, row) != NULL;
+}
+
+/*
+ * A poller that keeps /proc/wpstat/inodes open and seeks back to 0 reads
+ * the current table each pass, not the one of its first read (review
+ * item 14: the table was pinned at open, frozen and kept allocated).
+ */
+TEST(kept_descriptor_reads_the_current_table)
+{
+	char a[256], b[256];
+	int fa = wps_scratch("ext4", "pass-a", NPAGES, a, sizeof(a));
+	int fb = wps_scratch("ext4", "pass-b", NPAGES, b, sizeof(b));
+	int inodes = open(WPSTAT_INODES_PATH, O_RDONLY | O_CLOEXEC);
+
+	ASSERT_LE(0, fa);
+	ASSERT_LE(0, fb);
+	ASSERT_LE(0, inodes);
+	ASSERT_EQ(0, touch_file(fa, NPAGES));
+	EXPECT_EQ(1, row_in_pass(inodes, fa));
+	/* A reset swaps in a new table; b's row is only in that one. */
+	ASSERT_EQ(0, wps_control("reset"));
+	ASSERT_EQ(0, touch_file(fb, NPAGES));
+	EXPECT_EQ(1, row_in_pass(inodes, fb));
+	EXPECT_EQ(0, row_in_pass(inodes, fa));
+	close(inodes);
+	close(fa);
+	close(fb);
+	unlink(a);
+	unlink(b);
+}
+
 TEST(disable_stops_counting_enable_resumes)
 {
 	struct wps a, b;

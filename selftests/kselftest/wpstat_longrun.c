@@ -15,6 +15,10 @@
  *   filter.pid_reuse  a pid filter on a process that exits does not follow
  *                     the next process that gets the same pid (forced with
  *                     ns_last_pid in a pid namespace).
+ *   churn.totals_never_decrease  with max_inodes=512, waves of 300 files
+ *                     make compaction run again and again while a child
+ *                     samples the summary and `wpstat export`: no total
+ *                     and no per-filesystem series ever decreases.
  *   summary.reader_vs_resets  a non-root reader looping on the summary and
  *                     root resetting both make progress, each operation
  *                     bounded.
@@ -508,6 +512,191 @@ TEST(pid_filter_does_not_follow_a_reused_pid)
 	EXPECT_EQ(0, w2.mkwrite_first);
 	EXPECT_EQ(0, w2.dirtied);
 	munmap(res, sizeof(*res));
+}
+
+/* ---- totals during compaction ---------------------------------------------- */
+
+/*
+ * Series of a Prometheus page, by name and labels: the per-filesystem
+ * totals (wpstat_fs_*, rows plus recycled rows) only ever grow.
+ */
+#define MAX_SERIES	512
+
+struct series {
+	int n;
+	char name[MAX_SERIES][160];
+	double val[MAX_SERIES];
+};
+
+/* Decreases of @path's wpstat_fs_ series against @s; @s updated. */
+static int prom_decreases(const char *path, struct series *s, char *what,
+			  size_t len)
+{
+	char line[512], *sp;
+	int bad = 0, i;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		double v;
+
+		if (strncmp(line, "wpstat_fs_", 10) || !(sp = strrchr(line, ' ')))
+			continue;
+		*sp = '\0';
+		v = strtod(sp + 1, NULL);
+		for (i = 0; i < s->n && strcmp(s->name[i], line); i++)
+			;
+		if (i == s->n) {
+			if (s->n == MAX_SERIES)
+				continue;
+			snprintf(s->name[s->n++], sizeof(s->name[0]), "%.159s", line);
+			s->val[i] = v;
+		}
+		if (v < s->val[i]) {
+			if (!bad++)
+				snprintf(what, len, "%.160s: %.0f after %.0f", line, v,
+					 s->val[i]);
+		}
+		s->val[i] = v;
+	}
+	fclose(f);
+	return bad;
+}
+
+/*
+ * Compaction under a reader: files come and go in waves on a table of 512
+ * rows, so compaction rebuilds the table again and again, while a child
+ * reads the summary every few ms and writes `wpstat export` pages.  Every
+ * summary total and every per-filesystem series of the page must only
+ * grow: Prometheus takes a decrease of a counter for a restart.  (Review
+ * items 2 and 3: the summary once read the new table's sums before the old
+ * ones were moved in; export read inodes and gone from two tables.)
+ */
+FIXTURE(churn) {
+	char dir[256], prom[256];
+};
+
+FIXTURE_SETUP(churn)
+{
+	const char *fs = getenv("WPSTAT_FS_DIR");
+
+	ASSERT_RELOAD("max_inodes=512");
+	snprintf(self->dir, sizeof(self->dir), "%s/ext4/churn.%d",
+		 fs ? fs : "/tmp/wpstat", getpid());
+	ASSERT_EQ(0, mkdir(self->dir, 0755));
+	snprintf(self->prom, sizeof(self->prom), "/tmp/wpstat-churn.%d",
+		 getpid());
+	ASSERT_EQ(0, mkdir(self->prom, 0755));
+}
+
+FIXTURE_TEARDOWN(churn)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", self->dir, self->prom);
+	if (system(cmd))
+		TH_LOG("could not remove %s", self->dir);
+	wps_reload(NULL);
+}
+
+TEST_F_TIMEOUT(churn, totals_never_decrease, 900)
+{
+	const int waves = wps_stress() ? 200 : 6;
+	struct sampler {
+		int stop;
+		long samples, pages;
+		long decreases, page_decreases, errors;
+		char what[256];
+	} *sm;
+	int64_t compactions0 = wps_summary("compactions");
+	char path[512], buf[PAGE];
+	int w, i, fd, status;
+	pid_t kid;
+
+	sm = mmap(NULL, sizeof(*sm), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sm);
+	ASSERT_LE(0, compactions0);
+	kid = fork();
+	ASSERT_LE(0, kid);
+	if (!kid) {
+		static struct series series;
+		int64_t last[WPS_N] = { 0 };
+		char cmd[700], prom[600];
+		const char *top = getenv("WPSTAT_TOP");
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		snprintf(cmd, sizeof(cmd),
+			 "%s/build/bin/wpstat export --dir %s 2>/dev/null",
+			 top ? top : "/nonexistent", self->prom);
+		snprintf(prom, sizeof(prom), "%s/wpstat.prom", self->prom);
+		while (!sm->stop) {
+			for (i = 0; i < (int)WPS_N; i++) {
+				int64_t v = wps_summary(wps_names[i]);
+
+				if (v < 0)	/* "-": not at this level */
+					continue;
+				if (v < last[i]) {
+					if (!sm->decreases++)
+						snprintf(sm->what, sizeof(sm->what),
+							 "summary %s: %lld after %lld",
+							 wps_names[i], (long long)v,
+							 (long long)last[i]);
+				}
+				if (v > last[i])
+					last[i] = v;
+			}
+			sm->samples++;
+			if (sm->samples % 8 == 0) {
+				int d;
+
+				if (system(cmd)) {
+					sm->errors++;
+					continue;
+				}
+				d = prom_decreases(prom, &series, sm->what,
+						   sizeof(sm->what));
+				if (d < 0)
+					sm->errors++;
+				else
+					sm->page_decreases += d;
+				sm->pages++;
+			}
+			usleep(2000);
+		}
+		_exit(0);
+	}
+	memset(buf, 'c', sizeof(buf));
+	for (w = 0; w < waves; w++) {
+		for (i = 0; i < 300; i++) {
+			snprintf(path, sizeof(path), "%s/w%d.%d", self->dir, w, i);
+			fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+			ASSERT_LE(0, fd);
+			ASSERT_EQ(PAGE, pwrite(fd, buf, PAGE, 0));
+			close(fd);
+		}
+		for (i = 0; i < 300; i++) {
+			snprintf(path, sizeof(path), "%s/w%d.%d", self->dir, w, i);
+			ASSERT_EQ(0, unlink(path));
+		}
+		ASSERT_EQ(0, system("sync; echo 2 >/proc/sys/vm/drop_caches"));
+		settle_compaction(30);
+	}
+	sm->stop = 1;
+	ASSERT_EQ(kid, waitpid(kid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	TH_LOG("%d waves of 300 files: %lld compactions; %ld summary samples, %ld export pages, %ld errors",
+	       waves, (long long)(wps_summary("compactions") - compactions0),
+	       sm->samples, sm->pages, sm->errors);
+	/* Each wave marks 300 of 512 rows gone: at least one compaction. */
+	EXPECT_LE(waves - 2, wps_summary("compactions") - compactions0);
+	EXPECT_LT(10 * waves, sm->samples);
+	EXPECT_LT(waves, sm->pages);
+	EXPECT_EQ(0, sm->errors);
+	EXPECT_EQ(0, sm->decreases) TH_LOG("%s", sm->what);
+	EXPECT_EQ(0, sm->page_decreases) TH_LOG("%s", sm->what);
+	munmap(sm, sizeof(*sm));
 }
 
 /* ---- summary readers and resets ------------------------------------------- */

@@ -173,6 +173,15 @@ FIXTURE(throttle) {
  * counted 499 (7.2), so the two must agree exactly on every kernel.
  */
 #define BDP_EVENT	BIO_TRACE "/events/writeback/balance_dirty_pages"
+/*
+ * And of the throttles: a kprobe event on balance_dirty_pages() (entered
+ * only from the ratelimited call, outside the free-run zone), the
+ * writer's entries.  Each is the module's bdp_throttled on the file or,
+ * where the task left its CPU between the call and the entry, a
+ * bdp_unattributed: never neither.
+ */
+#define BDP_KPROBE	"wpstat_test/bdp_entry"
+#define BDP_KPROBE_EVENT BIO_TRACE "/events/" BDP_KPROBE
 
 struct bio_census {
 	long writer_w, writer_r;	/* bios the writer submitted */
@@ -203,6 +212,20 @@ static int put_file(const char *path, const char *fmt, ...)
 	return ret;
 }
 
+/* Appends @text to a tracefs control file (kprobe_events): 0 or -errno. */
+static int append_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC), ret = 0;
+	ssize_t n = strlen(text);
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, n) != n)
+		ret = -errno ?: -EIO;
+	close(fd);
+	return ret;
+}
+
 /* The instance, its event filtered to @dir's device, not yet enabled. */
 static int bio_trace_setup(const char *dir, bool *mounted)
 {
@@ -225,6 +248,11 @@ static int bio_trace_setup(const char *dir, bool *mounted)
 		       major(st.st_dev) << 20 | minor(st.st_dev));
 	if (ret)
 		return ret;
+	append_file(TRACEFS "/kprobe_events", "-:" BDP_KPROBE "\n");
+	ret = append_file(TRACEFS "/kprobe_events",
+			  "p:" BDP_KPROBE " balance_dirty_pages\n");
+	if (ret)
+		return ret;
 	return put_file(BIO_TRACE "/buffer_size_kb", "4096");
 }
 
@@ -232,7 +260,9 @@ static void bio_trace_teardown(bool mounted)
 {
 	put_file(BIO_EVENT "/enable", "0");
 	put_file(BDP_EVENT "/enable", "0");
+	put_file(BDP_KPROBE_EVENT "/enable", "0");
 	rmdir(BIO_TRACE);
+	append_file(TRACEFS "/kprobe_events", "-:" BDP_KPROBE "\n");
 	if (mounted)
 		sh("umount " TRACEFS);
 }
@@ -368,6 +398,7 @@ TEST_F_TIMEOUT(throttle, long_write_loop_is_paused, 240)
 	struct bio_census bios;
 	char buf[PAGE];
 	size_t i;
+	int64_t unattributed0, unattributed;
 	char *map = NULL;
 	long absent = 0;
 
@@ -387,6 +418,10 @@ TEST_F_TIMEOUT(throttle, long_write_loop_is_paused, 240)
 	 */
 	ASSERT_EQ(0, put_file(BDP_EVENT "/filter", "pause > 0 && common_pid == %d",
 			      getpid()));
+	ASSERT_EQ(0, put_file(BDP_KPROBE_EVENT "/filter", "common_pid == %d",
+			      getpid()));
+	unattributed0 = wps_summary("bdp_unattributed");
+	ASSERT_EQ(0, put_file(BDP_KPROBE_EVENT "/enable", "1"));
 	ASSERT_EQ(0, put_file(BDP_EVENT "/enable", "1"));
 	ASSERT_EQ(0, put_file(BIO_EVENT "/enable", "1"));
 	if (variant->use_mmap) {
@@ -398,6 +433,8 @@ TEST_F_TIMEOUT(throttle, long_write_loop_is_paused, 240)
 	}
 	ASSERT_EQ(0, put_file(BIO_EVENT "/enable", "0"));
 	ASSERT_EQ(0, put_file(BDP_EVENT "/enable", "0"));
+	ASSERT_EQ(0, put_file(BDP_KPROBE_EVENT "/enable", "0"));
+	unattributed = wps_summary("bdp_unattributed") - unattributed0;
 	if (map)
 		munmap(map, THROTTLE_PAGES * PAGE);
 	ASSERT_EQ(0, wps_read(self->path, &busy1));
@@ -434,6 +471,11 @@ TEST_F_TIMEOUT(throttle, long_write_loop_is_paused, 240)
 	EXPECT_LT(0, d.bdp_pauses);
 	/* Every pause the tracepoint itself reported, no more, no fewer. */
 	EXPECT_EQ(trace_count("balance_dirty_pages"), d.bdp_pauses);
+	/* Every entry the kprobe saw: attributed, or said to be not. */
+	TH_LOG("balance_dirty_pages entries: %ld traced, %lld throttled + %lld unattributed",
+	       trace_count("bdp_entry"), (long long)d.bdp_throttled,
+	       (long long)unattributed);
+	EXPECT_EQ(trace_count("bdp_entry"), d.bdp_throttled + unattributed);
 	/* 12 MiB at ~2 MB/s with 4 MiB allowed dirty: seconds of pauses. */
 	EXPECT_LT(1000000000LL, d.bdp_pause_ns);
 	/*

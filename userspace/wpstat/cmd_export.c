@@ -285,6 +285,30 @@ static int write_file(struct export_ctx *x, bool loaded,
 	return err;
 }
 
+/*
+ * The module's table swaps (resets and compactions), from the summary, or
+ * -1 (an older module, or none loaded).
+ */
+static long long table_swaps(void)
+{
+	struct wpstat_kvlist kv = { 0 };
+	const char *v = NULL;
+	long long n = -1;
+
+	if (!wpstat_kv_read(WPSTAT_SUMMARY_PATH, &kv))
+		v = wpstat_kv_get(&kv, "table_swaps");
+	if (v)
+		n = strtoll(v, NULL, 10);
+	wpstat_kv_free(&kv);
+	return n;
+}
+
+/*
+ * Reads of inodes and gone that a table swap fell between are read again:
+ * a compaction folds rows into gone, so they would count twice.
+ */
+#define EXPORT_READ_TRIES	5
+
 /* One write: 0, or the exit status of an error already reported. */
 static int export_once(struct export_ctx *x, bool *was_loaded)
 {
@@ -293,8 +317,10 @@ static int export_once(struct export_ctx *x, bool *was_loaded)
 	struct wpstat_snapshot s;
 	struct file_list l = { 0 };
 	size_t i, top = 0;
+	long long swaps;
+	int ret, tries = 0;
+	const char *v;
 	bool loaded;
-	int ret;
 
 	other = calloc(1, sizeof(*other));
 	fs = calloc(1, sizeof(*fs));
@@ -302,6 +328,8 @@ static int export_once(struct export_ctx *x, bool *was_loaded)
 		ret = runtime_error("out of memory");
 		goto out_free;
 	}
+again:
+	swaps = table_swaps();
 	ret = wpstat_snapshot_read(NULL, &s);
 	loaded = !ret;
 	if (ret && ret != -ENOENT) {
@@ -336,6 +364,19 @@ static int export_once(struct export_ctx *x, bool *was_loaded)
 		}
 		add_gone(fs, other, &s);
 		wpstat_kv_read(WPSTAT_SUMMARY_PATH, &summary);	/* optional */
+		v = wpstat_kv_get(&summary, "table_swaps");
+		if (swaps >= 0 && ++tries < EXPORT_READ_TRIES &&
+		    (!v || swaps != strtoll(v, NULL, 10))) {
+			wpstat_kv_free(&summary);
+			memset(&summary, 0, sizeof(summary));
+			file_list_free(&l);
+			wpstat_snapshot_free(&s);
+			memset(&l, 0, sizeof(l));
+			memset(other, 0, sizeof(*other));
+			memset(fs, 0, sizeof(*fs));
+			top = 0;
+			goto again;
+		}
 	}
 	ret = write_file(x, loaded, &s, &l, top, other, fs, &summary);
 	if (ret) {
