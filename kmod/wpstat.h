@@ -80,10 +80,18 @@ enum wpstat_hist_id {
  * An inode is named by (s_dev, i_ino, i_generation), never by pointer: the
  * inode may be evicted and its memory reused long before anyone reads us.
  */
+/*
+ * A file: (dev, ino, generation), and the mount it is on (sb: its bdi's
+ * id, never reused), which /proc does not show.  btrfs, FUSE and NFS get
+ * an anonymous s_dev that the next mount reuses, and inode numbers and
+ * generations that a fresh filesystem repeats; with sb, a file of the
+ * next mount gets a row of its own instead of reviving the old one.
+ */
 struct wpstat_key {
 	u64 ino;
 	u32 dev;
 	u32 gen;
+	u64 sb;
 };
 
 struct wpstat_entry {
@@ -196,7 +204,8 @@ void wpstat_revive(struct wpstat_table *t, struct wpstat_entry *e);
 static __always_inline bool wpstat_key_equal(const struct wpstat_key *a,
 					     const struct wpstat_key *b)
 {
-	return a->ino == b->ino && a->dev == b->dev && a->gen == b->gen;
+	return a->ino == b->ino && a->dev == b->dev && a->gen == b->gen &&
+	       a->sb == b->sb;
 }
 
 /*

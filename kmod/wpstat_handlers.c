@@ -112,6 +112,17 @@ void wpstat_set_filter_pid(struct pid *pid)
 }
 
 /* Fill @key for @inode; false if the device filter excludes it. */
+/*
+ * Which mount a superblock is, for the key: its backing_dev_info's id,
+ * unique for the system's life.  btrfs, FUSE and NFS set up a bdi per
+ * mount; a block device's filesystems share the disk's, and tmpfs the
+ * no-op one (tmpfs generations are random).
+ */
+static __always_inline u64 wpstat_sb_id(const struct super_block *sb)
+{
+	return READ_ONCE(sb->s_bdi)->id;
+}
+
 static __always_inline bool wpstat_key_of(const struct inode *inode,
 					  struct wpstat_key *key)
 {
@@ -126,6 +137,7 @@ static __always_inline bool wpstat_key_of(const struct inode *inode,
 	key->dev = dev;
 	key->ino = inode->i_ino;
 	key->gen = inode->i_generation;
+	key->sb = wpstat_sb_id(inode->i_sb);
 	return true;
 }
 
@@ -423,6 +435,7 @@ static __always_inline void evict_enter(struct pt_regs *args)
 	key.dev = inode->i_sb->s_dev;
 	key.ino = inode->i_ino;
 	key.gen = inode->i_generation;
+	key.sb = wpstat_sb_id(inode->i_sb);
 	wpstat_mark_gone(&key);
 }
 

@@ -7,6 +7,10 @@
  *              reused: rows keyed by (dev, ino, generation) keep their
  *              counts and are never merged.
  *
+ *   remount.repeated_key_gets_a_new_row  a fresh btrfs on a loop device,
+ *              mounted twice, repeats (dev, ino, gen): the second file's
+ *              row does not take the first's counts.
+ *
  * WPSTAT_STRESS=1 (make stress) selects longer truncate races.  Runs as
  * root in a guest with wpstat.ko loaded and
  * $WPSTAT_FS_DIR/{ext4,xfs,btrfs,tmpfs} mounted (scripts/check/guest-check.sh).
@@ -540,6 +544,87 @@ TEST_F_TIMEOUT(life, reused_inode_number_gets_own_row, 90)
 	EXPECT_EQ(0, rows[1].mkwrite_wp);
 	EXPECT_TIMED_EQ(n / 2, rows[1].mkclean_ptes);
 	EXPECT_PWRITE_CALLS(3, rows[1].bdp_calls - rows[1].bdp_fault_calls);
+}
+
+/* ---- a fresh filesystem where another was ------------------------------ */
+
+/*
+ * btrfs takes an anonymous s_dev, which the next mount reuses, and a fresh
+ * btrfs gives its first file the same inode number and generation, so
+ * (dev, ino, gen) repeats across unmount, mkfs and mount.  The old file's
+ * row, marked gone at unmount, must not come back with the new file's
+ * counts added to it (review item 4): the new file's row holds only what
+ * the new file did, the same as the old one for the same writes.
+ */
+#define REMOUNT_DIR	"/tmp/wpstat-remount"
+#define REMOUNT_IMG	"/tmp/wpstat-remount.img"
+
+FIXTURE(remount) {
+	char loop[64];
+	bool mounted;
+};
+
+FIXTURE_SETUP(remount)
+{
+	FILE *p;
+
+	ASSERT_TRUE(wps_loaded());
+	ASSERT_EQ(0, sh("rm -f %s && truncate -s 256M %s && mkdir -p %s",
+			REMOUNT_IMG, REMOUNT_IMG, REMOUNT_DIR));
+	sh("modprobe loop 2>/dev/null");
+	p = popen("losetup -f --show " REMOUNT_IMG, "r");
+	ASSERT_NE(NULL, p);
+	ASSERT_NE(NULL, fgets(self->loop, sizeof(self->loop), p));
+	pclose(p);
+	self->loop[strcspn(self->loop, "\n")] = '\0';
+	ASSERT_EQ(0, strncmp(self->loop, "/dev/loop", 9)) TH_LOG("losetup: %s", self->loop);
+}
+
+FIXTURE_TEARDOWN(remount)
+{
+	if (self->mounted)
+		sh("umount %s", REMOUNT_DIR);
+	if (self->loop[0])
+		sh("losetup -d %s", self->loop);
+	sh("rm -f %s; rmdir %s", REMOUNT_IMG, REMOUNT_DIR);
+}
+
+TEST_F_TIMEOUT(remount, repeated_key_gets_a_new_row, 180)
+{
+	struct wpstat_file_key key[2];
+	struct wps w[2];
+	char path[256];
+	int r, fd;
+
+	snprintf(path, sizeof(path), "%s/f", REMOUNT_DIR);
+	for (r = 0; r < 2; r++) {
+		ASSERT_EQ(0, sh("mkfs.btrfs -q -f %s >/dev/null && mount %s %s",
+				self->loop, self->loop, REMOUNT_DIR));
+		self->mounted = true;
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, ftruncate(fd, NPAGES * PAGE));
+		ASSERT_EQ(0, touch_file(fd, NPAGES));
+		ASSERT_EQ(0, fsync(fd));
+		ASSERT_EQ(0, wpstat_fd_key(fd, &key[r]));
+		close(fd);
+		ASSERT_EQ(0, wps_read_key(&key[r], &w[r]));
+		ASSERT_EQ(0, sh("umount %s", REMOUNT_DIR));
+		self->mounted = false;
+		TH_LOG("mount %d: %u:%u ino %llu gen %u: mkwrite_first %lld, mkclean_calls %lld, dirtied %lld",
+		       r + 1, key[r].major, key[r].minor,
+		       (unsigned long long)key[r].ino, key[r].gen,
+		       (long long)w[r].mkwrite_first,
+		       (long long)w[r].mkclean_calls, (long long)w[r].dirtied);
+	}
+	if (key[0].major != key[1].major || key[0].minor != key[1].minor ||
+	    key[0].ino != key[1].ino || key[0].gen != key[1].gen)
+		SKIP(return, "the second btrfs gave its file another key (dev, ino or generation)");
+	ASSERT_LT(0, w[0].dirtied);
+	EXPECT_EQ(w[0].mkwrite_first, w[1].mkwrite_first);
+	EXPECT_EQ(w[0].mkclean_calls, w[1].mkclean_calls);
+	EXPECT_EQ(w[0].dirtied, w[1].dirtied);
+	EXPECT_EQ(w[0].bdp_calls, w[1].bdp_calls);
 }
 
 TEST_HARNESS_MAIN
