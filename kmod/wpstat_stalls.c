@@ -8,9 +8,13 @@
  * the worst single stall.  Times are taken where the task blocks (a
  * writeback wait, a throttle pause); the fault's own duration only at
  * level timing, where do_page_mkwrite has a return probe.  The table is
- * preallocated (max_stalls rows) and only grows: rows of exited processes
- * stay until a reset swaps in an empty table.  Like the inode table it is
- * keyed by (dev, ino, generation), never by inode pointer, and by tgid.
+ * preallocated (max_stalls rows).  When it is full, compaction (process
+ * context, at most once a second) rebuilds it without the rows of exited
+ * processes: their counts go to their file's "exited" row (tgid 0), so
+ * the rows of a file still add up to its inode counters.  Like the inode
+ * table it is keyed by (dev, ino, generation), never by inode pointer,
+ * and by process: tgid and the leader's start time, so that a reused pid
+ * is a new process.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -20,8 +24,12 @@
 #include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/irq_work.h>
+#include <linux/pid.h>
 #include <linux/proc_fs.h>
+#include <linux/random.h>
 #include <linux/sched.h>
+#include <linux/workqueue.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
@@ -35,8 +43,9 @@ struct wpstat_stall_key {
 	u64 ino;
 	u32 dev;
 	u32 gen;
-	u32 tgid;
+	u32 tgid;			/* 0: the file's exited processes */
 	u32 pad;			/* zero: the key is hashed as u32 words */
+	u64 start;			/* the leader's start_time: a reused pid differs */
 };
 
 struct wpstat_stall {
@@ -54,6 +63,9 @@ struct wpstat_stalls {
 	atomic_t nr_reserved;		/* rows handed out */
 	atomic_t nr_rows;		/* of them published */
 	atomic64_t overflow;		/* counted events that found no row */
+	u64 compactions;		/* since the last reset */
+	u64 exited;			/* process rows folded into exited rows */
+	u32 seed;			/* of the index hash */
 	u32 *index;			/* row number + 1, 0 = empty */
 	struct wpstat_stall *rows;
 };
@@ -118,8 +130,8 @@ static void wpstat_stalls_release(struct kref *ref)
 {
 	struct wpstat_stalls *s = container_of(ref, struct wpstat_stalls, ref);
 
-	vfree(s->rows);
-	vfree(s->index);
+	kvfree(s->rows);
+	kvfree(s->index);
 	kfree(s);
 }
 
@@ -129,8 +141,10 @@ static void wpstat_stalls_put(struct wpstat_stalls *s)
 		kref_put(&s->ref, wpstat_stalls_release);
 }
 
-static struct wpstat_stalls *wpstat_stalls_alloc(u32 max_rows)
+/* An empty table; compaction's (@gfp_extra __GFP_NORETRY) may give up. */
+static struct wpstat_stalls *wpstat_stalls_alloc(u32 max_rows, gfp_t gfp_extra)
 {
+	gfp_t gfp = GFP_KERNEL | __GFP_ZERO | gfp_extra;
 	u32 index_size = roundup_pow_of_two(2 * max_rows);
 	struct wpstat_stalls *s = kzalloc(sizeof(*s), GFP_KERNEL);
 
@@ -139,8 +153,9 @@ static struct wpstat_stalls *wpstat_stalls_alloc(u32 max_rows)
 	kref_init(&s->ref);
 	s->max_rows = max_rows;
 	s->index_mask = index_size - 1;
-	s->index = vzalloc(array_size(index_size, sizeof(u32)));
-	s->rows = vzalloc(array_size(max_rows, sizeof(struct wpstat_stall)));
+	s->seed = get_random_u32();
+	s->index = kvmalloc(array_size(index_size, sizeof(u32)), gfp);
+	s->rows = kvmalloc(array_size(max_rows, sizeof(struct wpstat_stall)), gfp);
 	if (!s->index || !s->rows) {
 		wpstat_stalls_put(s);
 		return NULL;
@@ -168,16 +183,21 @@ static __always_inline bool stall_key_equal(const struct wpstat_stall_key *a,
 					    const struct wpstat_stall_key *b)
 {
 	return a->ino == b->ino && a->dev == b->dev && a->gen == b->gen &&
-	       a->tgid == b->tgid;
+	       a->tgid == b->tgid && a->start == b->start;
 }
 
 /* Who the current task is, recorded once per row. */
-static void stall_row_fill(struct wpstat_stall *r,
-			   const struct wpstat_stall_key *key)
+static void notrace stall_row_fill(struct wpstat_stall *r,
+				   const struct wpstat_stall_key *key)
 {
 	struct task_struct *leader = current->group_leader;
 
 	r->key = *key;
+	if (!key->tgid) {		/* compaction's exited row */
+		strscpy(r->comm, "(exited)", TASK_COMM_LEN);
+		r->cgroup = 0;
+		return;
+	}
 	/* As trace events copy comm: no lock, a racing rename is harmless. */
 	memcpy(r->comm, leader->comm, TASK_COMM_LEN);
 	r->comm[TASK_COMM_LEN - 1] = '\0';
@@ -188,22 +208,20 @@ static void stall_row_fill(struct wpstat_stall *r,
 #endif
 }
 
+static void wpstat_stalls_kick(void);
+
 /*
- * The current process's row for @key's file, inserted if new and
- * @insert.  Lock-free and allocation-free, as wpstat_table_find(); NULL
- * when absent or the table is full.  A row reserved by an insert that
- * lost a race to the same key stays unpublished (the table only grows; a
- * reset frees it).
+ * The row of @key, inserted if new and @insert.  Lock-free and
+ * allocation-free, as wpstat_table_find(); NULL when absent or the table
+ * is full (a compaction is then kicked).  A row reserved by an insert
+ * that lost a race to the same key stays unpublished until a compaction
+ * or a reset.
  */
-static struct wpstat_stall *stall_find(struct wpstat_stalls *s,
-				       const struct wpstat_key *ikey,
-				       bool insert)
+static struct wpstat_stall *notrace stall_find_key(struct wpstat_stalls *s,
+						   const struct wpstat_stall_key *key,
+						   bool insert)
 {
-	struct wpstat_stall_key key = {
-		.ino = ikey->ino, .dev = ikey->dev, .gen = ikey->gen,
-		.tgid = task_tgid_nr(current),
-	};
-	u32 h = jhash2((const u32 *)&key, sizeof(key) / sizeof(u32), 0);
+	u32 h = jhash2((const u32 *)key, sizeof(*key) / sizeof(u32), s->seed);
 	struct wpstat_stall *mine = NULL;
 	u32 i;
 
@@ -220,9 +238,9 @@ static struct wpstat_stall *stall_find(struct wpstat_stalls *s,
 								1, s->max_rows);
 
 				if (n >= s->max_rows)
-					return NULL;
+					break;
 				mine = &s->rows[n];
-				stall_row_fill(mine, &key);
+				stall_row_fill(mine, key);
 			}
 			/* Full barrier: the key is visible before the slot. */
 			cur = cmpxchg(slot, 0, (u32)(mine - s->rows) + 1);
@@ -230,13 +248,32 @@ static struct wpstat_stall *stall_find(struct wpstat_stalls *s,
 				/* Readers of valid rows see key and counts. */
 				smp_store_release(&mine->valid, 1);
 				atomic_inc(&s->nr_rows);
+				/* An eighth left: recycle before it is full. */
+				if (s->max_rows - atomic_read(&s->nr_reserved) <
+				    s->max_rows / 8 + 1)
+					wpstat_stalls_kick();
 				return mine;
 			}
 		}
-		if (stall_key_equal(&s->rows[cur - 1].key, &key))
+		if (stall_key_equal(&s->rows[cur - 1].key, key))
 			return &s->rows[cur - 1];
 	}
+	if (insert)
+		wpstat_stalls_kick();
 	return NULL;
+}
+
+/* The current process's row for @ikey's file. */
+static __always_inline struct wpstat_stall *
+stall_find(struct wpstat_stalls *s, const struct wpstat_key *ikey, bool insert)
+{
+	struct wpstat_stall_key key = {
+		.ino = ikey->ino, .dev = ikey->dev, .gen = ikey->gen,
+		.tgid = task_tgid_nr(current),
+		.start = current->group_leader->start_time,
+	};
+
+	return stall_find_key(s, &key, insert);
 }
 
 /*
@@ -245,8 +282,8 @@ static struct wpstat_stall *stall_find(struct wpstat_stalls *s,
  * (wpstat_stall_time()), goes to the row the count made; an event that
  * found no row is counted once, as an overflow.
  */
-void wpstat_stall_add(const struct wpstat_key *key, enum wpstat_stall_field f,
-		      u64 delta)
+void notrace wpstat_stall_add(const struct wpstat_key *key,
+			      enum wpstat_stall_field f, u64 delta)
 {
 	struct wpstat_stalls *s = rcu_dereference_sched(wpstat_stalls);
 	struct wpstat_stall *r;
@@ -264,7 +301,7 @@ void wpstat_stall_add(const struct wpstat_key *key, enum wpstat_stall_field f,
  * An event's time of @ns ended: add it to @ns_field and raise the maximum
  * after it, in the row its count made.
  */
-void wpstat_stall_time(const struct wpstat_key *key,
+void notrace wpstat_stall_time(const struct wpstat_key *key,
 		       enum wpstat_stall_field ns_field, u64 ns)
 {
 	struct wpstat_stalls *s = rcu_dereference_sched(wpstat_stalls);
@@ -283,13 +320,169 @@ void wpstat_stall_time(const struct wpstat_key *key,
 	}
 }
 
+/* ---- recycling the rows of exited processes ---------------------------------- */
+
+static unsigned long wpstat_stalls_pending;
+static struct delayed_work wpstat_stalls_work;
+static struct irq_work wpstat_stalls_iw;
+static unsigned long wpstat_stalls_last;	/* jiffies of the last run */
+
+/* Any context: queue a compaction, at most one a second. */
+static void notrace wpstat_stalls_kick(void)
+{
+	if (!test_and_set_bit(0, &wpstat_stalls_pending))
+		irq_work_queue(&wpstat_stalls_iw);
+}
+
+static void wpstat_stalls_irq_work(struct irq_work *iw)
+{
+	unsigned long next = READ_ONCE(wpstat_stalls_last) + HZ;
+
+	queue_delayed_work(system_unbound_wq, &wpstat_stalls_work,
+			   time_before(jiffies, next) ? next - jiffies : 0);
+}
+
+/* Whether the process of @k is alive: its tgid, with the same leader. */
+static bool stall_process_alive(const struct wpstat_stall_key *k)
+{
+	struct task_struct *t;
+	bool alive;
+
+	rcu_read_lock();
+	t = pid_task(find_pid_ns(k->tgid, &init_pid_ns), PIDTYPE_TGID);
+	alive = t && t->group_leader->start_time == k->start;
+	rcu_read_unlock();
+	return alive;
+}
+
+/* Where a row goes: itself if its process lives, else its file's exited row. */
+static struct wpstat_stall_key stall_target(const struct wpstat_stall_key *k)
+{
+	struct wpstat_stall_key t = *k;
+
+	if (k->tgid && !stall_process_alive(k)) {
+		t.tgid = 0;
+		t.start = 0;
+	}
+	return t;
+}
+
+/* Add @from's counts to @to: sums add, maxima merge. */
+static void stall_move_counts(struct wpstat_stall *to,
+			      const struct wpstat_stall *from)
+{
+	int f;
+
+	for (f = 0; f < WPS_NR; f++) {
+		u64 v = atomic64_read(&from->count[f]);
+
+		if (stall_fields[f].max)
+			wpstat_atomic_max(&to->count[f], v);
+		else if (v)
+			atomic64_add(v, &to->count[f]);
+	}
+}
+
+/*
+ * Rebuild the table with the rows of live processes and one row per file
+ * for its exited ones, as wpstat_compact() does for inodes: the rows are
+ * made before the swap, the counts moved after a grace period (the old
+ * table is final then).  Each old row maps to at most one new row, so
+ * they all fit; only a row made in the old table between the two steps
+ * may find none, and its events count as overflow.
+ */
+static void wpstat_stalls_compact(void)
+{
+	struct wpstat_stalls *old, *new;
+	struct wpstat_stall_key k;
+	struct wpstat_stall *to;
+	u32 i, n0, n, *map;
+	u64 exited = 0, ov0;
+
+	mutex_lock(&wpstat_stalls_mutex);
+	WRITE_ONCE(wpstat_stalls_last, jiffies);
+	old = rcu_dereference_protected(wpstat_stalls,
+					lockdep_is_held(&wpstat_stalls_mutex));
+	if (!old)
+		goto out;
+	/* Nothing to free while every row's process lives: no rebuild. */
+	n0 = min_t(u32, atomic_read(&old->nr_reserved), old->max_rows);
+	for (i = 0; i < n0; i++) {
+		/* Pairs with the release in stall_find_key(). */
+		if (smp_load_acquire(&old->rows[i].valid) &&
+		    old->rows[i].key.tgid &&
+		    !stall_process_alive(&old->rows[i].key))
+			break;
+	}
+	if (i == n0)
+		goto out;
+	new = wpstat_stalls_alloc(old->max_rows, __GFP_NORETRY);
+	n0 = min_t(u32, atomic_read(&old->nr_reserved), old->max_rows);
+	map = kvcalloc(max_t(u32, n0, 1), sizeof(*map), GFP_KERNEL | __GFP_NORETRY);
+	if (!new || !map) {
+		kvfree(map);
+		wpstat_stalls_put(new);
+		pr_warn_ratelimited("stalls compaction: out of memory\n");
+		goto out;
+	}
+	for (i = 0; i < n0; i++) {
+		/* Pairs with the release in stall_find_key(). */
+		if (!smp_load_acquire(&old->rows[i].valid))
+			continue;
+		k = stall_target(&old->rows[i].key);
+		exited += !k.tgid && old->rows[i].key.tgid;
+		to = stall_find_key(new, &k, true);
+		map[i] = to ? to - new->rows + 1 : 0;
+		cond_resched();
+	}
+	new->compactions = old->compactions + 1;
+	new->exited = old->exited + exited;
+	ov0 = atomic64_read(&old->overflow);
+	atomic64_set(&new->overflow, ov0);
+	old = rcu_replace_pointer(wpstat_stalls, new,
+				  lockdep_is_held(&wpstat_stalls_mutex));
+	/* Every handler runs with preemption disabled: an RCU reader. */
+	synchronize_rcu();
+	n = min_t(u32, atomic_read(&old->nr_reserved), old->max_rows);
+	for (i = 0; i < n; i++) {
+		struct wpstat_stall *r = &old->rows[i];
+
+		/* Pairs with the release in stall_find_key(). */
+		if (!smp_load_acquire(&r->valid))
+			continue;
+		if (i < n0 && map[i]) {
+			to = &new->rows[map[i] - 1];
+		} else {
+			k = stall_target(&r->key);
+			to = stall_find_key(new, &k, true);
+		}
+		if (to)
+			stall_move_counts(to, r);
+		else
+			atomic64_inc(&new->overflow);
+		cond_resched();
+	}
+	/* Events that found no row in the old table since ov0. */
+	atomic64_add(atomic64_read(&old->overflow) - ov0, &new->overflow);
+	kvfree(map);
+	wpstat_stalls_put(old);
+out:
+	mutex_unlock(&wpstat_stalls_mutex);
+}
+
+static void wpstat_stalls_workfn(struct work_struct *work)
+{
+	wpstat_stalls_compact();
+	clear_bit(0, &wpstat_stalls_pending);
+}
+
 /* ---- reset, summary, /proc/wpstat/stalls ------------------------------------ */
 
 int wpstat_stalls_reset(void)
 {
 	struct wpstat_stalls *new, *old;
 
-	new = wpstat_stalls_alloc(wpstat_max_stalls);
+	new = wpstat_stalls_alloc(wpstat_max_stalls, 0);
 	if (!new)
 		return -ENOMEM;
 	mutex_lock(&wpstat_stalls_mutex);
@@ -313,6 +506,8 @@ void wpstat_stalls_summary(struct seq_file *m)
 	seq_printf(m, "max_stalls %u\n", s ? s->max_rows : 0);
 	seq_printf(m, "stall_overflow_events %lld\n",
 		   s ? atomic64_read(&s->overflow) : 0);
+	seq_printf(m, "stall_compactions %llu\n", s ? s->compactions : 0);
+	seq_printf(m, "stall_rows_exited %llu\n", s ? s->exited : 0);
 	rcu_read_unlock();
 	seq_printf(m, "stall_row_bytes %zu\n", wpstat_stall_row_bytes());
 }
@@ -334,8 +529,13 @@ static void *stalls_find(struct wpstat_stalls *s, loff_t *pos)
 	return NULL;
 }
 
+/* A read pass walks one table, pinned from its header to its end. */
 static void *stalls_start(struct seq_file *m, loff_t *pos)
 {
+	if (*pos == 0) {
+		wpstat_stalls_put(m->private);
+		m->private = wpstat_stalls_pin();
+	}
 	if (!m->private)
 		return NULL;
 	return *pos ? stalls_find(m->private, pos) : SEQ_START_TOKEN;
@@ -349,6 +549,10 @@ static void *stalls_next(struct seq_file *m, void *v, loff_t *pos)
 
 static void stalls_stop(struct seq_file *m, void *v)
 {
+	if (!v && m->private) {		/* the end of the pass */
+		wpstat_stalls_put(m->private);
+		m->private = NULL;
+	}
 }
 
 static int stalls_show(struct seq_file *m, void *v)
@@ -389,15 +593,9 @@ static const struct seq_operations stalls_seq_ops = {
 	.show = stalls_show,
 };
 
-/* The whole read walks the table pinned at open. */
 static int stalls_open(struct inode *inode, struct file *file)
 {
-	int ret = seq_open(file, &stalls_seq_ops);
-
-	if (!ret)
-		((struct seq_file *)file->private_data)->private =
-			wpstat_stalls_pin();
-	return ret;
+	return seq_open(file, &stalls_seq_ops);
 }
 
 static int stalls_release(struct inode *inode, struct file *file)
@@ -421,8 +619,11 @@ int wpstat_stalls_proc_init(struct proc_dir_entry *dir)
 
 int wpstat_stalls_init(void)
 {
-	struct wpstat_stalls *s = wpstat_stalls_alloc(wpstat_max_stalls);
+	struct wpstat_stalls *s = wpstat_stalls_alloc(wpstat_max_stalls, 0);
 
+	init_irq_work(&wpstat_stalls_iw, wpstat_stalls_irq_work);
+	INIT_DELAYED_WORK(&wpstat_stalls_work, wpstat_stalls_workfn);
+	wpstat_stalls_last = jiffies - HZ;
 	if (!s) {
 		pr_err("cannot allocate %u stall rows\n", wpstat_max_stalls);
 		return -ENOMEM;
@@ -434,8 +635,12 @@ int wpstat_stalls_init(void)
 /* After every handler and reader is gone. */
 void wpstat_stalls_exit(void)
 {
-	struct wpstat_stalls *s = rcu_dereference_protected(wpstat_stalls, 1);
+	struct wpstat_stalls *s;
 
+	/* After every handler is gone: none can kick. */
+	irq_work_sync(&wpstat_stalls_iw);
+	cancel_delayed_work_sync(&wpstat_stalls_work);
+	s = rcu_dereference_protected(wpstat_stalls, 1);
 	RCU_INIT_POINTER(wpstat_stalls, NULL);
 	synchronize_rcu();
 	wpstat_stalls_put(s);

@@ -30,7 +30,8 @@
  * Dirty throttling by process and file, and the flusher-background
  * trigger of a throttled writer, are checked in wpstat_slowdev.
  */
-#include "wpstat_test.h"	/* first: it defines _GNU_SOURCE */
+#include "wpstat_test.h"
+#include <sys/prctl.h>	/* first: it defines _GNU_SOURCE */
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -422,6 +423,165 @@ TEST(overflow_is_counted_and_makes_no_row)
 		unlink(path[i]);
 	wps_control("filter none");
 	EXPECT_EQ(0, wps_reload(NULL));
+}
+
+/* ---- recycling: exited processes, reused pids ------------------------------ */
+
+/* A child that stores once to each of @n pages of @fd's file (comm @comm). */
+static pid_t store_child(int fd, int n, const char *comm)
+{
+	pid_t pid = fork();
+	char *m;
+	int i;
+
+	if (pid)
+		return pid;
+	prctl(PR_SET_NAME, comm);
+	m = mmap(NULL, n * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		_exit(1);
+	for (i = 0; i < n; i++)
+		m[i * PAGE] = 1;
+	_exit(0);
+}
+
+/* Fault and stall rows of @path summed; the number of rows, or -1. */
+static int stall_sums(const char *path, int64_t *faults, int64_t *exited_faults)
+{
+	static struct stall_row rows[4096];
+	int n = read_stalls(path, rows, 4096), i;
+
+	*faults = *exited_faults = 0;
+	for (i = 0; i < n; i++) {
+		*faults += rows[i].fault_first + rows[i].fault_wp;
+		if (!rows[i].tgid)
+			*exited_faults += rows[i].fault_first + rows[i].fault_wp;
+	}
+	return n;
+}
+
+/*
+ * Review item 13: the table only grew, so once max_stalls processes had
+ * written, a new one got no row.  With max_stalls=64, 1,000 processes
+ * (100,000 under make stress) each fault once on one file; the table is
+ * rebuilt without the exited ones, whose counts go to the file's exited
+ * row (tgid 0): the last process still gets its row, and the file's rows
+ * plus the events that found none add up to its inode counters.
+ */
+FIXTURE(recycle) {
+};
+
+FIXTURE_SETUP(recycle)
+{
+}
+
+FIXTURE_TEARDOWN(recycle)
+{
+}
+
+TEST_F_TIMEOUT(recycle, exited_processes_rows_are_recycled, 1800)
+{
+	const int procs = wps_stress() ? 100000 : 1000;
+	int64_t faults, exited_faults, over0;
+	char path[256];
+	struct stall_row last;
+	struct wps w;
+	int i, fd, status, nrows;
+	pid_t kid;
+
+	ASSERT_EQ(0, wps_reload("max_stalls=64"));
+	fd = wps_scratch("ext4", "recycle", 1, path, sizeof(path));
+	ASSERT_LE(0, fd);
+	over0 = wps_summary("stall_overflow_events");
+	for (i = 0; i < procs; i++) {
+		kid = store_child(fd, 1, "wps-short");
+		ASSERT_LE(0, kid);
+		ASSERT_EQ(kid, waitpid(kid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+		/* A full table is rebuilt within a second: let it come. */
+		if (i % 50 == 49)
+			usleep(200 * 1000);
+	}
+	sleep(2);
+	kid = store_child(fd, 1, "wps-last");
+	ASSERT_LE(0, kid);
+	ASSERT_EQ(kid, waitpid(kid, &status, 0));
+	ASSERT_EQ(0, wps_read(path, &w));
+	nrows = stall_sums(path, &faults, &exited_faults);
+	TH_LOG("%d processes: %lld compactions, %lld rows exited, %d rows of the file (%lld faults, %lld of them exited), %lld events found no row; inode %lld faults",
+	       procs + 1, (long long)wps_summary("stall_compactions"),
+	       (long long)wps_summary("stall_rows_exited"), nrows,
+	       (long long)faults, (long long)exited_faults,
+	       (long long)(wps_summary("stall_overflow_events") - over0),
+	       (long long)(w.mkwrite_first + w.mkwrite_wp));
+	EXPECT_EQ(1, stall_of(path, kid, &last)) TH_LOG("the last process got no row");
+	EXPECT_EQ(1, last.fault_first + last.fault_wp);
+	EXPECT_STREQ("wps-last", last.comm);
+	EXPECT_LE(1, wps_summary("stall_compactions"));
+	/* Each process's row was recycled, or its event found no row. */
+	EXPECT_LE(procs - 64, wps_summary("stall_rows_exited") +
+		  wps_summary("stall_overflow_events") - over0);
+	/* How many found a row depends on speed (a rebuild a second): some did. */
+	EXPECT_LT(0, exited_faults);
+	/* Rows never hold more than happened, nor less than all but the lost. */
+	EXPECT_GE(w.mkwrite_first + w.mkwrite_wp, faults);
+	EXPECT_LE(w.mkwrite_first + w.mkwrite_wp,
+		  faults + wps_summary("stall_overflow_events") - over0);
+	close(fd);
+	unlink(path);
+	EXPECT_EQ(0, wps_reload(NULL));
+}
+
+/*
+ * Review item 5: rows were keyed by tgid alone, so a process that got a
+ * dead one's pid (forced with ns_last_pid) was counted in its row, under
+ * its comm.  The key now holds the leader's start time too.
+ */
+TEST(reused_pid_is_a_new_row)
+{
+	struct stall_row rows[8];
+	char path[256], buf[32];
+	int fd, status, n, i, tries;
+	pid_t first, second = -1;
+
+	fd = wps_scratch("ext4", "pidreuse", 4, path, sizeof(path));
+	ASSERT_LE(0, fd);
+	first = store_child(fd, 4, "wps-first");
+	ASSERT_LE(0, first);
+	ASSERT_EQ(first, waitpid(first, &status, 0));
+	/* The next pid is ns_last_pid + 1, unless another process takes it. */
+	for (tries = 0; tries < 5 && second != first; tries++) {
+		FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+
+		ASSERT_NE(NULL, f);
+		snprintf(buf, sizeof(buf), "%d", first - 1);
+		fputs(buf, f);
+		ASSERT_EQ(0, fclose(f));
+		second = store_child(fd, 1, "wps-second");
+		ASSERT_LE(0, second);
+		ASSERT_EQ(second, waitpid(second, &status, 0));
+	}
+	if (second != first)
+		SKIP(goto out, "ns_last_pid did not give pid %d again", first);
+	n = read_stalls(path, rows, 8);
+	for (i = 0; i < n; i++)
+		TH_LOG("row: tgid %ld comm %s fault_first %lld fault_wp %lld",
+		       rows[i].tgid, rows[i].comm, (long long)rows[i].fault_first,
+		       (long long)rows[i].fault_wp);
+	EXPECT_EQ(2, n);
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(first, rows[i].tgid);
+		if (!strcmp(rows[i].comm, "wps-first")) {
+			EXPECT_EQ(4, rows[i].fault_first + rows[i].fault_wp);
+		} else if (!strcmp(rows[i].comm, "wps-second")) {
+			EXPECT_EQ(1, rows[i].fault_first + rows[i].fault_wp);
+		} else {
+			EXPECT_TRUE(false) TH_LOG("row of comm %s", rows[i].comm);
+		}
+	}
+out:
+	close(fd);
+	unlink(path);
 }
 
 /* ---- histogram scope commands ------------------------------------------------ */
