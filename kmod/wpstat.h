@@ -335,7 +335,10 @@ struct proc_dir_entry;	/* 5.10's seq_file.h does not declare it */
 
 int wpstat_stalls_init(void);
 void wpstat_stalls_exit(void);
-int wpstat_stalls_reset(void);
+struct wpstat_stalls;
+struct wpstat_stalls *wpstat_stalls_reset_prepare(void);
+void wpstat_stalls_reset_commit(struct wpstat_stalls *new);
+void wpstat_stalls_reset_abort(struct wpstat_stalls *new);
 void wpstat_stall_add(const struct wpstat_key *key, enum wpstat_stall_field f,
 		      u64 delta);
 void wpstat_stall_time(const struct wpstat_key *key,

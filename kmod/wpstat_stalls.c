@@ -478,13 +478,25 @@ static void wpstat_stalls_workfn(struct work_struct *work)
 
 /* ---- reset, summary, /proc/wpstat/stalls ------------------------------------ */
 
-int wpstat_stalls_reset(void)
+/*
+ * A reset in two steps, so that wpstat_reset() allocates everything
+ * before it changes anything: an empty table, then the swap (which takes
+ * it, or wpstat_stalls_put() drops it).
+ */
+struct wpstat_stalls *wpstat_stalls_reset_prepare(void)
 {
-	struct wpstat_stalls *new, *old;
+	return wpstat_stalls_alloc(wpstat_max_stalls, 0);
+}
 
-	new = wpstat_stalls_alloc(wpstat_max_stalls, 0);
-	if (!new)
-		return -ENOMEM;
+void wpstat_stalls_reset_abort(struct wpstat_stalls *new)
+{
+	wpstat_stalls_put(new);
+}
+
+void wpstat_stalls_reset_commit(struct wpstat_stalls *new)
+{
+	struct wpstat_stalls *old;
+
 	mutex_lock(&wpstat_stalls_mutex);
 	old = rcu_replace_pointer(wpstat_stalls, new,
 				  lockdep_is_held(&wpstat_stalls_mutex));
@@ -492,7 +504,6 @@ int wpstat_stalls_reset(void)
 	/* Every handler runs with preemption disabled: an RCU reader. */
 	synchronize_rcu();
 	wpstat_stalls_put(old);
-	return 0;
 }
 
 /* Lines of the world-readable summary: totals only, no row. */

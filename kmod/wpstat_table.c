@@ -396,6 +396,17 @@ void notrace wpstat_hist_add(enum wpstat_hist_id id, const struct wpstat_key *ke
 }
 
 /* Process context: start empty histograms under @scope (NULL: the same). */
+/* Swap in @new (wpstat_hists_mutex held); the old ones go after RCU. */
+static void wpstat_hists_swap(struct wpstat_hists *new)
+{
+	struct wpstat_hists *old;
+
+	old = rcu_replace_pointer(wpstat_hists, new,
+				  lockdep_is_held(&wpstat_hists_mutex));
+	/* Readers and handlers use them only inside RCU read sections. */
+	call_rcu(&old->rcu, wpstat_hists_free_rcu);
+}
+
 int wpstat_hist_set_scope(const struct wpstat_hist_scope *scope)
 {
 	struct wpstat_hists *new, *old;
@@ -404,15 +415,10 @@ int wpstat_hist_set_scope(const struct wpstat_hist_scope *scope)
 	old = rcu_dereference_protected(wpstat_hists,
 					lockdep_is_held(&wpstat_hists_mutex));
 	new = wpstat_hists_alloc(scope ? scope : &old->scope);
-	if (!new) {
-		mutex_unlock(&wpstat_hists_mutex);
-		return -ENOMEM;
-	}
-	rcu_assign_pointer(wpstat_hists, new);
+	if (new)
+		wpstat_hists_swap(new);
 	mutex_unlock(&wpstat_hists_mutex);
-	/* Readers and handlers use them only inside RCU read sections. */
-	call_rcu(&old->rcu, wpstat_hists_free_rcu);
-	return 0;
+	return new ? 0 : -ENOMEM;
 }
 
 /* "all", "dev MAJ:MIN" or "inode MAJ:MIN:INO:GEN", no newline. */
@@ -558,19 +564,26 @@ static struct wpstat_table *wpstat_table_swap(struct wpstat_table *new)
  */
 int wpstat_reset(void)
 {
+	struct wpstat_stalls *stalls = wpstat_stalls_reset_prepare();
+	struct wpstat_hists *hists, *cur;
 	struct wpstat_table *new, *old;
-	int ret;
 
+	/* Everything allocated first: a reset changes all or nothing. */
 	new = wpstat_table_alloc(wpstat_max_inodes, NULL);
-	if (!new)
-		return -ENOMEM;
-	ret = wpstat_stalls_reset();
-	if (!ret)
-		ret = wpstat_hist_set_scope(NULL);
-	if (ret) {
+	mutex_lock(&wpstat_hists_mutex);
+	cur = rcu_dereference_protected(wpstat_hists,
+					lockdep_is_held(&wpstat_hists_mutex));
+	hists = wpstat_hists_alloc(&cur->scope);
+	if (!stalls || !new || !hists) {
+		mutex_unlock(&wpstat_hists_mutex);
+		wpstat_hists_free(hists);
 		wpstat_table_put(new);
-		return ret;
+		wpstat_stalls_reset_abort(stalls);
+		return -ENOMEM;
 	}
+	wpstat_hists_swap(hists);
+	mutex_unlock(&wpstat_hists_mutex);
+	wpstat_stalls_reset_commit(stalls);
 	mutex_lock(&wpstat_table_mutex);
 	old = wpstat_table_swap(new);
 	mutex_unlock(&wpstat_table_mutex);
