@@ -315,8 +315,9 @@ teardown_file() {
 	echo $! >"$BATS_FILE_TMPDIR/export.pid"
 	cat >"$BATS_FILE_TMPDIR/prometheus.yml" <<-EOF
 	global:
-	  scrape_interval: 1s
-	  evaluation_interval: 1s
+	  scrape_interval: 3s
+	  scrape_timeout: 3s
+	  evaluation_interval: 3s
 	scrape_configs:
 	  - job_name: node
 	    static_configs:
@@ -331,8 +332,9 @@ teardown_file() {
 	# Three scrapes of the file at 0 write-protect faults, then the pass
 	# that takes 64, then a scrape that shows them.
 	wait_for 120 has_samples "$sel" 3 ||
-		fail "Prometheus has no 3 samples of $sel: $(tail -5 "$BATS_FILE_TMPDIR/prometheus.log")"
-	[ "$(promql_value "$sel")" = 0 ] || fail "before the pass: $(promql_value "$sel")"
+		fail "Prometheus has no 3 samples of $sel (up $(promql_value up), last scrape $(promql_value scrape_duration_seconds) s): $(tail -5 "$BATS_FILE_TMPDIR/prometheus.log")"
+	[ "$(promql_value "$sel")" = 0 ] ||
+		fail "before the pass: '$(promql_value "$sel")' (up $(promql_value up), last scrape $(promql_value scrape_duration_seconds) s)"
 	rewrite "$g"
 	wait_for 60 value_is "$sel" 64 ||
 		fail "Prometheus never saw 64: $(promql_value "$sel")"
