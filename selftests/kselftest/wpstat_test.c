@@ -414,10 +414,9 @@ int touch_file(int fd, size_t npages)
 
 /* struct stall_row's causes, in its order and the file's. */
 static const char *const stall_names[] = {
-	"fault_first", "fault_wp", "fault_ns", "fault_max_ns",
-	"stable_waits", "stable_ns", "stable_max_ns",
-	"wb_waits", "wb_ns", "wb_max_ns",
-	"pauses", "pause_ns", "pause_max_ns",
+#define WPSTAT_STALL(id, name, ...)	#name,
+#include "wpstat_stalls.def"
+#undef WPSTAT_STALL
 };
 #define STALL_N	(sizeof(stall_names) / sizeof(stall_names[0]))
 #define STALL_KEY_COLS	6	/* tgid comm dev ino gen cgroup */

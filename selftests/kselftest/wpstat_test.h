@@ -207,8 +207,9 @@ int touch_file(int fd, size_t npages);
 
 /*
  * One row of /proc/wpstat/stalls, fields by header name; -1 for "-".  The
- * causes copy kmod/wpstat_stalls.c's stall_fields[] (no list to include):
- * read_stalls() refuses a header whose causes are not these, in order.
+ * causes are the module's list (kmod/wpstat_stalls.def), so a field the
+ * module gains is here without an edit: read_stalls() refuses a header
+ * whose causes are not these, in order.
  */
 struct stall_row {
 	long tgid;
@@ -216,10 +217,9 @@ struct stall_row {
 	unsigned long long ino;
 	unsigned int gen;
 	char comm[64];
-	int64_t fault_first, fault_wp, fault_ns, fault_max_ns;
-	int64_t stable_waits, stable_ns, stable_max_ns;
-	int64_t wb_waits, wb_ns, wb_max_ns;
-	int64_t pauses, pause_ns, pause_max_ns;
+#define WPSTAT_STALL(id, name, ...)	int64_t name;
+#include "wpstat_stalls.def"
+#undef WPSTAT_STALL
 };
 
 /*
