@@ -499,6 +499,47 @@ int stall_of(const char *path, long tgid, struct stall_row *out)
 	return n < 0 ? -1 : found;
 }
 
+/* ---- the filesystem suites ---------------------------------------------- */
+
+int wps_fs_unavailable(const char *name, char *why, size_t len)
+{
+	const char *dir = getenv("WPSTAT_FS_DIR");
+	char path[300];
+
+	snprintf(path, sizeof(path), "%s/%s.unavailable",
+		 dir ? dir : "/tmp/wpstat", name);
+	if (wps_slurp(path, why, len) <= 0)
+		return 0;
+	why[strcspn(why, "\n")] = 0;
+	return 1;
+}
+
+void wps_file_release(char *map, size_t npages, int fd, const char *path)
+{
+	if (map)
+		munmap(map, npages * PAGE);
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+}
+
+/* ---- the reliability fixtures ------------------------------------------- */
+
+int wps_rel_restore(struct wps_rel *r)
+{
+	int ret = 0;
+
+	if (!wps_loaded() && system("insmod \"$WPSTAT_MODULE\""))
+		ret = -1;
+	wps_control("filter none");
+	wps_control("enable");
+	if (r->probe_fd >= 0)
+		close(r->probe_fd);
+	unlink(r->probe);
+	return ret;
+}
+
 /* ---- a slow device ------------------------------------------------------ */
 
 int sh(const char *fmt, ...)

@@ -230,6 +230,55 @@ int read_stalls(const char *path, struct stall_row *rows, int max);
 /* @tgid's row for @path, zero if none; the number of such rows (0 or 1). */
 int stall_of(const char *path, long tgid, struct stall_row *out);
 
+/* ---- the filesystem suites ---------------------------------------------- */
+
+/*
+ * Whether guest-check.sh could not mount $WPSTAT_FS_DIR/@name for
+ * wpstat_fs or wpstat_nfs: 1 with the first line of its NAME.unavailable
+ * (why) in @why, else 0.
+ */
+int wps_fs_unavailable(const char *name, char *why, size_t len);
+/*
+ * The end of a test's scratch file: unmap @map (@npages), close @fd and
+ * unlink @path, where set (@map not NULL, @fd not negative).
+ */
+void wps_file_release(char *map, size_t npages, int fd, const char *path);
+
+/* ---- the reliability fixtures ------------------------------------------- */
+
+/*
+ * The common part of FIXTURE(rel) in wpstat_ctlfuzz and wpstat_privacy:
+ * the module loaded, unfiltered and enabled, and a scratch file of
+ * @npages on ext4 to probe it with.  A fixture holds a struct wps_rel and
+ * whatever else its tests need.
+ */
+struct wps_rel {
+	char probe[256];
+	int probe_fd;
+};
+
+#define WPS_REL_SETUP(r, npages) do {					\
+	struct wps_rel *__r = (r);					\
+									\
+	__r->probe_fd = -1;						\
+	ASSERT_TRUE(wps_loaded()) TH_LOG("wpstat is not loaded");	\
+	ASSERT_EQ(0, wps_control("filter none"));			\
+	ASSERT_EQ(0, wps_control("enable"));				\
+	__r->probe_fd = wps_scratch("ext4", "rel", (npages), __r->probe, \
+				    sizeof(__r->probe));		\
+	ASSERT_LE(0, __r->probe_fd);					\
+} while (0)
+
+/*
+ * Load the module back if a test unloaded it (and failed), unfilter,
+ * enable, remove the probe file: 0, or -1 if the module stayed out.
+ */
+int wps_rel_restore(struct wps_rel *r);
+#define WPS_REL_TEARDOWN(r) do {					\
+	if (wps_rel_restore(r))						\
+		TH_LOG("could not load the module back");		\
+} while (0)
+
 /* ---- a slow device ------------------------------------------------------ */
 
 /*
