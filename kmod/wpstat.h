@@ -319,14 +319,13 @@ size_t wpstat_entry_bytes(void);
 /* ---- wpstat_stalls.c ----------------------------------------------------- */
 
 /*
- * The causes a process x file row counts, in /proc/wpstat/stalls order;
- * each _MAX right after its _NS (wpstat_stall_time()).
+ * The causes a process x file row counts, in /proc/wpstat/stalls order
+ * (wpstat_stalls.def); each _MAX right after its _NS (wpstat_stall_time()).
  */
 enum wpstat_stall_field {
-	WPS_FAULT_FIRST, WPS_FAULT_WP, WPS_FAULT_NS, WPS_FAULT_MAX,
-	WPS_STABLE, WPS_STABLE_NS, WPS_STABLE_MAX,
-	WPS_WB, WPS_WB_NS, WPS_WB_MAX,
-	WPS_PAUSE, WPS_PAUSE_NS, WPS_PAUSE_MAX,
+#define WPSTAT_STALL(id, ...) WPS_##id,
+#include "wpstat_stalls.def"
+#undef WPSTAT_STALL
 	WPS_NR
 };
 

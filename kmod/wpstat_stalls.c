@@ -70,25 +70,18 @@ struct wpstat_stalls {
 	struct wpstat_stall *rows;
 };
 
-/* Each field's column name, and the inode counter whose sources it needs. */
+/*
+ * Each field's column name, and the inode counter whose sources it needs
+ * (the column reads "-" without them): wpstat_stalls.def.
+ */
 static const struct {
 	const char *name;
 	enum wpstat_counter like;
-	bool max;
-} stall_fields[WPS_NR] = {
-	[WPS_FAULT_FIRST] = { "fault_first", WPC_MKWRITE_FIRST },
-	[WPS_FAULT_WP] = { "fault_wp", WPC_MKWRITE_WP },
-	[WPS_FAULT_NS] = { "fault_ns", WPC_MKWRITE_NS },
-	[WPS_FAULT_MAX] = { "fault_max_ns", WPC_MKWRITE_NS, true },
-	[WPS_STABLE] = { "stable_waits", WPC_STABLE_WAITS },
-	[WPS_STABLE_NS] = { "stable_ns", WPC_STABLE_WAIT_NS },
-	[WPS_STABLE_MAX] = { "stable_max_ns", WPC_STABLE_WAIT_NS, true },
-	[WPS_WB] = { "wb_waits", WPC_WB_WAITS },
-	[WPS_WB_NS] = { "wb_ns", WPC_STABLE_WAIT_NS },
-	[WPS_WB_MAX] = { "wb_max_ns", WPC_STABLE_WAIT_NS, true },
-	[WPS_PAUSE] = { "pauses", WPC_BDP_PAUSES },
-	[WPS_PAUSE_NS] = { "pause_ns", WPC_BDP_PAUSE_NS },
-	[WPS_PAUSE_MAX] = { "pause_max_ns", WPC_BDP_PAUSE_NS, true },
+} stall_fields[] = {
+#define WPSTAT_STALL(id, nm, lk, ...)					\
+	[WPS_##id] = { .name = #nm, .like = WPC_##lk },
+#include "wpstat_stalls.def"
+#undef WPSTAT_STALL
 };
 
 unsigned int wpstat_max_stalls = 4096;
@@ -307,6 +300,7 @@ void notrace wpstat_stall_time(const struct wpstat_key *key,
 	struct wpstat_stalls *s = rcu_dereference_sched(wpstat_stalls);
 	struct wpstat_stall *r;
 
+	BUILD_BUG_ON(ARRAY_SIZE(stall_fields) != WPS_NR);
 	BUILD_BUG_ON(WPS_FAULT_MAX - WPS_FAULT_NS != 1 ||
 		     WPS_STABLE_MAX - WPS_STABLE_NS != 1 ||
 		     WPS_WB_MAX - WPS_WB_NS != 1 ||

@@ -2,8 +2,8 @@
 # Host check (TAP): what is written twice agrees with its source.  The
 # counter and column names written outside the module agree with the
 # module's own lists, kmod/wpstat_counters.def (the /proc/wpstat/inodes
-# columns) and stall_fields[] in kmod/wpstat_stalls.c (the /proc/wpstat/stalls
-# columns): the C tools and tests read names from /proc or include the .def;
+# columns) and kmod/wpstat_stalls.def (the /proc/wpstat/stalls columns):
+# the C tools and tests read names from /proc or include the .defs;
 # these are the copies written for people (README, man page), which nothing
 # else would check.  And the README's copy of the filesystem matrix is
 # docs/filesystems.md's.
@@ -32,7 +32,7 @@ def_counters() {
 }
 
 stall_columns() {
-	sed -n 's/^\t\[WPS_[A-Z_]*\] = { "\([a-z_]*\)".*/\1/p' "$top/kmod/wpstat_stalls.c"
+	sed -n 's/^WPSTAT_STALL([A-Z0-9_]*, *\([a-z0-9_]*\),.*/\1/p' "$top/kmod/wpstat_stalls.def"
 }
 
 # The line of README.md's code block that starts with @1.
@@ -60,8 +60,8 @@ check "README's /proc/wpstat/inodes header is wpstat_counters.def's order" \
 	same_list wpstat_counters.def "$tmp/def-header" README.md "$tmp/readme-inodes"
 { printf '%s\n' tgid comm dev ino gen cgroup; cat "$tmp/stalls"; } >"$tmp/stalls-header"
 readme_header "tgid comm dev ino gen cgroup" >"$tmp/readme-stalls"
-check "README's /proc/wpstat/stalls header is stall_fields[]'s order" \
-	same_list wpstat_stalls.c "$tmp/stalls-header" README.md "$tmp/readme-stalls"
+check "README's /proc/wpstat/stalls header is wpstat_stalls.def's order" \
+	same_list wpstat_stalls.def "$tmp/stalls-header" README.md "$tmp/readme-stalls"
 
 # Every counter has a row in README's column table, and is in the man page.
 missing_from() {	# missing_from FILE PATTERN-PREFIX NAMES-FILE

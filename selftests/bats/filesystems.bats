@@ -18,17 +18,6 @@ teardown() {
 	fuse_unmount
 }
 
-# Skip unless guest-check mounted $1 (NAME.unavailable holds why not).
-need_fs() {
-	local why=$WPSTAT_FS_DIR/$1.unavailable
-	[ ! -e "$why" ] || skip "$1 not mounted: $(head -n 1 "$why")"
-}
-
-# The counters of the row for path $2 in `wpstat show --json` output $1.
-row_of() {
-	jq -c --arg p "$2" '[.inodes[] | select(.path == $p)] | .[0].counters // empty' <<<"$1"
-}
-
 @test "overlayfs: show --resolve names the file by its merged path, with the upper inode's counts" {
 	local f up
 	need_fs overlay

@@ -98,6 +98,18 @@ jqv() {
 	jq -r "$2" <<<"$1"
 }
 
+# The counters of the row for path $2 in `wpstat show --json` output $1.
+row_of() {
+	jq -c --arg p "$2" '[.inodes[] | select(.path == $p)] | .[0].counters // empty' <<<"$1"
+}
+
+# Skip unless guest-check.sh mounted $WPSTAT_FS_DIR/$1 (NAME.unavailable
+# holds why not).
+need_fs() {
+	local why=$WPSTAT_FS_DIR/$1.unavailable
+	[ ! -e "$why" ] || skip "$1 not mounted: $(head -n 1 "$why")"
+}
+
 # ---- running as an unprivileged user -------------------------------------
 # scripts/vm/guest-run.sh copies the tools and the module to $WPSTAT_NOBODY_DIR (0755,
 # on tmpfs): the checkout may be private (/root is 0700), and a test of a

@@ -11,18 +11,12 @@ load helpers
 setup() {
 	require_module
 	wpstat_control filter none
-	[ ! -e "$WPSTAT_FS_DIR/nfs.unavailable" ] ||
-		skip "nfs not mounted: $(head -n 1 "$WPSTAT_FS_DIR/nfs.unavailable")"
+	need_fs nfs
 	[ "$(stat -f -c %T "$WPSTAT_FS_DIR/nfs")" = nfs ] || fail "$WPSTAT_FS_DIR/nfs is not NFS"
 }
 
 teardown() {
 	wpstat_control filter none
-}
-
-# The counters of the row for path $2 in `wpstat show --json` output $1.
-row_of() {
-	jq -c --arg p "$2" '[.inodes[] | select(.path == $p)] | .[0].counters // empty' <<<"$1"
 }
 
 # Pages per folio differ (6.12 gives NFS large folios on readahead), so the

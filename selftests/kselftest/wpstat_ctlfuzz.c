@@ -64,22 +64,15 @@ static int read_config(struct cfg *c)
 /* ---- rel: the control file against random writers ---------------------- */
 
 FIXTURE(rel) {
+	struct wps_rel rel;
 	pid_t kids[16];
 	int nkids;
-	char probe[256];
-	int probe_fd;
 };
 
 FIXTURE_SETUP(rel)
 {
 	self->nkids = 0;
-	self->probe_fd = -1;
-	ASSERT_TRUE(wps_loaded()) TH_LOG("wpstat is not loaded");
-	ASSERT_EQ(0, wps_control("filter none"));
-	ASSERT_EQ(0, wps_control("enable"));
-	self->probe_fd = wps_scratch("ext4", "rel", NPAGES, self->probe,
-				     sizeof(self->probe));
-	ASSERT_LE(0, self->probe_fd);
+	WPS_REL_SETUP(&self->rel, NPAGES);
 }
 
 FIXTURE_TEARDOWN(rel)
@@ -92,13 +85,7 @@ FIXTURE_TEARDOWN(rel)
 		kill(self->kids[i], SIGKILL);
 		waitpid(self->kids[i], NULL, 0);
 	}
-	if (!wps_loaded() && system("insmod \"$WPSTAT_MODULE\""))
-		TH_LOG("could not load the module back");
-	wps_control("filter none");
-	wps_control("enable");
-	if (self->probe_fd >= 0)
-		close(self->probe_fd);
-	unlink(self->probe);
+	WPS_REL_TEARDOWN(&self->rel);
 }
 
 /*
@@ -784,7 +771,7 @@ TEST_F_TIMEOUT(rel, control_fuzz, 600)
 	EXPECT_EQ(-EINVAL, wps_control("enable\xa0"));
 	EXPECT_EQ(-EINVAL, wps_control("filter\xa0none"));
 	ASSERT_EQ(0, fz_compare(&st, why, sizeof(why))) TH_LOG("%s", why);
-	ASSERT_EQ(0, touch_file(self->probe_fd, NPAGES));
+	ASSERT_EQ(0, touch_file(self->rel.probe_fd, NPAGES));
 
 	/* Sequential: every result and the resulting state predicted. */
 	fd = open(WPSTAT_CONTROL_PATH, O_WRONLY | O_CLOEXEC);
@@ -840,7 +827,7 @@ TEST_F_TIMEOUT(rel, control_fuzz, 600)
 			else if (k == 4)
 				fz_reader_proc(sh);
 			else
-				fz_workload_proc(sh, self->probe_fd);
+				fz_workload_proc(sh, self->rel.probe_fd);
 		}
 		self->kids[self->nkids++] = pid;
 	}
@@ -891,8 +878,8 @@ TEST_F_TIMEOUT(rel, control_fuzz, 600)
 
 	/* Counting works, and resets freed every old table. */
 	ASSERT_EQ(0, wps_control("reset"));
-	ASSERT_EQ(0, touch_file(self->probe_fd, NPAGES));
-	ASSERT_EQ(0, wps_read(self->probe, &w));
+	ASSERT_EQ(0, touch_file(self->rel.probe_fd, NPAGES));
+	ASSERT_EQ(0, wps_read(self->rel.probe, &w));
 	EXPECT_EQ(NPAGES, w.mkwrite_first);
 	EXPECT_TIMED_EQ(NPAGES, w.mkclean_ptes);
 	EXPECT_EQ(areas, wpstat_vmalloc_areas()) TH_LOG("%ld sequential resets",

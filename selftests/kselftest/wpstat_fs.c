@@ -116,15 +116,14 @@ static bool commit_protects(void)
 FIXTURE_SETUP(fs)
 {
 	const char *dir = getenv("WPSTAT_FS_DIR");
-	char why[512], path[300];
+	char why[512];
 
+	self->fd = -1;
+	self->map = NULL;
 	ASSERT_TRUE(wps_loaded()) TH_LOG("wpstat is not loaded");
 	ASSERT_NE(NULL, dir) TH_LOG("WPSTAT_FS_DIR unset: run through guest-check.sh");
-	snprintf(path, sizeof(path), "%s/%s.unavailable", dir, variant->name);
-	if (wps_slurp(path, why, sizeof(why)) > 0) {
-		why[strcspn(why, "\n")] = 0;
+	if (wps_fs_unavailable(variant->name, why, sizeof(why)))
 		SKIP(return, "%s not mounted: %s", variant->name, why);
-	}
 	self->fd = wps_scratch(variant->name, "fs", NPAGES, self->path,
 			       sizeof(self->path));
 	ASSERT_LE(0, self->fd) TH_LOG("no scratch file on %s", variant->name);
@@ -133,18 +132,12 @@ FIXTURE_SETUP(fs)
 			 variant->upper, strrchr(self->path, '/') + 1);
 	else
 		snprintf(self->counted, sizeof(self->counted), "%s", self->path);
-	self->map = NULL;
 	ASSERT_EQ(0, wps_read(self->counted, &self->base));
 }
 
 FIXTURE_TEARDOWN(fs)
 {
-	if (self->map)
-		munmap(self->map, NPAGES * PAGE);
-	if (self->fd > 0) {
-		close(self->fd);
-		unlink(self->path);
-	}
+	wps_file_release(self->map, NPAGES, self->fd, self->path);
 }
 
 #define SINCE() WPS_SINCE(self->counted, &self->base)

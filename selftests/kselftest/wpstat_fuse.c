@@ -166,12 +166,7 @@ FIXTURE_SETUP(fuse)
 
 FIXTURE_TEARDOWN(fuse)
 {
-	if (self->map)
-		munmap(self->map, self->npages * PAGE);
-	if (self->fd >= 0) {
-		close(self->fd);
-		unlink(self->path);
-	}
+	wps_file_release(self->map, self->npages, self->fd, self->path);
 	if (self->mounted) {
 		/* The daemon exits when its mount goes. */
 		if (umount(self->mnt))

@@ -95,11 +95,8 @@ FIXTURE_SETUP(nfs)
 	self->netem = false;
 	ASSERT_TRUE(wps_loaded()) TH_LOG("wpstat is not loaded");
 	ASSERT_NE(NULL, dir) TH_LOG("WPSTAT_FS_DIR unset: run through guest-check.sh");
-	snprintf(path, sizeof(path), "%s/nfs.unavailable", dir);
-	if (wps_slurp(path, why, sizeof(why)) > 0) {
-		why[strcspn(why, "\n")] = 0;
+	if (wps_fs_unavailable("nfs", why, sizeof(why)))
 		SKIP(return, "nfs not mounted: %s", why);
-	}
 	snprintf(path, sizeof(path), "%s/nfs", dir);
 	ASSERT_EQ(0, statfs(path, &sf));
 	ASSERT_EQ(NFS_MAGIC, sf.f_type) TH_LOG("%s is not an NFS mount", path);
@@ -107,12 +104,7 @@ FIXTURE_SETUP(nfs)
 
 FIXTURE_TEARDOWN(nfs)
 {
-	if (self->map)
-		munmap(self->map, self->npages * PAGE);
-	if (self->fd >= 0) {
-		close(self->fd);
-		unlink(self->path);
-	}
+	wps_file_release(self->map, self->npages, self->fd, self->path);
 	if (self->netem)
 		sh("tc qdisc del dev lo root 2>/dev/null");
 }
@@ -137,18 +129,7 @@ FIXTURE_TEARDOWN(nfs)
  * open/close of the file: a close of a writable NFS descriptor writes
  * back, nfs_file_flush).
  */
-static struct wps since(struct __test_metadata *_metadata,
-			const struct wpstat_file_key *key, struct wps *base)
-{
-	struct wps now, d;
-
-	ASSERT_EQ(0, wps_read_key(key, &now)) TH_LOG("cannot read counters");
-	d = wps_delta(&now, base);
-	*base = now;
-	return d;
-}
-
-#define SINCE() since(_metadata, &self->key, &self->base)
+#define SINCE() WPS_SINCE_KEY(&self->key, &self->base)
 
 static void log_delta(struct __test_metadata *_metadata, const char *what,
 		      const struct wps *d)

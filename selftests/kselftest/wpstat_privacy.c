@@ -132,31 +132,17 @@ static int rmmod_retry(void)
 /* ---- rel: other users, and what any reader can see --------------------- */
 
 FIXTURE(rel) {
-	char probe[256];
-	int probe_fd;
+	struct wps_rel rel;
 };
 
 FIXTURE_SETUP(rel)
 {
-	self->probe_fd = -1;
-	ASSERT_TRUE(wps_loaded()) TH_LOG("wpstat is not loaded");
-	ASSERT_EQ(0, wps_control("filter none"));
-	ASSERT_EQ(0, wps_control("enable"));
-	self->probe_fd = wps_scratch("ext4", "rel", NPAGES, self->probe,
-				     sizeof(self->probe));
-	ASSERT_LE(0, self->probe_fd);
+	WPS_REL_SETUP(&self->rel, NPAGES);
 }
 
-/* A test that unloaded the module (and failed) leaves it loaded again. */
 FIXTURE_TEARDOWN(rel)
 {
-	if (!wps_loaded() && system("insmod \"$WPSTAT_MODULE\""))
-		TH_LOG("could not load the module back");
-	wps_control("filter none");
-	wps_control("enable");
-	if (self->probe_fd >= 0)
-		close(self->probe_fd);
-	unlink(self->probe);
+	WPS_REL_TEARDOWN(&self->rel);
 }
 
 /*
@@ -395,10 +381,10 @@ TEST_F_TIMEOUT(rel, no_kernel_addresses_in_output, 90)
 		ASSERT_EQ(NULL, find_kaddr(good[i], tok, sizeof(tok))) TH_LOG("%s", good[i]);
 
 	/* Something in every column and histogram. */
-	ASSERT_EQ(0, touch_file(self->probe_fd, NPAGES));
-	ASSERT_EQ(0, touch_file(self->probe_fd, NPAGES));
-	ASSERT_EQ(0, pwrite_pages(self->probe_fd, 0, NPAGES, 1));
-	ASSERT_EQ(0, fsync(self->probe_fd));
+	ASSERT_EQ(0, touch_file(self->rel.probe_fd, NPAGES));
+	ASSERT_EQ(0, touch_file(self->rel.probe_fd, NPAGES));
+	ASSERT_EQ(0, pwrite_pages(self->rel.probe_fd, 0, NPAGES, 1));
+	ASSERT_EQ(0, fsync(self->rel.probe_fd));
 
 	n = scan_dir(_metadata, "/proc/wpstat", buf, sizeof(buf));
 	EXPECT_EQ(5, n) TH_LOG("inodes, summary, gone, counters and stalls");

@@ -414,10 +414,9 @@ int touch_file(int fd, size_t npages)
 
 /* struct stall_row's causes, in its order and the file's. */
 static const char *const stall_names[] = {
-	"fault_first", "fault_wp", "fault_ns", "fault_max_ns",
-	"stable_waits", "stable_ns", "stable_max_ns",
-	"wb_waits", "wb_ns", "wb_max_ns",
-	"pauses", "pause_ns", "pause_max_ns",
+#define WPSTAT_STALL(id, name, ...)	#name,
+#include "wpstat_stalls.def"
+#undef WPSTAT_STALL
 };
 #define STALL_N	(sizeof(stall_names) / sizeof(stall_names[0]))
 #define STALL_KEY_COLS	6	/* tgid comm dev ino gen cgroup */
@@ -498,6 +497,47 @@ int stall_of(const char *path, long tgid, struct stall_row *out)
 		}
 	}
 	return n < 0 ? -1 : found;
+}
+
+/* ---- the filesystem suites ---------------------------------------------- */
+
+int wps_fs_unavailable(const char *name, char *why, size_t len)
+{
+	const char *dir = getenv("WPSTAT_FS_DIR");
+	char path[300];
+
+	snprintf(path, sizeof(path), "%s/%s.unavailable",
+		 dir ? dir : "/tmp/wpstat", name);
+	if (wps_slurp(path, why, len) <= 0)
+		return 0;
+	why[strcspn(why, "\n")] = 0;
+	return 1;
+}
+
+void wps_file_release(char *map, size_t npages, int fd, const char *path)
+{
+	if (map)
+		munmap(map, npages * PAGE);
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+}
+
+/* ---- the reliability fixtures ------------------------------------------- */
+
+int wps_rel_restore(struct wps_rel *r)
+{
+	int ret = 0;
+
+	if (!wps_loaded() && system("insmod \"$WPSTAT_MODULE\""))
+		ret = -1;
+	wps_control("filter none");
+	wps_control("enable");
+	if (r->probe_fd >= 0)
+		close(r->probe_fd);
+	unlink(r->probe);
+	return ret;
 }
 
 /* ---- a slow device ------------------------------------------------------ */

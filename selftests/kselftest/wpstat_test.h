@@ -207,8 +207,9 @@ int touch_file(int fd, size_t npages);
 
 /*
  * One row of /proc/wpstat/stalls, fields by header name; -1 for "-".  The
- * causes copy kmod/wpstat_stalls.c's stall_fields[] (no list to include):
- * read_stalls() refuses a header whose causes are not these, in order.
+ * causes are the module's list (kmod/wpstat_stalls.def), so a field the
+ * module gains is here without an edit: read_stalls() refuses a header
+ * whose causes are not these, in order.
  */
 struct stall_row {
 	long tgid;
@@ -216,10 +217,9 @@ struct stall_row {
 	unsigned long long ino;
 	unsigned int gen;
 	char comm[64];
-	int64_t fault_first, fault_wp, fault_ns, fault_max_ns;
-	int64_t stable_waits, stable_ns, stable_max_ns;
-	int64_t wb_waits, wb_ns, wb_max_ns;
-	int64_t pauses, pause_ns, pause_max_ns;
+#define WPSTAT_STALL(id, name, ...)	int64_t name;
+#include "wpstat_stalls.def"
+#undef WPSTAT_STALL
 };
 
 /*
@@ -229,6 +229,55 @@ struct stall_row {
 int read_stalls(const char *path, struct stall_row *rows, int max);
 /* @tgid's row for @path, zero if none; the number of such rows (0 or 1). */
 int stall_of(const char *path, long tgid, struct stall_row *out);
+
+/* ---- the filesystem suites ---------------------------------------------- */
+
+/*
+ * Whether guest-check.sh could not mount $WPSTAT_FS_DIR/@name for
+ * wpstat_fs or wpstat_nfs: 1 with the first line of its NAME.unavailable
+ * (why) in @why, else 0.
+ */
+int wps_fs_unavailable(const char *name, char *why, size_t len);
+/*
+ * The end of a test's scratch file: unmap @map (@npages), close @fd and
+ * unlink @path, where set (@map not NULL, @fd not negative).
+ */
+void wps_file_release(char *map, size_t npages, int fd, const char *path);
+
+/* ---- the reliability fixtures ------------------------------------------- */
+
+/*
+ * The common part of FIXTURE(rel) in wpstat_ctlfuzz and wpstat_privacy:
+ * the module loaded, unfiltered and enabled, and a scratch file of
+ * @npages on ext4 to probe it with.  A fixture holds a struct wps_rel and
+ * whatever else its tests need.
+ */
+struct wps_rel {
+	char probe[256];
+	int probe_fd;
+};
+
+#define WPS_REL_SETUP(r, npages) do {					\
+	struct wps_rel *__r = (r);					\
+									\
+	__r->probe_fd = -1;						\
+	ASSERT_TRUE(wps_loaded()) TH_LOG("wpstat is not loaded");	\
+	ASSERT_EQ(0, wps_control("filter none"));			\
+	ASSERT_EQ(0, wps_control("enable"));				\
+	__r->probe_fd = wps_scratch("ext4", "rel", (npages), __r->probe, \
+				    sizeof(__r->probe));		\
+	ASSERT_LE(0, __r->probe_fd);					\
+} while (0)
+
+/*
+ * Load the module back if a test unloaded it (and failed), unfilter,
+ * enable, remove the probe file: 0, or -1 if the module stayed out.
+ */
+int wps_rel_restore(struct wps_rel *r);
+#define WPS_REL_TEARDOWN(r) do {					\
+	if (wps_rel_restore(r))						\
+		TH_LOG("could not load the module back");		\
+} while (0)
 
 /* ---- a slow device ------------------------------------------------------ */
 

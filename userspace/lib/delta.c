@@ -13,7 +13,7 @@ bool wpstat_row_delta(const struct wpstat_snapshot *cols,
 
 	for (c = 0; c < cols->ncounters && !restart; c++)
 		if (a->avail[c] && bcol[c] >= 0 && b->avail[bcol[c]] &&
-		    !wpstat_counter_is_max(cols->names[c]) &&
+		    !cols->max[c] &&
 		    b->val[bcol[c]] > a->val[c])
 			restart = true;
 	memset(d, 0, sizeof(*d));
@@ -22,7 +22,7 @@ bool wpstat_row_delta(const struct wpstat_snapshot *cols,
 	d->ino = a->ino;
 	d->gen = a->gen;
 	for (c = 0; c < cols->ncounters; c++) {
-		bool max = wpstat_counter_is_max(cols->names[c]);
+		bool max = cols->max[c];
 		uint64_t v = a->val[c];
 
 		d->avail[c] = a->avail[c];

@@ -15,7 +15,7 @@
  * included.  @cols names @a's counter columns; @bcol maps them to @b's
  * (-1: not in @b; may be NULL when @b is).  A reset zeroes every counter
  * at once, so if any summed counter is lower than in @b the whole row
- * counts from zero.  A maximum (wpstat_counter_is_max) keeps its value
+ * counts from zero.  A maximum (@cols->max[]) keeps its value
  * after and alone does not make a row changed.  Returns whether a summed
  * counter changed.
  */

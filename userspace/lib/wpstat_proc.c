@@ -69,6 +69,7 @@ static int parse_header(char *line, const char *const *fixed, int nfixed,
 		s->names[s->ncounters] = strdup(tok);
 		if (!s->names[s->ncounters])
 			return -ENOMEM;
+		s->max[s->ncounters] = wpstat_counter_is_max(tok);
 		s->ncounters++;
 	}
 	return i < nfixed ? -EPROTO : 0;
@@ -357,13 +358,29 @@ void wpstat_gone_free(struct wpstat_gone_snapshot *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* "mkwrite_max_ns", "pause_max_ns": the worst single event. */
+/* Every column the module's lists name, and whether it is a maximum. */
+#define WPSTAT_KIND_SUM	false
+#define WPSTAT_KIND_MAX	true
+static const struct {
+	const char *name;
+	bool max;
+} counter_kinds[] = {
+#define WPSTAT_COUNTER(id, name, kind, ...)	{ #name, WPSTAT_KIND_##kind },
+#include "wpstat_counters.def"
+#undef WPSTAT_COUNTER
+#define WPSTAT_STALL(id, name, like, kind, ...)	{ #name, WPSTAT_KIND_##kind },
+#include "wpstat_stalls.def"
+#undef WPSTAT_STALL
+};
+
 bool wpstat_counter_is_max(const char *name)
 {
-	size_t len = strlen(name);
+	size_t i;
 
-	return (len > 4 && !strcmp(name + len - 4, "_max")) ||
-	       (len > 7 && !strcmp(name + len - 7, "_max_ns"));
+	for (i = 0; i < ARRAY_SIZE(counter_kinds); i++)
+		if (!strcmp(counter_kinds[i].name, name))
+			return counter_kinds[i].max;
+	return false;
 }
 
 void wpstat_snapshot_free(struct wpstat_snapshot *s)

@@ -33,6 +33,7 @@ struct wpstat_row {
 struct wpstat_snapshot {
 	int ncounters;
 	char *names[WPSTAT_MAX_COUNTERS];	/* counter columns, after gen */
+	bool max[WPSTAT_MAX_COUNTERS];		/* wpstat_counter_is_max(name) */
 	size_t nrows;
 	struct wpstat_row *rows;
 };
@@ -43,8 +44,11 @@ void wpstat_snapshot_free(struct wpstat_snapshot *s);
 /* Index of a counter column by name, or -1. */
 int wpstat_counter_index(const struct wpstat_snapshot *s, const char *name);
 /*
- * Whether a counter is a maximum (its name ends in _max or _max_ns): the
- * worst single event, which is neither summed nor subtracted.
+ * Whether a counter is a maximum (kind MAX in the module's lists,
+ * kmod/wpstat_counters.def and kmod/wpstat_stalls.def): the worst single
+ * event, which is neither summed nor subtracted.  A column neither list
+ * names (a newer module's) is taken as a sum.  The readers keep the
+ * answer per column in a snapshot's max[].
  */
 bool wpstat_counter_is_max(const char *name);
 

@@ -98,7 +98,7 @@ static void dev_sum_add(struct dev_sum *d, const struct wpstat_snapshot *s,
 		if (!avail[c])
 			continue;
 		d->sum.avail[c] = true;
-		if (wpstat_counter_is_max(s->names[c]))
+		if (s->max[c])
 			d->sum.val[c] = d->sum.val[c] > val[c] ? d->sum.val[c] : val[c];
 		else
 			d->sum.val[c] += val[c];

@@ -27,12 +27,24 @@ struct run_stalls {
 	bool have_fault_first, have_fault_wp;
 };
 
-/* Why run reports no stalls, or NULL when @err is 0 (read them). */
-static const char *stalls_unavailable(int err)
+/*
+ * Why run reports no stalls, or NULL when @err is 0 and @s has every
+ * column wpstat knows (read them).
+ */
+static const char *stalls_unavailable(int err,
+				      const struct wpstat_stall_snapshot *s)
 {
+	static char why[128];
+	const char *missing;
+
 	switch (-err) {
 	case 0:
-		return NULL;
+		missing = stall_missing_column(s);
+		if (!missing)
+			return NULL;
+		snprintf(why, sizeof(why), "%s has no column %s (module and wpstat of different versions?)",
+			 WPSTAT_STALLS_PATH, missing);
+		return why;
 	case ENOENT:
 		return "the module has no " WPSTAT_STALLS_PATH;
 	case EPROTO:
@@ -45,8 +57,8 @@ static const char *stalls_unavailable(int err)
 static void run_stalls_total(struct run_stalls *rs)
 {
 	const struct stall_list *l = &rs->list;
-	int first = l->cols.events[CAUSE_FAULT][0];
-	int wp = l->cols.events[CAUSE_FAULT][1];
+	int first = l->cols.col[STALL_FAULT_FIRST];
+	int wp = l->cols.col[STALL_FAULT_WP];
 	size_t i;
 
 	for (i = 0; i < l->n; i++) {
@@ -424,7 +436,8 @@ static int cmd_run(int argc, char **argv)
 	if (ret)
 		goto out_dirs;
 	/* Optional: a module without per-process stalls still runs CMD. */
-	stalls.err = stalls_unavailable(wpstat_stalls_read(NULL, &stalls_before));
+	stalls.err = stalls_unavailable(wpstat_stalls_read(NULL, &stalls_before),
+					&stalls_before);
 	stalls.have = !stalls.err;
 	if (output) {
 		out = fopen(output, "we");
@@ -446,7 +459,8 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (stalls.have) {
 		stalls.err = stalls_unavailable(wpstat_stalls_read(NULL,
-								   &stalls_after));
+								   &stalls_after),
+						&stalls_after);
 		stalls.have = !stalls.err;
 	}
 	if (stalls.have && stall_list_build(&stalls_before, &stalls_after,

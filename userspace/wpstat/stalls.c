@@ -8,10 +8,16 @@
 int read_stalls(struct wpstat_stall_snapshot *s)
 {
 	int err = wpstat_stalls_read(NULL, s);
+	const char *missing;
 
 	switch (-err) {
 	case 0:
-		return 0;
+		missing = stall_missing_column(s);
+		if (!missing)
+			return 0;
+		wpstat_stalls_free(s);
+		return runtime_error("%s has no column %s (module and wpstat of different versions?)",
+				     WPSTAT_STALLS_PATH, missing);
 	case ENOENT:
 		if (!module_interface_present())
 			return module_not_loaded();
@@ -31,52 +37,71 @@ int read_stalls(struct wpstat_stall_snapshot *s)
 }
 
 const struct stall_cause_info stall_causes[CAUSE_NR] = {
-	[CAUSE_STABLE]	= { "stable", { "stable_waits" }, "stable_ns",
-			    "stable_max_ns", "waits" },
-	[CAUSE_WB]	= { "wb", { "wb_waits" }, "wb_ns", "wb_max_ns",
-			    "waits" },
-	[CAUSE_PAUSE]	= { "pause", { "pauses" }, "pause_ns",
-			    "pause_max_ns", "pauses" },
-	[CAUSE_FAULT]	= { "fault", { "fault_first", "fault_wp" },
-			    "fault_ns", "fault_max_ns", "faults" },
+	[CAUSE_STABLE]	= { "stable", "waits" },
+	[CAUSE_WB]	= { "wb", "waits" },
+	[CAUSE_PAUSE]	= { "pause", "pauses" },
+	[CAUSE_FAULT]	= { "fault", "faults" },
 };
+
+/* A field's role from its kind and unit; an impossible pair is undefined. */
+#define STALL_ROLE_SUM_EVENTS	STALL_EVENTS
+#define STALL_ROLE_SUM_NS	STALL_NS
+#define STALL_ROLE_MAX_NS	STALL_MAX_NS
+
+const struct stall_field_info stall_fields[STALL_NR] = {
+#define WPSTAT_STALL(id, name, like, kind, unit, cause, help) \
+	[STALL_##id] = { #name, CAUSE_##cause, STALL_ROLE_##kind##_##unit, help },
+#include "wpstat_stalls.def"
+#undef WPSTAT_STALL
+};
+
+/*
+ * The first field of the module's list that @s has no column for, or
+ * NULL.  Columns are found by name: a renamed one must fail loudly, not
+ * read as a cause that never happened.
+ */
+const char *stall_missing_column(const struct wpstat_stall_snapshot *s)
+{
+	int f;
+
+	for (f = 0; f < STALL_NR; f++)
+		if (wpstat_counter_index(&s->cols, stall_fields[f].name) < 0)
+			return stall_fields[f].name;
+	return NULL;
+}
 
 static void stall_cols_find(const struct wpstat_snapshot *cols,
 			    struct stall_cols *sc)
 {
-	int k, e;
+	int f;
 
-	for (k = 0; k < CAUSE_NR; k++) {
-		for (e = 0; e < 2; e++)
-			sc->events[k][e] = stall_causes[k].events[e] ?
-				wpstat_counter_index(cols, stall_causes[k].events[e]) : -1;
-		sc->ns[k] = wpstat_counter_index(cols, stall_causes[k].ns);
-		sc->max_ns[k] = wpstat_counter_index(cols, stall_causes[k].max_ns);
-	}
+	for (f = 0; f < STALL_NR; f++)
+		sc->col[f] = wpstat_counter_index(cols, stall_fields[f].name);
 }
-
 
 void stall_sum_add(struct stall_sum *sum, const struct stall_cols *sc,
 		   const uint64_t *val, const bool *avail)
 {
-	int k, e, c;
+	int f, k, c;
 
-	for (k = 0; k < CAUSE_NR; k++) {
-		for (e = 0; e < 2; e++) {
-			c = sc->events[k][e];
-			if (c >= 0 && avail[c])
-				sum->events[k] += val[c];
-		}
-		c = sc->ns[k];
-		if (c >= 0 && avail[c]) {
+	for (f = 0; f < STALL_NR; f++) {
+		c = sc->col[f];
+		k = stall_fields[f].cause;
+		if (c < 0 || !avail[c])
+			continue;
+		switch (stall_fields[f].role) {
+		case STALL_EVENTS:
+			sum->events[k] += val[c];
+			break;
+		case STALL_NS:
 			sum->ns[k] += val[c];
 			sum->have_ns[k] = true;
-		}
-		c = sc->max_ns[k];
-		if (c >= 0 && avail[c]) {
+			break;
+		case STALL_MAX_NS:
 			if (!sum->have_max[k] || val[c] > sum->max_ns[k])
 				sum->max_ns[k] = val[c];
 			sum->have_max[k] = true;
+			break;
 		}
 	}
 }

@@ -18,18 +18,34 @@ enum stall_cause { CAUSE_STABLE, CAUSE_WB, CAUSE_PAUSE, CAUSE_FAULT, CAUSE_NR };
 
 struct stall_cause_info {
 	const char *name;
-	const char *events[2];	/* columns counting its events */
-	const char *ns, *max_ns;
 	const char *unit;	/* what its events are, for the run report */
 };
 
 extern const struct stall_cause_info stall_causes[CAUSE_NR];
 
-/* Where each cause's columns are in a stalls file; -1 if absent. */
+/* The module's stall fields (kmod/wpstat_stalls.def), in its order. */
+enum stall_field {
+#define WPSTAT_STALL(id, ...) STALL_##id,
+#include "wpstat_stalls.def"
+#undef WPSTAT_STALL
+	STALL_NR
+};
+
+/* What a field says of its cause: how often, how long, the worst one. */
+enum stall_role { STALL_EVENTS, STALL_NS, STALL_MAX_NS };
+
+struct stall_field_info {
+	const char *name;	/* the /proc/wpstat/stalls column */
+	enum stall_cause cause;
+	enum stall_role role;
+	const char *help;	/* # HELP of the Prometheus output */
+};
+
+extern const struct stall_field_info stall_fields[STALL_NR];
+
+/* Where each field's column is in a stalls file; -1 if absent. */
 struct stall_cols {
-	int events[CAUSE_NR][2];
-	int ns[CAUSE_NR];
-	int max_ns[CAUSE_NR];
+	int col[STALL_NR];
 };
 
 /* One row's stalls, or several rows' together, by cause. */
@@ -85,6 +101,7 @@ struct cgroup_map {
 
 /* stalls.c */
 int read_stalls(struct wpstat_stall_snapshot *s);
+const char *stall_missing_column(const struct wpstat_stall_snapshot *s);
 void stall_sum_add(struct stall_sum *sum, const struct stall_cols *sc,
 		   const uint64_t *val, const bool *avail);
 bool stall_have_time(const struct stall_sum *s);

@@ -73,7 +73,8 @@ static const char *stall_cell(char *buf, size_t len, const struct stall_list *l,
 		return buf;
 	case SC_FAULT_FIRST:
 	case SC_FAULT_WP:
-		c = l->cols.events[CAUSE_FAULT][col == SC_FAULT_WP];
+		c = l->cols.col[col == SC_FAULT_WP ? STALL_FAULT_WP :
+				STALL_FAULT_FIRST];
 		if (c < 0 || !it->avail[c])
 			return "-";
 		snprintf(buf, len, "%" PRIu64, it->val[c]);
@@ -182,33 +183,14 @@ void json_stalls(FILE *out, const struct stall_list *l, size_t limit,
 	fputc(']', out);
 }
 
-/* # HELP of the stalls columns; later columns get a generic line. */
-static const struct {
-	const char *name;
-	const char *help;
-} stall_counter_help[] = {
-	{ "fault_first", "Write faults on pages of the file's shared mapping not yet mapped" },
-	{ "fault_wp", "Write faults on write-protected PTEs of the file's shared mapping" },
-	{ "fault_ns", "Time spent in page_mkwrite, waits inside it included" },
-	{ "fault_max_ns", "Longest single page_mkwrite call" },
-	{ "stable_waits", "Waits for writeback in folio_wait_stable (stable pages)" },
-	{ "stable_ns", "Time waited in folio_wait_stable" },
-	{ "stable_max_ns", "Longest single wait in folio_wait_stable" },
-	{ "wb_waits", "Other waits for writeback inside a write fault" },
-	{ "wb_ns", "Time of the other waits for writeback inside a write fault" },
-	{ "wb_max_ns", "Longest single other wait for writeback inside a write fault" },
-	{ "pauses", "Dirty-throttling sleeps in balance_dirty_pages for the file" },
-	{ "pause_ns", "Time slept by dirty throttling for the file" },
-	{ "pause_max_ns", "Longest single dirty-throttling sleep for the file" },
-};
-
+/* # HELP of a stalls column; a newer module's others get a generic line. */
 static const char *stall_help_of(const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(stall_counter_help); i++)
-		if (!strcmp(stall_counter_help[i].name, name))
-			return stall_counter_help[i].help;
+	for (i = 0; i < STALL_NR; i++)
+		if (!strcmp(stall_fields[i].name, name))
+			return stall_fields[i].help;
 	return NULL;
 }
 

@@ -151,7 +151,8 @@ static void test_gone(void)
 static void test_delta(void)
 {
 	struct wpstat_snapshot cols = { .ncounters = 3,
-					.names = { "a", "b", "c_max_ns" } };
+					.names = { "a", "b", "c_max_ns" },
+					.max = { false, false, true } };
 	struct wpstat_row b = { .val = { 10, 20, 9 }, .avail = { 1, 1, 1 } };
 	struct wpstat_row a = { .val = { 15, 20, 4 }, .avail = { 1, 1, 1 } };
 	struct wpstat_row d;
@@ -168,6 +169,41 @@ static void test_delta(void)
 	a.val[2] = 99;
 	ok(!wpstat_row_delta(&cols, &a, &b, bcol, &d),
 	   "delta: a changed maximum alone is no change");
+}
+
+/* A counter's kind is the module's lists', never its name's suffix. */
+static void test_kind(void)
+{
+	struct wpstat_stall_snapshot st;
+	struct wpstat_snapshot s;
+	int ret;
+
+	ok(wpstat_counter_is_max("mkwrite_max_ns") &&
+	   wpstat_counter_is_max("bdp_pause_max_ns") &&
+	   !wpstat_counter_is_max("mkwrite_ns") &&
+	   !wpstat_counter_is_max("mkwrite_wp"),
+	   "kind: the inode counters' from wpstat_counters.def");
+	ok(wpstat_counter_is_max("fault_max_ns") &&
+	   wpstat_counter_is_max("pause_max_ns") &&
+	   !wpstat_counter_is_max("pause_ns") &&
+	   !wpstat_counter_is_max("fault_first"),
+	   "kind: the stall fields' from wpstat_stalls.def");
+	ok(!wpstat_counter_is_max("newer_max_ns") &&
+	   !wpstat_counter_is_max("newer_max"),
+	   "kind: a column in neither list is a sum, whatever its suffix");
+	ret = read_inodes("dev ino gen mkwrite_wp mkwrite_max_ns x_max_ns\n"
+			  "8:1 12 3 5 6 7\n", &s);
+	ok(ret == 0 && !s.max[0] && s.max[1] && !s.max[2],
+	   "kind: the inodes reader keeps it per column");
+	if (!ret)
+		wpstat_snapshot_free(&s);
+	put("tgid comm dev ino gen cgroup fault_wp fault_max_ns\n"
+	    "1 a 8:1 12 3 0 5 6\n");
+	ret = wpstat_stalls_read(path, &st);
+	ok(ret == 0 && !st.cols.max[0] && st.cols.max[1],
+	   "kind: the stalls reader keeps it per column");
+	if (!ret)
+		wpstat_stalls_free(&st);
 }
 
 static void test_fmt(void)
@@ -224,6 +260,7 @@ int main(void)
 	test_stalls();
 	test_gone();
 	test_delta();
+	test_kind();
 	test_fmt();
 	test_overlay_options();
 	unlink(path);
