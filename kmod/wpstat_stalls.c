@@ -77,9 +77,11 @@ struct wpstat_stalls {
 static const struct {
 	const char *name;
 	enum wpstat_counter like;
+	bool max;			/* merged by maximum (compaction) */
 } stall_fields[] = {
-#define WPSTAT_STALL(id, nm, lk, ...)					\
-	[WPS_##id] = { .name = #nm, .like = WPC_##lk },
+#define WPSTAT_STALL(id, nm, lk, knd, ...)				\
+	[WPS_##id] = { .name = #nm, .like = WPC_##lk,			\
+		       .max = WPK_##knd == WPK_MAX },
 #include "wpstat_stalls.def"
 #undef WPSTAT_STALL
 };
