@@ -2,12 +2,13 @@
 /*
  * wpstat.h - shared definitions of the wpstat module.
  *
- * The module's parts, each in its own file, depend on each other in this
- * order only (no circle):
+ * The module's parts, each in its own file, call each other in this
+ * order only, each calling only those below it (no circle; checked by
+ * scripts/check/test-kmod-layers.sh on the built objects):
  *
  *   wpstat_main.c      init and exit
- *   wpstat_debugfs.c   debugfs wpstat/ and the control parser
- *   wpstat_proc.c      /proc/wpstat/{inodes,summary}
+ *   wpstat_debugfs.c   debugfs wpstat/ and the control parser (reset)
+ *   wpstat_proc.c      /proc/wpstat/{inodes,stalls,summary,gone,counters}
  *   wpstat_attach.c    attachment registry: levels, skip_probes, floor
  *   wpstat_handlers.c  the probe handlers, the enable switch and filters
  *   wpstat_stalls.c    the process x file stall table
@@ -195,7 +196,15 @@ int wpstat_table_init(void);
 void wpstat_table_exit(void);
 struct wpstat_table *wpstat_table_pin(void);
 void wpstat_table_put(struct wpstat_table *t);
-int wpstat_reset(void);
+struct wpstat_hists;
+/* A reset's new inode table and histograms (wpstat_table.c). */
+struct wpstat_table_reset {
+	struct wpstat_table *table;
+	struct wpstat_hists *hists;
+};
+int wpstat_table_reset_prepare(struct wpstat_table_reset *r);
+void wpstat_table_reset_commit(struct wpstat_table_reset *r);
+void wpstat_table_reset_abort(struct wpstat_table_reset *r);
 int wpstat_compact(void);
 struct wpstat_ref wpstat_lookup_slow(struct wpstat_table *t,
 				     const struct wpstat_key *key);
@@ -329,12 +338,59 @@ enum wpstat_stall_field {
 	WPS_NR
 };
 
+/*
+ * One row: a process and a file.  A row whose tgid is 0 holds what the
+ * file's exited processes did (compaction folds their rows into it).
+ */
+struct wpstat_stall_key {
+	u64 ino;
+	u32 dev;
+	u32 gen;
+	u32 tgid;			/* 0: the file's exited processes */
+	u32 pad;			/* zero: the key is hashed as u32 words */
+	u64 start;			/* the leader's start_time: a reused pid differs */
+};
+
+struct wpstat_stall {
+	struct wpstat_stall_key key;
+	int valid;			/* published; set once */
+	char comm[TASK_COMM_LEN];	/* the thread group leader's, at insert */
+	u64 cgroup;			/* cgroup v2 id at insert, 0 if none */
+	atomic64_t count[WPS_NR];
+};
+
+struct wpstat_stalls {
+	struct kref ref;
+	u32 max_rows;
+	u32 index_mask;
+	atomic_t nr_reserved;		/* rows handed out */
+	atomic_t nr_rows;		/* of them published */
+	atomic64_t overflow;		/* counted events that found no row */
+	u64 compactions;		/* since the last reset */
+	u64 exited;			/* process rows folded into exited rows */
+	u32 seed;			/* of the index hash */
+	u32 *index;			/* row number + 1, 0 = empty */
+	struct wpstat_stall *rows;
+};
+
+/*
+ * Each field's column name, the inode counter whose sources it needs (the
+ * column reads "-" without them) and how it merges: wpstat_stalls.def.
+ */
+struct wpstat_stall_field_info {
+	const char *name;
+	enum wpstat_counter like;
+	bool max;			/* merged by maximum (compaction) */
+};
+extern const struct wpstat_stall_field_info wpstat_stall_fields[WPS_NR];
+
 extern unsigned int wpstat_max_stalls;
 struct proc_dir_entry;	/* 5.10's seq_file.h does not declare it */
 
 int wpstat_stalls_init(void);
 void wpstat_stalls_exit(void);
-struct wpstat_stalls;
+struct wpstat_stalls *wpstat_stalls_pin(void);
+void wpstat_stalls_put(struct wpstat_stalls *s);
 struct wpstat_stalls *wpstat_stalls_reset_prepare(void);
 void wpstat_stalls_reset_commit(struct wpstat_stalls *new);
 void wpstat_stalls_reset_abort(struct wpstat_stalls *new);
@@ -343,7 +399,6 @@ void wpstat_stall_add(const struct wpstat_key *key, enum wpstat_stall_field f,
 void wpstat_stall_time(const struct wpstat_key *key,
 		       enum wpstat_stall_field ns_field, u64 ns);
 void wpstat_stalls_summary(struct seq_file *m);
-int wpstat_stalls_proc_init(struct proc_dir_entry *dir);
 
 /* ---- wpstat_tctx.c ------------------------------------------------------ */
 

@@ -173,6 +173,25 @@ static int control_filter_pid(const char *arg)
 	return 0;
 }
 
+/*
+ * "reset": every table and the histograms at once, or, short of memory,
+ * none (everything is allocated before anything is swapped).
+ */
+static int control_reset(void)
+{
+	struct wpstat_stalls *stalls = wpstat_stalls_reset_prepare();
+	struct wpstat_table_reset r;
+
+	if (wpstat_table_reset_prepare(&r) || !stalls) {
+		wpstat_table_reset_abort(&r);
+		wpstat_stalls_reset_abort(stalls);
+		return -ENOMEM;
+	}
+	wpstat_table_reset_commit(&r);
+	wpstat_stalls_reset_commit(stalls);
+	return 0;
+}
+
 static const char hist_path[] = "histogram path ";
 
 static int control_exec(char *cmd)
@@ -189,7 +208,7 @@ static int control_exec(char *cmd)
 		words[n++] = w;
 	}
 	if (n == 1 && !strcmp(words[0], "reset"))
-		return wpstat_reset();
+		return control_reset();
 	if (n == 1 && !strcmp(words[0], "enable")) {
 		WRITE_ONCE(wpstat_enabled, true);
 		return 0;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * wpstat_proc.c - /proc/wpstat/{inodes,summary,gone,counters}; the stalls
- * file is wpstat_stalls.c's.
+ * wpstat_proc.c - /proc/wpstat/{inodes,stalls,summary,gone,counters}: the
+ * readers of the tables (wpstat_table.c, wpstat_stalls.c), which know
+ * nothing of the files.
  *
  * /proc/wpstat/inodes is root-only (0400): per-file write activity of other
  * users is not theirs to see, as with /proc/PID/io.  The summary holds only
@@ -126,6 +127,114 @@ static const struct proc_ops inodes_proc_ops = {
 	.proc_lseek = seq_lseek,
 	.proc_release = inodes_release,
 };
+
+/* ---- /proc/wpstat/stalls (the table: wpstat_stalls.c) -------------------- */
+
+/* *pos is 0 for the header, row index + 1 afterwards. */
+static void *stalls_find(struct wpstat_stalls *s, loff_t *pos)
+{
+	u32 n = min_t(u32, atomic_read(&s->nr_reserved), s->max_rows);
+	loff_t i;
+
+	for (i = *pos - 1; i < n; i++) {
+		/* Pairs with the release in stall_find(). */
+		if (smp_load_acquire(&s->rows[i].valid)) {
+			*pos = i + 1;
+			return &s->rows[i];
+		}
+	}
+	*pos = n + 1;
+	return NULL;
+}
+
+/* A read pass walks one table, pinned from its header to its end. */
+static void *stalls_start(struct seq_file *m, loff_t *pos)
+{
+	if (*pos == 0) {
+		wpstat_stalls_put(m->private);
+		m->private = wpstat_stalls_pin();
+	}
+	if (!m->private)
+		return NULL;
+	return *pos ? stalls_find(m->private, pos) : SEQ_START_TOKEN;
+}
+
+static void *stalls_next(struct seq_file *m, void *v, loff_t *pos)
+{
+	++*pos;
+	return stalls_find(m->private, pos);
+}
+
+static void stalls_stop(struct seq_file *m, void *v)
+{
+	if (!v && m->private) {		/* the end of the pass */
+		wpstat_stalls_put(m->private);
+		m->private = NULL;
+	}
+}
+
+static int stalls_show(struct seq_file *m, void *v)
+{
+	struct wpstat_stall *r = v;
+	int f;
+
+	if (v == SEQ_START_TOKEN) {
+		seq_puts(m, "tgid comm dev ino gen cgroup");
+		for (f = 0; f < WPS_NR; f++)
+			seq_printf(m, " %s", wpstat_stall_fields[f].name);
+		seq_putc(m, '\n');
+		return 0;
+	}
+	seq_put_decimal_ull(m, "", r->key.tgid);
+	seq_putc(m, ' ');
+	/* A comm may hold anything: keep one row a line of fields. */
+	seq_escape(m, r->comm[0] ? r->comm : "-", " \t\n\\");
+	seq_put_decimal_ull(m, " ", MAJOR(r->key.dev));
+	seq_put_decimal_ull(m, ":", MINOR(r->key.dev));
+	seq_put_decimal_ull(m, " ", r->key.ino);
+	seq_put_decimal_ull(m, " ", r->key.gen);
+	seq_put_decimal_ull(m, " ", r->cgroup);
+	for (f = 0; f < WPS_NR; f++) {
+		if (wpstat_counter_available(wpstat_stall_fields[f].like))
+			seq_put_decimal_ull(m, " ", atomic64_read(&r->count[f]));
+		else
+			seq_puts(m, " -");
+	}
+	seq_putc(m, '\n');
+	return 0;
+}
+
+static const struct seq_operations stalls_seq_ops = {
+	.start = stalls_start,
+	.next = stalls_next,
+	.stop = stalls_stop,
+	.show = stalls_show,
+};
+
+static int stalls_open(struct inode *inode, struct file *file)
+{
+	return seq_open(file, &stalls_seq_ops);
+}
+
+static int stalls_release(struct inode *inode, struct file *file)
+{
+	wpstat_stalls_put(((struct seq_file *)file->private_data)->private);
+	return seq_release(inode, file);
+}
+
+static const struct proc_ops stalls_proc_ops = {
+	.proc_open = stalls_open,
+	.proc_read = seq_read,
+	.proc_lseek = seq_lseek,
+	.proc_release = stalls_release,
+};
+
+/* Root only, like /proc/wpstat/inodes: other users' processes and files. */
+static int wpstat_stalls_proc_init(struct proc_dir_entry *dir)
+{
+	return proc_create("stalls", 0400, dir, &stalls_proc_ops) ? 0 : -ENOMEM;
+}
+
 
 /* ---- /proc/wpstat/summary ----------------------------------------------- */
 

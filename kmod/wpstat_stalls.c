@@ -39,46 +39,11 @@
 #define WPSTAT_STALLS_LIMIT	(1U << 20)
 #define WPSTAT_STALL_PROBE	32
 
-struct wpstat_stall_key {
-	u64 ino;
-	u32 dev;
-	u32 gen;
-	u32 tgid;			/* 0: the file's exited processes */
-	u32 pad;			/* zero: the key is hashed as u32 words */
-	u64 start;			/* the leader's start_time: a reused pid differs */
-};
-
-struct wpstat_stall {
-	struct wpstat_stall_key key;
-	int valid;			/* published; set once */
-	char comm[TASK_COMM_LEN];	/* the thread group leader's, at insert */
-	u64 cgroup;			/* cgroup v2 id at insert, 0 if none */
-	atomic64_t count[WPS_NR];
-};
-
-struct wpstat_stalls {
-	struct kref ref;
-	u32 max_rows;
-	u32 index_mask;
-	atomic_t nr_reserved;		/* rows handed out */
-	atomic_t nr_rows;		/* of them published */
-	atomic64_t overflow;		/* counted events that found no row */
-	u64 compactions;		/* since the last reset */
-	u64 exited;			/* process rows folded into exited rows */
-	u32 seed;			/* of the index hash */
-	u32 *index;			/* row number + 1, 0 = empty */
-	struct wpstat_stall *rows;
-};
-
 /*
  * Each field's column name, and the inode counter whose sources it needs
  * (the column reads "-" without them): wpstat_stalls.def.
  */
-static const struct {
-	const char *name;
-	enum wpstat_counter like;
-	bool max;			/* merged by maximum (compaction) */
-} stall_fields[] = {
+const struct wpstat_stall_field_info wpstat_stall_fields[WPS_NR] = {
 #define WPSTAT_STALL(id, nm, lk, knd, ...)				\
 	[WPS_##id] = { .name = #nm, .like = WPC_##lk,			\
 		       .max = WPK_##knd == WPK_MAX },
@@ -130,7 +95,7 @@ static void wpstat_stalls_release(struct kref *ref)
 	kfree(s);
 }
 
-static void wpstat_stalls_put(struct wpstat_stalls *s)
+void wpstat_stalls_put(struct wpstat_stalls *s)
 {
 	if (s)
 		kref_put(&s->ref, wpstat_stalls_release);
@@ -159,7 +124,7 @@ static struct wpstat_stalls *wpstat_stalls_alloc(u32 max_rows, gfp_t gfp_extra)
 }
 
 /* A reference to the current table, for a reader that may sleep. */
-static struct wpstat_stalls *wpstat_stalls_pin(void)
+struct wpstat_stalls *wpstat_stalls_pin(void)
 {
 	struct wpstat_stalls *s;
 
@@ -302,7 +267,7 @@ void notrace wpstat_stall_time(const struct wpstat_key *key,
 	struct wpstat_stalls *s = rcu_dereference_sched(wpstat_stalls);
 	struct wpstat_stall *r;
 
-	BUILD_BUG_ON(ARRAY_SIZE(stall_fields) != WPS_NR);
+	BUILD_BUG_ON(ARRAY_SIZE(wpstat_stall_fields) != WPS_NR);
 	BUILD_BUG_ON(WPS_FAULT_MAX - WPS_FAULT_NS != 1 ||
 		     WPS_STABLE_MAX - WPS_STABLE_NS != 1 ||
 		     WPS_WB_MAX - WPS_WB_NS != 1 ||
@@ -372,7 +337,7 @@ static void stall_move_counts(struct wpstat_stall *to,
 	for (f = 0; f < WPS_NR; f++) {
 		u64 v = atomic64_read(&from->count[f]);
 
-		if (stall_fields[f].max)
+		if (wpstat_stall_fields[f].max)
 			wpstat_atomic_max(&to->count[f], v);
 		else if (v)
 			atomic64_add(v, &to->count[f]);
@@ -472,10 +437,10 @@ static void wpstat_stalls_workfn(struct work_struct *work)
 	clear_bit(0, &wpstat_stalls_pending);
 }
 
-/* ---- reset, summary, /proc/wpstat/stalls ------------------------------------ */
+/* ---- reset and summary --------------------------------------------------------- */
 
 /*
- * A reset in two steps, so that wpstat_reset() allocates everything
+ * A reset in two steps, so that the control layer allocates everything
  * before it changes anything: an empty table, then the swap (which takes
  * it, or wpstat_stalls_put() drops it).
  */
@@ -517,111 +482,6 @@ void wpstat_stalls_summary(struct seq_file *m)
 	seq_printf(m, "stall_rows_exited %llu\n", s ? s->exited : 0);
 	rcu_read_unlock();
 	seq_printf(m, "stall_row_bytes %zu\n", wpstat_stall_row_bytes());
-}
-
-/* *pos is 0 for the header, row index + 1 afterwards. */
-static void *stalls_find(struct wpstat_stalls *s, loff_t *pos)
-{
-	u32 n = min_t(u32, atomic_read(&s->nr_reserved), s->max_rows);
-	loff_t i;
-
-	for (i = *pos - 1; i < n; i++) {
-		/* Pairs with the release in stall_find(). */
-		if (smp_load_acquire(&s->rows[i].valid)) {
-			*pos = i + 1;
-			return &s->rows[i];
-		}
-	}
-	*pos = n + 1;
-	return NULL;
-}
-
-/* A read pass walks one table, pinned from its header to its end. */
-static void *stalls_start(struct seq_file *m, loff_t *pos)
-{
-	if (*pos == 0) {
-		wpstat_stalls_put(m->private);
-		m->private = wpstat_stalls_pin();
-	}
-	if (!m->private)
-		return NULL;
-	return *pos ? stalls_find(m->private, pos) : SEQ_START_TOKEN;
-}
-
-static void *stalls_next(struct seq_file *m, void *v, loff_t *pos)
-{
-	++*pos;
-	return stalls_find(m->private, pos);
-}
-
-static void stalls_stop(struct seq_file *m, void *v)
-{
-	if (!v && m->private) {		/* the end of the pass */
-		wpstat_stalls_put(m->private);
-		m->private = NULL;
-	}
-}
-
-static int stalls_show(struct seq_file *m, void *v)
-{
-	struct wpstat_stall *r = v;
-	int f;
-
-	if (v == SEQ_START_TOKEN) {
-		seq_puts(m, "tgid comm dev ino gen cgroup");
-		for (f = 0; f < WPS_NR; f++)
-			seq_printf(m, " %s", stall_fields[f].name);
-		seq_putc(m, '\n');
-		return 0;
-	}
-	seq_put_decimal_ull(m, "", r->key.tgid);
-	seq_putc(m, ' ');
-	/* A comm may hold anything: keep one row a line of fields. */
-	seq_escape(m, r->comm[0] ? r->comm : "-", " \t\n\\");
-	seq_put_decimal_ull(m, " ", MAJOR(r->key.dev));
-	seq_put_decimal_ull(m, ":", MINOR(r->key.dev));
-	seq_put_decimal_ull(m, " ", r->key.ino);
-	seq_put_decimal_ull(m, " ", r->key.gen);
-	seq_put_decimal_ull(m, " ", r->cgroup);
-	for (f = 0; f < WPS_NR; f++) {
-		if (wpstat_counter_available(stall_fields[f].like))
-			seq_put_decimal_ull(m, " ", atomic64_read(&r->count[f]));
-		else
-			seq_puts(m, " -");
-	}
-	seq_putc(m, '\n');
-	return 0;
-}
-
-static const struct seq_operations stalls_seq_ops = {
-	.start = stalls_start,
-	.next = stalls_next,
-	.stop = stalls_stop,
-	.show = stalls_show,
-};
-
-static int stalls_open(struct inode *inode, struct file *file)
-{
-	return seq_open(file, &stalls_seq_ops);
-}
-
-static int stalls_release(struct inode *inode, struct file *file)
-{
-	wpstat_stalls_put(((struct seq_file *)file->private_data)->private);
-	return seq_release(inode, file);
-}
-
-static const struct proc_ops stalls_proc_ops = {
-	.proc_open = stalls_open,
-	.proc_read = seq_read,
-	.proc_lseek = seq_lseek,
-	.proc_release = stalls_release,
-};
-
-/* Root only, like /proc/wpstat/inodes: other users' processes and files. */
-int wpstat_stalls_proc_init(struct proc_dir_entry *dir)
-{
-	return proc_create("stalls", 0400, dir, &stalls_proc_ops) ? 0 : -ENOMEM;
 }
 
 int wpstat_stalls_init(void)

@@ -559,36 +559,42 @@ static struct wpstat_table *wpstat_table_swap(struct wpstat_table *new)
 }
 
 /*
- * Start counting from zero: a fresh table, with fresh sums.  Events racing
- * with the reset land wholly in one table or the other.
+ * Start counting from zero, in two steps so that the control layer can
+ * reset every table at once or, short of memory, none: a fresh inode
+ * table with fresh sums and fresh histograms of the same scope (the
+ * control mutex keeps the scope), then the swap.  Events racing with the
+ * reset land wholly in one table or the other.
  */
-int wpstat_reset(void)
+int wpstat_table_reset_prepare(struct wpstat_table_reset *r)
 {
-	struct wpstat_stalls *stalls = wpstat_stalls_reset_prepare();
-	struct wpstat_hists *hists, *cur;
-	struct wpstat_table *new, *old;
+	struct wpstat_hists *cur;
 
-	/* Everything allocated first: a reset changes all or nothing. */
-	new = wpstat_table_alloc(wpstat_max_inodes, NULL);
+	r->table = wpstat_table_alloc(wpstat_max_inodes, NULL);
 	mutex_lock(&wpstat_hists_mutex);
 	cur = rcu_dereference_protected(wpstat_hists,
 					lockdep_is_held(&wpstat_hists_mutex));
-	hists = wpstat_hists_alloc(&cur->scope);
-	if (!stalls || !new || !hists) {
-		mutex_unlock(&wpstat_hists_mutex);
-		wpstat_hists_free(hists);
-		wpstat_table_put(new);
-		wpstat_stalls_reset_abort(stalls);
-		return -ENOMEM;
-	}
-	wpstat_hists_swap(hists);
+	r->hists = wpstat_hists_alloc(&cur->scope);
 	mutex_unlock(&wpstat_hists_mutex);
-	wpstat_stalls_reset_commit(stalls);
+	return r->table && r->hists ? 0 : -ENOMEM;
+}
+
+void wpstat_table_reset_abort(struct wpstat_table_reset *r)
+{
+	wpstat_hists_free(r->hists);
+	wpstat_table_put(r->table);
+}
+
+void wpstat_table_reset_commit(struct wpstat_table_reset *r)
+{
+	struct wpstat_table *old;
+
+	mutex_lock(&wpstat_hists_mutex);
+	wpstat_hists_swap(r->hists);
+	mutex_unlock(&wpstat_hists_mutex);
 	mutex_lock(&wpstat_table_mutex);
-	old = wpstat_table_swap(new);
+	old = wpstat_table_swap(r->table);
 	mutex_unlock(&wpstat_table_mutex);
 	wpstat_table_put(old);
-	return 0;
 }
 
 /* The "gone" slot of @dev: its own while there is room, else the last. */

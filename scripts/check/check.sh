@@ -99,6 +99,8 @@ host_checks() {
 	done
 	# Names written for people (README, man page) against kmod's lists.
 	"$top/scripts/check/test-names.sh" >"$out/host/names.tap" 2>&1
+	# kmod/'s files call only downwards (wpstat.h's order), from the objects.
+	"$top/scripts/check/test-kmod-layers.sh" >"$out/host/kmod-layers.tap" 2>&1
 	# make install/uninstall, DKMS and man pages, in private trees.
 	KVERS="$host_kvers" "$top/scripts/check/test-packaging.sh" >"$out/host/packaging.tap" 2>"$out/host/packaging.log"
 	echo "check: host checks took $SECONDS s" >&2
