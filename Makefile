@@ -67,7 +67,7 @@ check-kernels: setup
 # 100,000 control writes, longer thread and truncate races.
 stress: setup
 	@$(MAKE) --no-print-directory build
-	@WPSTAT_STRESS=1 SUITES="$${SUITES:-ksft:wpstat_lifetime ksft:wpstat_threads ksft:wpstat_ctlfuzz ksft:wpstat_longrun bats:reliability}" \
+	@WPSTAT_STRESS=1 SUITES="$${SUITES:-ksft:wpstat_lifetime ksft:wpstat_threads ksft:wpstat_ctlfuzz ksft:wpstat_longrun ksft:wpstat_stalls bats:reliability}" \
 		scripts/check/check.sh
 
 # The module suites on a debug 6.12 kernel (KASAN, lockdep, kmemleak),
