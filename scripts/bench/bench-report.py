@@ -767,6 +767,11 @@ def kernel_section(kver, d, runs, mech, extra):
     return "\n".join(out)
 
 
+def pos(x):
+    """x if it is a cost above the baseline, else NaN (noise)."""
+    return x if x == x and x > 0 else NAN
+
+
 def across(kvers):
     """The kernels of this run side by side: each mechanism's cost, what
     SAVE_REGS adds to an ftrace_ops callback, and wpstat's added cost per
@@ -777,8 +782,9 @@ def across(kvers):
     ref = next((k for k in ks if k.startswith("6.12.")), ks[-1])
     others = [k for k in ks if k != ref]
     out = ["## Across kernels\n",
-           "The sections above side by side (one run, the kernels' guests "
-           "at the same time, {} rounds each). Ratios are to {}.\n".format(
+           "The sections above side by side ({} rounds each; in instruction "
+           "time a kernel's figures do not depend on what ran beside it). "
+           "Ratios are to {}.\n".format(
                "/".join(sorted({SUMMARY[k]["rounds"] for k in ks})), ref)]
     out.append("**Mechanisms**, instructions per call (wpmech.ko, median "
                "over rounds); *absent*: the kernel has no such mechanism "
@@ -853,8 +859,8 @@ def across(kvers):
             r = SUMMARY[ref]["costs"][w]
             for k in others:
                 k_ = SUMMARY[k]["costs"][w]
-                r1 = ratio(k_.main(c), r.main(c))
-                r2 = ratio(k_.median(c), r.median(c))
+                r1 = ratio(pos(k_.main(c)), r.main(c))
+                r2 = ratio(pos(k_.median(c)), r.median(c))
                 cells.append("{} ({})".format(fmt_ratio(r1), fmt_ratio(r2))
                              if icount else fmt_ratio(r1))
             out.append("| {} | {} | {} |".format(w, c, " | ".join(cells)))
