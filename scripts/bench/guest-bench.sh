@@ -479,7 +479,8 @@ mech_part() {
 				# and 5.10, args-only ftrace on 5.10); wpmech says
 				# why in the kernel log.
 				echo "$m: $err" >>"$out/mech.log"
-				dmesg | grep 'wpmech: ' | tail -n 2 >>"$out/mech.log"
+				dmesg | grep -E "wpmech: ($m: |cannot attach $m:)" |
+					tail -n 2 >>"$out/mech.log"
 				mech_csv "$(uname -r)" $((r + 1)) "$m" "$mech_calls" n/a n/a n/a n/a
 			fi
 		done
