@@ -88,8 +88,10 @@ demo: setup
 	@$(MAKE) --no-print-directory build
 	@scripts/demo/demo.sh
 
-# The cost per event against a floor and bpftrace, both kernels side by side,
-# 5 rounds, about 9 minutes; writes results/bench/ and docs/benchmarks.md.
+# The cost per event against a floor and bpftrace, and each attachment
+# mechanism's (wpmech.ko), on every kernel (KVERS=... to choose), one guest
+# per core at a time, 5 rounds, about 9 minutes a kernel; writes
+# results/bench/ and docs/benchmarks.md.
 bench: setup
 	@$(MAKE) --no-print-directory build
 	@scripts/bench/bench.sh

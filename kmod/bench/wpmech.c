@@ -12,16 +12,30 @@
  *   none         nothing (the two loops should agree)
  *   tracepoint   a tracepoint in the function, one probe
  *   ftrace       an ftrace_ops callback, argument registers only
- *   ftrace_regs  the same with FTRACE_OPS_FL_SAVE_REGS
+ *                (struct ftrace_regs, 5.11+; refused on 5.10)
+ *   ftrace_regs  the same with FTRACE_OPS_FL_SAVE_REGS (what wpstat uses
+ *                on 5.10, where a callback gets arguments only that way)
  *   ftrace2      two ftrace_ops on the function: ftrace's list function
  *   kprobe       a kprobe (on the ftrace site: kprobe_ftrace_handler)
  *   ftrace_kprobe  an ftrace_ops and a kprobe on the function
+ * (ftrace2 and ftrace_kprobe use the ops flags wpstat would: none where
+ * there is struct ftrace_regs, FTRACE_OPS_FL_SAVE_REGS on 5.10.)
  *   kretprobe    a kretprobe (entry and return handler)
  *   fprobe       an fprobe with an entry handler only (6.12)
  *   fprobe_exit  an fprobe with entry and exit handlers (6.12)
  *
  * Every handler counts its calls, so a mechanism that silently did not
- * fire is reported as an error instead of as free.
+ * fire is reported as an error instead of as free; a mechanism this kernel
+ * does not have is refused with EOPNOTSUPP (recorded as not available).
+ *
+ * Kbuild feature-probes the kernel's headers, as kmod/Kbuild does for
+ * wpstat (kmod/wpstat_compat.h has the same differences):
+ * WPMECH_HAVE_FTRACE_REGS (5.11: callbacks get struct ftrace_regs, and
+ * with DYNAMIC_FTRACE_WITH_ARGS the argument registers without
+ * SAVE_REGS), WPMECH_HAVE_FTRACE_RECURSION_TRYLOCK (5.11: the callback
+ * guards itself; on 5.10 ftrace's assist function does it for an ops
+ * without FTRACE_OPS_FL_RECURSION_SAFE, as for wpstat's),
+ * WPMECH_HAVE_FTRACE_FREE_FILTER (exported since 6.2).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -31,13 +45,51 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/string.h>
-#include <linux/trace_recursion.h>
 #include <linux/tracepoint.h>
+#ifdef WPMECH_HAVE_FTRACE_RECURSION_TRYLOCK
+#include <linux/trace_recursion.h>
+#endif
 #ifdef CONFIG_FPROBE
 #include <linux/fprobe.h>
 #endif
 
+#ifdef WPMECH_HAVE_FTRACE_REGS
+#define WPMECH_FTRACE_REGS	ftrace_regs
+/* The flags of an ops that gets the arguments (wpstat's). */
+#define WPMECH_ARGS_FLAGS	0
+#else
+#define WPMECH_FTRACE_REGS	pt_regs
+#define WPMECH_ARGS_FLAGS	FTRACE_OPS_FL_SAVE_REGS
+#endif
+
+#ifdef WPMECH_HAVE_FTRACE_RECURSION_TRYLOCK
+#define wpmech_trylock(ip, parent_ip)	ftrace_test_recursion_trylock(ip, parent_ip)
+#define wpmech_unlock(bit)		ftrace_test_recursion_unlock(bit)
+#else
+static __always_inline int wpmech_trylock(unsigned long ip,
+					  unsigned long parent_ip)
+{
+	return 0;
+}
+
+static __always_inline void wpmech_unlock(int bit)
+{
+}
+#endif
+
+#ifdef WPMECH_HAVE_FTRACE_FREE_FILTER
+#define wpmech_free_filter(ops)		ftrace_free_filter(ops)
+#else
+/* An empty filter: ftrace frees the hash (the ops is unregistered). */
+#define wpmech_free_filter(ops)		ftrace_set_filter(ops, NULL, 0, 1)
+#endif
+
+/* 6.16's DECLARE_TRACE() appends _tp to the name it is given. */
+#ifdef WPMECH_HAVE_DECLARE_TRACE_TP
+DECLARE_TRACE(wpmech, TP_PROTO(unsigned long x), TP_ARGS(x));
+#else
 DECLARE_TRACE(wpmech_tp, TP_PROTO(unsigned long x), TP_ARGS(x));
+#endif
 DEFINE_TRACE(wpmech_tp, TP_PROTO(unsigned long x), TP_ARGS(x));
 
 static char *mech = "none";
@@ -67,14 +119,14 @@ static void wpmech_tp_probe(void *data, unsigned long x)
 
 static void notrace wpmech_ftrace(unsigned long ip, unsigned long parent_ip,
 				  struct ftrace_ops *op,
-				  struct ftrace_regs *fregs)
+				  struct WPMECH_FTRACE_REGS *fregs)
 {
-	int bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	int bit = wpmech_trylock(ip, parent_ip);
 
 	if (bit < 0)
 		return;
 	hits++;
-	ftrace_test_recursion_unlock(bit);
+	wpmech_unlock(bit);
 }
 
 static struct ftrace_ops wpmech_ops[2] = {
@@ -117,8 +169,15 @@ static struct kretprobe wpmech_krp = {
 };
 
 #ifdef CONFIG_FPROBE
+/* fprobe handlers get struct ftrace_regs since 6.14, pt_regs before. */
+#ifdef WPMECH_HAVE_FPROBE_FTRACE_REGS
+#define WPMECH_FPROBE_REGS	ftrace_regs
+#else
+#define WPMECH_FPROBE_REGS	pt_regs
+#endif
+
 static int wpmech_fp_entry(struct fprobe *fp, unsigned long entry_ip,
-			   unsigned long ret_ip, struct pt_regs *regs,
+			   unsigned long ret_ip, struct WPMECH_FPROBE_REGS *regs,
 			   void *data)
 {
 	hits++;
@@ -126,7 +185,7 @@ static int wpmech_fp_entry(struct fprobe *fp, unsigned long entry_ip,
 }
 
 static void wpmech_fp_exit(struct fprobe *fp, unsigned long entry_ip,
-			   unsigned long ret_ip, struct pt_regs *regs,
+			   unsigned long ret_ip, struct WPMECH_FPROBE_REGS *regs,
 			   void *data)
 {
 }
@@ -147,7 +206,7 @@ static int wpmech_ops_add(struct ftrace_ops *ops, unsigned long flags)
 static void wpmech_ops_del(struct ftrace_ops *ops)
 {
 	unregister_ftrace_function(ops);
-	ftrace_free_filter(ops);
+	wpmech_free_filter(ops);
 }
 
 static int wpmech_attach(void)
@@ -158,15 +217,21 @@ static int wpmech_attach(void)
 		return 0;
 	if (!strcmp(mech, "tracepoint"))
 		return register_trace_wpmech_tp(wpmech_tp_probe, NULL);
-	if (!strcmp(mech, "ftrace"))
+	if (!strcmp(mech, "ftrace")) {
+#ifdef WPMECH_HAVE_FTRACE_REGS
 		return wpmech_ops_add(&wpmech_ops[0], 0);
+#else
+		pr_info("ftrace: no struct ftrace_regs: a callback gets arguments only with SAVE_REGS (ftrace_regs)\n");
+		return -EOPNOTSUPP;
+#endif
+	}
 	if (!strcmp(mech, "ftrace_regs"))
 		return wpmech_ops_add(&wpmech_ops[0], FTRACE_OPS_FL_SAVE_REGS);
 	if (!strcmp(mech, "ftrace2")) {
-		ret = wpmech_ops_add(&wpmech_ops[0], 0);
+		ret = wpmech_ops_add(&wpmech_ops[0], WPMECH_ARGS_FLAGS);
 		if (ret)
 			return ret;
-		ret = wpmech_ops_add(&wpmech_ops[1], 0);
+		ret = wpmech_ops_add(&wpmech_ops[1], WPMECH_ARGS_FLAGS);
 		if (ret)
 			wpmech_ops_del(&wpmech_ops[0]);
 		return ret;
@@ -174,7 +239,7 @@ static int wpmech_attach(void)
 	if (!strcmp(mech, "kprobe"))
 		return register_kprobe(&wpmech_kp);
 	if (!strcmp(mech, "ftrace_kprobe")) {
-		ret = wpmech_ops_add(&wpmech_ops[0], 0);
+		ret = wpmech_ops_add(&wpmech_ops[0], WPMECH_ARGS_FLAGS);
 		if (ret)
 			return ret;
 		ret = register_kprobe(&wpmech_kp);

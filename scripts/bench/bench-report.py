@@ -32,8 +32,10 @@ MECHS = ["none", "tracepoint", "ftrace", "ftrace_regs", "ftrace2", "kprobe",
 MECH_WHAT = {
     "none": "nothing (the two loops should agree)",
     "tracepoint": "a tracepoint in the function, one probe",
-    "ftrace": "an `ftrace_ops` callback, argument registers only (wpstat's counts level)",
-    "ftrace_regs": "the same with `FTRACE_OPS_FL_SAVE_REGS`",
+    "ftrace": "an `ftrace_ops` callback, argument registers only "
+              "(`struct ftrace_regs`, 5.11+: wpstat's ftrace points)",
+    "ftrace_regs": "the same with `FTRACE_OPS_FL_SAVE_REGS` (wpstat's ftrace "
+                   "points where there is no `struct ftrace_regs`: 5.10)",
     "ftrace2": "two `ftrace_ops` on one function: ftrace's list function",
     "kprobe": "a kprobe on the ftrace site (`kprobe_ftrace_handler`)",
     "ftrace_kprobe": "an `ftrace_ops` and a kprobe on one function",
@@ -47,6 +49,18 @@ KIND_MECH = {"ftrace": "ftrace", "kretprobe": "kretprobe",
              "tracepoint": "tracepoint"}
 KIND_NAME = {"ftrace": "ftrace callbacks", "kretprobe": "kretprobe hits",
              "tracepoint": "tracepoint hits"}
+# What each kernel's section leaves for the comparison across kernels.
+SUMMARY = {}
+
+
+def kind_mech(cost):
+    """wpmech's stand-in for each kind of point on one kernel: wpstat's
+    ftrace points take the args-only ftrace_ops where the kernel has one,
+    else (5.10, where wpmech refuses "ftrace") the SAVE_REGS one."""
+    m = dict(KIND_MECH)
+    if "ftrace" not in cost and "ftrace_regs" in cost:
+        m["ftrace"] = "ftrace_regs"
+    return m
 TARGET_LOSS = {"W1": 5.0, "W2": 3.0, "W3": 2.0}   # level counts
 TARGET_COUNTS_KFUNC = 0.5                          # W1, W2, W3
 TARGET_TIMING_BT = 0.5                             # W1, W2; both scripts
@@ -344,6 +358,12 @@ def kernel_section(kver, d, runs, mech, extra):
                        "and `enabled_functions`, in `leftover-{}.txt`): the "
                        "configuration after it did not start clean.\n".format(
                            k[9:], extra[k], k[9:]))
+    skipped = {k[8:]: v for k, v in extra.items()
+               if k.startswith("skipped_") and not k.endswith("[]")}
+    for c in sorted(skipped):
+        out.append("**{} skipped on this kernel**: {} (`{}.log`).\n".format(
+            c, skipped[c], c))
+    missing = [c for c in missing if c not in skipped]
     if missing:
         out.append("Not run (`BENCH_CONFIGS`): {}; what needs them is left "
                    "out below.\n".format(", ".join(missing)))
@@ -541,7 +561,7 @@ def kernel_section(kver, d, runs, mech, extra):
                 cost[m] = med(x["added"])
                 cell = "{:.0f} ({})".format(cost[m], rng(x["added"]))
             else:
-                cell = "not available (insmod refused it: `mech.log`)"
+                cell = "absent on this kernel (insmod refused it: `mech.log`)"
             out.append("| {} | {} | {} | {} | {} |".format(
                 m, MECH_WHAT.get(m, ""), cell,
                 "{:.0f}".format(med(x["hits"])) if x["hits"] else "-",
@@ -549,6 +569,10 @@ def kernel_section(kver, d, runs, mech, extra):
         out.append("")
 
     # ---- each level's floor from the parts
+    kmech = kind_mech(cost)
+    SUMMARY[kver] = {"cost": cost, "costs": costs, "ran": ran,
+                     "icount": icount, "kmech": kmech,
+                     "rounds": extra.get("rounds", "?")}
     if cost and "base" in ran:
         rows, sentences = [], []
         for lv in LEVELS:
@@ -568,9 +592,9 @@ def kernel_section(kver, d, runs, mech, extra):
                     k = kind.get(p)
                     if k in KIND_MECH and v == v:
                         per_kind[k] = per_kind.get(k, 0.0) + v
-                if any(KIND_MECH[k] not in cost for k in per_kind):
+                if any(kmech[k] not in cost for k in per_kind):
                     continue
-                pred = sum(v * cost[KIND_MECH[k]] for k, v in per_kind.items())
+                pred = sum(v * cost[kmech[k]] for k, v in per_kind.items())
                 fast, mid = costs[w].added_per_op(fl)
                 rows.append((lv, w, per_kind, pred, fast, mid))
         if rows:
@@ -596,8 +620,9 @@ def kernel_section(kver, d, runs, mech, extra):
                     continue
                 pk, pred, fast = mine["W2"]
                 parts = " + ".join(
-                    "{:.2f} {} x {:.0f}".format(pk[k], KIND_NAME[k],
-                                                cost[KIND_MECH[k]])
+                    "{:.2f} {} x {:.0f}".format(pk[k], KIND_NAME[k] + (
+                        " (SAVE_REGS)" if kmech[k] == "ftrace_regs" else ""),
+                                                cost[kmech[k]])
                     for k in ("ftrace", "kretprobe", "tracepoint")
                     if pk.get(k, 0) >= 0.005)
                 text = ("Level {}: a W2 write fires {} = {:.0f} instructions "
@@ -742,6 +767,109 @@ def kernel_section(kver, d, runs, mech, extra):
     return "\n".join(out)
 
 
+def pos(x):
+    """x if it is a cost above the baseline, else NaN (noise)."""
+    return x if x == x and x > 0 else NAN
+
+
+def across(kvers):
+    """The kernels of this run side by side: each mechanism's cost, what
+    SAVE_REGS adds to an ftrace_ops callback, and wpstat's added cost per
+    event on each kernel as a ratio to one 6.12's."""
+    ks = [k for k in kvers if k in SUMMARY]
+    if len(ks) < 2:
+        return ""
+    ref = next((k for k in ks if k.startswith("6.12.")), ks[-1])
+    others = [k for k in ks if k != ref]
+    out = ["## Across kernels\n",
+           "The sections above side by side ({} rounds each; in instruction "
+           "time a kernel's figures do not depend on what ran beside it). "
+           "Ratios are to {}.\n".format(
+               "/".join(sorted({SUMMARY[k]["rounds"] for k in ks})), ref)]
+    out.append("**Mechanisms**, instructions per call (wpmech.ko, median "
+               "over rounds); *absent*: the kernel has no such mechanism "
+               "(wpmech refused it), not a cost of zero.\n")
+    out.append("| mechanism | " + " | ".join(ks) + " |")
+    out.append("|---|" + "---:|" * len(ks))
+    for m in MECHS:
+        if not any(m in SUMMARY[k]["cost"] for k in ks):
+            continue
+        out.append("| {} | {} |".format(m, " | ".join(
+            "{:.0f}".format(SUMMARY[k]["cost"][m]) if m in SUMMARY[k]["cost"]
+            else "absent" for k in ks)))
+
+    def regs_ratio(k):
+        c = SUMMARY[k]["cost"]
+        if "ftrace" in c and "ftrace_regs" in c:
+            return "{} (+{:.0f})".format(
+                fmt_ratio(ratio(c["ftrace_regs"], c["ftrace"])),
+                c["ftrace_regs"] - c["ftrace"])
+        return "n/a (no args-only ftrace)" if "ftrace_regs" in c else "n/a"
+
+    def wp_cb(k):
+        m = SUMMARY[k]["kmech"]["ftrace"]
+        c = SUMMARY[k]["cost"]
+        return "{} {:.0f}".format(m, c[m]) if m in c else "-"
+    out.append("| SAVE_REGS / args-only (ftrace_regs / ftrace) | {} |".format(
+        " | ".join(regs_ratio(k) for k in ks)))
+    out.append("| wpstat's ftrace callback | {} |".format(
+        " | ".join(wp_cb(k) for k in ks)))
+    out.append("")
+    rc = SUMMARY[ref]["cost"]
+    rm = SUMMARY[ref]["kmech"]["ftrace"]
+    text = []
+    if "ftrace" in rc and "ftrace_regs" in rc:
+        text.append("On {}, `FTRACE_OPS_FL_SAVE_REGS` makes a callback cost "
+                    "{:.0f} instructions instead of {:.0f} args-only: {}x.".format(
+                        ref, rc["ftrace_regs"], rc["ftrace"],
+                        fmt_ratio(ratio(rc["ftrace_regs"], rc["ftrace"]))))
+    for k in others:
+        km = SUMMARY[k]["kmech"]["ftrace"]
+        kc = SUMMARY[k]["cost"]
+        if km != rm and km in kc and rm in rc:
+            text.append("On {}, wpstat's callbacks are `{}` ones: {:.0f} "
+                        "instructions, {}x {}'s `{}` callback ({:.0f}).".format(
+                            k, km, kc[km],
+                            fmt_ratio(ratio(kc[km], rc[rm])), ref, rm, rc[rm]))
+    if text:
+        out.append(" ".join(text) + "\n")
+
+    cfgs = [c for c in ("floor-counts", "counts", "floor-timing", "timing")
+            if all(c in SUMMARY[k]["ran"] and "base" in SUMMARY[k]["ran"]
+                   for k in ks)]
+    if not cfgs:
+        return "\n".join(out)
+    icount = all(SUMMARY[k]["icount"] for k in ks)
+    out.append("**wpstat's added cost per event** over each kernel's own "
+               "baseline ({}), and its ratio to {}'s. The events are each "
+               "kernel's own fast-path probe hits (per op they differ: see "
+               "each section's events table).\n".format(
+                   "fastest runs, per-round medians in brackets" if icount
+                   else "medians", ref))
+    out.append("| workload | config | " + " | ".join(ks) + " | " + " | ".join(
+        "{} / {}".format(k.split("-")[0], ref.split("-")[0]) for k in others) + " |")
+    out.append("|---|---|" + "---:|" * (len(ks) + len(others)))
+    for w in WORKLOADS:
+        for c in cfgs:
+            cells = []
+            for k in ks:
+                k_ = SUMMARY[k]["costs"][w]
+                cells.append("{:.0f} ({:.0f})".format(k_.main(c), k_.median(c))
+                             if icount else "{:.0f}".format(k_.main(c)))
+            r = SUMMARY[ref]["costs"][w]
+            for k in others:
+                k_ = SUMMARY[k]["costs"][w]
+                r1 = ratio(pos(k_.main(c)), r.main(c))
+                r2 = ratio(pos(k_.median(c)), r.median(c))
+                cells.append("{} ({})".format(fmt_ratio(r1), fmt_ratio(r2))
+                             if icount else fmt_ratio(r1))
+            out.append("| {} | {} | {} |".format(w, c, " | ".join(cells)))
+    out.append("")
+    out.append("A ratio is n/a where either cost is at or below its "
+               "baseline (noise larger than the cost).\n")
+    return "\n".join(out)
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -757,6 +885,9 @@ def main():
             continue
         runs, mech, extra = load(d)
         print(kernel_section(k, d, runs, mech, extra))
+    a = across(sys.argv[2:])
+    if a:
+        print(a)
     tail = os.path.join(os.path.dirname(header), "benchmarks-tail.md")
     if os.path.exists(tail):
         with open(tail) as f:

@@ -3,7 +3,10 @@
 # scripts/bench/guest-bench.sh inside (all configurations side by side), keep the
 # raw results in results/bench/<kernel>/ and render docs/benchmarks.md.
 #
-# Environment: KVERS (kernels, default: all installed supported ones),
+# Environment: KVERS (kernels, default: every kernel make module builds
+#   for, scripts/vm/kernels.sh all: the host's 6.1 and 6.12 and the staged
+#   5.10, trixie 6.12 and sid kernels), BENCH_JOBS (guests at once,
+#   default: one per host core),
 #   BENCH_ROUNDS, BENCH_CONFIGS (a subset of the configurations, e.g.
 #   "base counts bt-kfunc"), BENCH_W1_PASSES, BENCH_W2_MIB, BENCH_W3_FILES,
 #   BENCH_FILL, BENCH_OVERFLOW_MAX, BENCH_PERF, BENCH_EXTRAS, BENCH_MECH
@@ -14,7 +17,7 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/results/bench
-kvers=$(echo ${KVERS:-$("$top/scripts/vm/kernels.sh" installed)})
+kvers=$(echo ${KVERS:-$("$top/scripts/vm/kernels.sh" all)})
 doc=${BENCH_DOC:-$top/docs/benchmarks.md}
 [ -n "$kvers" ] || { echo "bench: no supported kernel installed (make setup)" >&2; exit 1; }
 command -v bpftrace >/dev/null || { echo "bench: bpftrace missing (make setup)" >&2; exit 1; }
@@ -35,6 +38,20 @@ wall) unset WPSTAT_VM_QEMU_OPTS ;;
 *) echo "bench: BENCH_CLOCK must be icount or wall" >&2; exit 2 ;;
 esac
 benv+=("BENCH_CLOCK=${BENCH_CLOCK:-icount}")
+
+# wpmech.ko (the mechanism part) for each kernel, with that kernel's
+# compiler (in its chroot for the staged ones), as make module builds
+# wpstat.ko.  One that does not build is removed, not left stale: the
+# guest then skips the part and the page says it was not measured.
+mkdir -p "$out"
+if [ "${BENCH_MECH:-1}" = 1 ]; then
+	for k in $kvers; do
+		if ! "$top/scripts/vm/kbuild.sh" "$k" --bench >"$out/$k.wpmech-build.log" 2>&1; then
+			echo "bench: wpmech.ko does not build for $k (results/bench/$k.wpmech-build.log): no mechanism part there" >&2
+			rm -f "$top/build/kmod/$k/bench/wpmech.ko"
+		fi
+	done
+fi
 
 one_kernel() {
 	local k=$1 start r cpus=2
@@ -57,12 +74,16 @@ one_kernel() {
 }
 
 # With -icount a guest's timings do not depend on the host's load, so the
-# kernels run side by side (one guest per host core).
+# kernels run side by side, BENCH_JOBS at a time (one guest per host core).
 rc=0
 t_all=$(date +%s)
 pids=()
+jobs_max=${BENCH_JOBS:-$(nproc)}
 for k in $kvers; do
 	if [ "${BENCH_CLOCK:-icount}" = icount ]; then
+		while [ "$(jobs -pr | wc -l)" -ge "$jobs_max" ]; do
+			sleep 5
+		done
 		one_kernel "$k" &
 		pids+=($!)
 	else

@@ -2,6 +2,9 @@
 # Build an out-of-tree module for one kernel, with that kernel's compiler.
 #
 #   scripts/vm/kbuild.sh KVER        wpstat: kmod/Makefile into build/kmod/KVER
+#   scripts/vm/kbuild.sh KVER --bench
+#                                    make bench's wpmech.ko: kmod/bench/Makefile
+#                                    into build/kmod/KVER/bench
 #   scripts/vm/kbuild.sh KVER DIR    any module source DIR (a Kbuild or
 #                                    Makefile with obj-m), built in place
 #
@@ -18,14 +21,19 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 die() { printf 'kbuild: %s\n' "$*" >&2; exit 2; }
 
-[ $# -ge 1 ] && [ $# -le 2 ] || die "usage: $0 KVER [DIR]"
+[ $# -ge 1 ] && [ $# -le 2 ] || die "usage: $0 KVER [DIR|--bench]"
 kver=$1
 dir=
-if [ $# = 2 ]; then
+bench=0
+if [ "${2:-}" = --bench ]; then
+	bench=1
+elif [ $# = 2 ]; then
 	dir=$(cd "$2" && pwd) || die "no directory $2"
 fi
 
-if [ -n "$dir" ]; then
+if [ $bench = 1 ]; then
+	cmd=(make -s -C "$top/kmod/bench" KVER="$kver")
+elif [ -n "$dir" ]; then
 	cmd=(make -s -C "/lib/modules/$kver/build" M="$dir" modules)
 else
 	cmd=(make -s -C "$top/kmod" KVER="$kver")
