@@ -372,7 +372,7 @@ EOF
 	done
 	write_file "$f"
 	wait "$pid" || rc=$?
-	output=$(cat "$out")
+	run cat "$out"
 	[ "$rc" -eq 0 ] || fail "top exited $rc: $output"
 	[ "$(grep -c '^wpstat top ' <<<"$output")" -eq 3 ] || fail "expected three blocks: $output"
 	assert_line --regexp '^wpstat top  [0-9]{2}:[0-9]{2}:[0-9]{2}  interval 1s  [0-9]+ rows? changed'
