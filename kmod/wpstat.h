@@ -381,6 +381,7 @@ struct wpstat_stall_field_info {
 	const char *name;
 	enum wpstat_counter like;
 	bool max;			/* merged by maximum (compaction) */
+	bool events;			/* counts events (not ns) */
 };
 extern const struct wpstat_stall_field_info wpstat_stall_fields[WPS_NR];
 

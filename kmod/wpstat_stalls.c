@@ -43,10 +43,13 @@
  * Each field's column name, and the inode counter whose sources it needs
  * (the column reads "-" without them): wpstat_stalls.def.
  */
+#define WPSTAT_UNIT_EVENTS_EVENTS	true
+#define WPSTAT_UNIT_EVENTS_NS		false
 const struct wpstat_stall_field_info wpstat_stall_fields[WPS_NR] = {
-#define WPSTAT_STALL(id, nm, lk, knd, ...)				\
+#define WPSTAT_STALL(id, nm, lk, knd, unit, ...)			\
 	[WPS_##id] = { .name = #nm, .like = WPC_##lk,			\
-		       .max = WPK_##knd == WPK_MAX },
+		       .max = WPK_##knd == WPK_MAX,			\
+		       .events = WPSTAT_UNIT_EVENTS_##unit },
 #include "wpstat_stalls.def"
 #undef WPSTAT_STALL
 };
@@ -344,6 +347,18 @@ static void stall_move_counts(struct wpstat_stall *to,
 	}
 }
 
+/* The events a row counted (its event fields, not its times). */
+static u64 stall_events(const struct wpstat_stall *r)
+{
+	u64 n = 0;
+	int f;
+
+	for (f = 0; f < WPS_NR; f++)
+		if (wpstat_stall_fields[f].events)
+			n += atomic64_read(&r->count[f]);
+	return n;
+}
+
 /*
  * Rebuild the table with the rows of live processes and one row per file
  * for its exited ones, as wpstat_compact() does for inodes: the rows are
@@ -419,8 +434,8 @@ static void wpstat_stalls_compact(void)
 		}
 		if (to)
 			stall_move_counts(to, r);
-		else
-			atomic64_inc(&new->overflow);
+		else		/* its events found no row after all */
+			atomic64_add(stall_events(r), &new->overflow);
 		cond_resched();
 	}
 	/* Events that found no row in the old table since ov0. */
