@@ -14,6 +14,7 @@
  *   wpstat_stalls.c    the process x file stall table
  *   wpstat_tctx.c      per-task call contexts
  *   wpstat_table.c     the inode table and the per-CPU statistics
+ *   wpstat_rows.c      the row store both tables are made of
  */
 #ifndef _WPSTAT_H
 #define _WPSTAT_H
@@ -23,6 +24,7 @@
 #include <linux/ftrace.h>
 #include <linux/kprobes.h>
 #include <linux/kref.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/pid.h>
@@ -151,8 +153,42 @@ struct wpstat_gone {
 };
 
 /*
- * A bounded, preallocated table: an open-addressed index of u32 slot
- * numbers (0 = empty) over a dense entry array.  Probes insert lock-free
+ * The preallocated row store of both tables (wpstat_rows.c): rows handed
+ * out in order and never moved within a table, found through an
+ * open-addressed index of row number + 1 (0 = empty), at most half full.
+ * The allocation, the size parameter and the /proc read pass are shared;
+ * each table's hot lookup is its own, over these fields.
+ */
+struct wpstat_rows {
+	struct kref ref;
+	u32 max;			/* rows */
+	u32 index_mask;
+	u32 seed;			/* of the index hash */
+	u32 row_size;
+	u32 valid_off;			/* of the row's int valid: published */
+	atomic_t nr_reserved;		/* rows handed out */
+	u32 *index;
+	void *mem;			/* the rows */
+	void (*release)(struct wpstat_rows *r);	/* the table's own parts */
+};
+
+/* A table's size parameter (wpstat_rows_param_ops): 1..limit rows. */
+struct wpstat_rows_param {
+	unsigned int *val;
+	unsigned int limit;
+};
+
+/* ---- wpstat_rows.c ------------------------------------------------------ */
+extern const struct kernel_param_ops wpstat_rows_param_ops;
+
+int wpstat_rows_init(struct wpstat_rows *r, u32 max, size_t row_size,
+		     size_t valid_off, gfp_t gfp_extra,
+		     void (*release)(struct wpstat_rows *r));
+void wpstat_rows_put(struct wpstat_rows *r);
+size_t wpstat_rows_bytes(size_t row_size);
+
+/*
+ * The inode table: a row store of entries.  Probes insert lock-free
  * with cmpxchg and never allocate; reset and compaction swap in a new
  * table under RCU (wpstat_table.c).  Readers pin the table they started
  * on with a reference, so a swap during a long read cannot mix two tables.
@@ -160,16 +196,11 @@ struct wpstat_gone {
 struct wpstat_sums_owner;
 
 struct wpstat_table {
-	struct kref ref;
-	u32 max_entries;
-	u32 index_mask;
-	u32 seed;			/* of the index hash */
-	atomic_t nr_reserved;		/* entries handed out */
+	struct wpstat_rows r;
+	struct wpstat_entry *entries;	/* r.mem */
 	atomic_t nr_tracked;		/* of them published */
 	atomic_t nr_evicted;		/* of them marked gone */
 	u64 compactions;		/* since the last reset */
-	u32 *index;
-	struct wpstat_entry *entries;
 	struct wpstat_gone *gone;	/* [WPSTAT_GONE_DEVS] */
 	struct wpstat_sums __percpu *sums;
 	struct wpstat_sums_owner *sums_owner;	/* shared by compactions */
@@ -196,6 +227,7 @@ int wpstat_table_init(void);
 void wpstat_table_exit(void);
 struct wpstat_table *wpstat_table_pin(void);
 void wpstat_table_put(struct wpstat_table *t);
+size_t wpstat_entry_bytes(void);
 struct wpstat_hists;
 /* A reset's new inode table and histograms (wpstat_table.c). */
 struct wpstat_table_reset {
@@ -244,7 +276,7 @@ static __always_inline struct wpstat_ref wpstat_lookup(const struct wpstat_key *
 	struct wpstat_last *last = this_cpu_ptr(wpstat_last);
 	u32 idx = READ_ONCE(last->idx);
 
-	if (likely(READ_ONCE(last->table) == t && t && idx < t->max_entries)) {
+	if (likely(READ_ONCE(last->table) == t && t && idx < t->r.max)) {
 		struct wpstat_entry *e = &t->entries[idx];
 
 		/* Pairs with the release in wpstat_table_find(). */
@@ -323,7 +355,6 @@ u64 wpstat_table_swap_count(void);
 u64 wpstat_probe_stat(size_t offset);
 #define WPSTAT_PROBE_STAT(field) \
 	wpstat_probe_stat(offsetof(struct wpstat_probe_stats, field))
-size_t wpstat_entry_bytes(void);
 
 /* ---- wpstat_stalls.c ----------------------------------------------------- */
 
@@ -360,17 +391,12 @@ struct wpstat_stall {
 };
 
 struct wpstat_stalls {
-	struct kref ref;
-	u32 max_rows;
-	u32 index_mask;
-	atomic_t nr_reserved;		/* rows handed out */
+	struct wpstat_rows r;
+	struct wpstat_stall *rows;	/* r.mem */
 	atomic_t nr_rows;		/* of them published */
 	atomic64_t overflow;		/* counted events that found no row */
 	u64 compactions;		/* since the last reset */
 	u64 exited;			/* process rows folded into exited rows */
-	u32 seed;			/* of the index hash */
-	u32 *index;			/* row number + 1, 0 = empty */
-	struct wpstat_stall *rows;
 };
 
 /*

@@ -29,19 +29,21 @@ static void wpstat_seq_counter(struct seq_file *m, enum wpstat_counter c,
 		seq_puts(m, " -");
 }
 
-/* ---- /proc/wpstat/inodes ------------------------------------------------ */
+/* ---- a read pass over a table's rows (struct wpstat_rows) ---------------- */
 
-/* *pos is 0 for the header, entry index + 1 afterwards. */
-static void *inodes_find(struct wpstat_table *t, loff_t *pos)
+/* *pos is 0 for the header, row index + 1 afterwards. */
+static void *rows_find(struct wpstat_rows *r, loff_t *pos)
 {
-	u32 n = min_t(u32, atomic_read(&t->nr_reserved), t->max_entries);
+	u32 n = min_t(u32, atomic_read(&r->nr_reserved), r->max);
 	loff_t i;
 
 	for (i = *pos - 1; i < n; i++) {
-		/* Pairs with the release in wpstat_table_find(). */
-		if (smp_load_acquire(&t->entries[i].valid)) {
+		void *row = r->mem + i * r->row_size;
+
+		/* Pairs with the release in the table's insert. */
+		if (smp_load_acquire((int *)(row + r->valid_off))) {
 			*pos = i + 1;
-			return &t->entries[i];
+			return row;
 		}
 	}
 	*pos = n + 1;
@@ -52,33 +54,56 @@ static void *inodes_find(struct wpstat_table *t, loff_t *pos)
  * A read pass walks one table, pinned at its start (the header, *pos 0:
  * the first read, or after a seek to 0) and let go at its end, so a
  * poller that keeps its descriptor reads the current table every pass
- * and holds none between passes.
+ * and holds none between passes.  m->private: the pinned row store.
  */
-static void *inodes_start(struct seq_file *m, loff_t *pos)
+static void *rows_start(struct seq_file *m, loff_t *pos,
+			struct wpstat_rows *(*pin)(void))
 {
 	if (*pos == 0) {
-		wpstat_table_put(m->private);
-		m->private = wpstat_table_pin();
+		if (m->private)
+			wpstat_rows_put(m->private);
+		m->private = pin();
 	}
 	if (!m->private)
 		return NULL;
-	if (*pos == 0)
-		return SEQ_START_TOKEN;
-	return inodes_find(m->private, pos);
+	return *pos ? rows_find(m->private, pos) : SEQ_START_TOKEN;
 }
 
-static void *inodes_next(struct seq_file *m, void *v, loff_t *pos)
+static void *rows_next(struct seq_file *m, void *v, loff_t *pos)
 {
 	++*pos;
-	return inodes_find(m->private, pos);
+	return rows_find(m->private, pos);
 }
 
-static void inodes_stop(struct seq_file *m, void *v)
+static void rows_stop(struct seq_file *m, void *v)
 {
 	if (!v && m->private) {		/* the end of the pass */
-		wpstat_table_put(m->private);
+		wpstat_rows_put(m->private);
 		m->private = NULL;
 	}
+}
+
+static int rows_release(struct inode *inode, struct file *file)
+{
+	struct seq_file *m = file->private_data;
+
+	if (m->private)
+		wpstat_rows_put(m->private);
+	return seq_release(inode, file);
+}
+
+/* ---- /proc/wpstat/inodes ------------------------------------------------ */
+
+static struct wpstat_rows *inodes_pin(void)
+{
+	struct wpstat_table *t = wpstat_table_pin();
+
+	return t ? &t->r : NULL;
+}
+
+static void *inodes_start(struct seq_file *m, loff_t *pos)
+{
+	return rows_start(m, pos, inodes_pin);
 }
 
 static int inodes_show(struct seq_file *m, void *v)
@@ -105,8 +130,8 @@ static int inodes_show(struct seq_file *m, void *v)
 
 static const struct seq_operations inodes_seq_ops = {
 	.start = inodes_start,
-	.next = inodes_next,
-	.stop = inodes_stop,
+	.next = rows_next,
+	.stop = rows_stop,
 	.show = inodes_show,
 };
 
@@ -115,62 +140,25 @@ static int inodes_open(struct inode *inode, struct file *file)
 	return seq_open(file, &inodes_seq_ops);
 }
 
-static int inodes_release(struct inode *inode, struct file *file)
-{
-	wpstat_table_put(((struct seq_file *)file->private_data)->private);
-	return seq_release(inode, file);
-}
-
 static const struct proc_ops inodes_proc_ops = {
 	.proc_open = inodes_open,
 	.proc_read = seq_read,
 	.proc_lseek = seq_lseek,
-	.proc_release = inodes_release,
+	.proc_release = rows_release,
 };
 
 /* ---- /proc/wpstat/stalls (the table: wpstat_stalls.c) -------------------- */
 
-/* *pos is 0 for the header, row index + 1 afterwards. */
-static void *stalls_find(struct wpstat_stalls *s, loff_t *pos)
+static struct wpstat_rows *stalls_pin(void)
 {
-	u32 n = min_t(u32, atomic_read(&s->nr_reserved), s->max_rows);
-	loff_t i;
+	struct wpstat_stalls *s = wpstat_stalls_pin();
 
-	for (i = *pos - 1; i < n; i++) {
-		/* Pairs with the release in stall_find(). */
-		if (smp_load_acquire(&s->rows[i].valid)) {
-			*pos = i + 1;
-			return &s->rows[i];
-		}
-	}
-	*pos = n + 1;
-	return NULL;
+	return s ? &s->r : NULL;
 }
 
-/* A read pass walks one table, pinned from its header to its end. */
 static void *stalls_start(struct seq_file *m, loff_t *pos)
 {
-	if (*pos == 0) {
-		wpstat_stalls_put(m->private);
-		m->private = wpstat_stalls_pin();
-	}
-	if (!m->private)
-		return NULL;
-	return *pos ? stalls_find(m->private, pos) : SEQ_START_TOKEN;
-}
-
-static void *stalls_next(struct seq_file *m, void *v, loff_t *pos)
-{
-	++*pos;
-	return stalls_find(m->private, pos);
-}
-
-static void stalls_stop(struct seq_file *m, void *v)
-{
-	if (!v && m->private) {		/* the end of the pass */
-		wpstat_stalls_put(m->private);
-		m->private = NULL;
-	}
+	return rows_start(m, pos, stalls_pin);
 }
 
 static int stalls_show(struct seq_file *m, void *v)
@@ -206,8 +194,8 @@ static int stalls_show(struct seq_file *m, void *v)
 
 static const struct seq_operations stalls_seq_ops = {
 	.start = stalls_start,
-	.next = stalls_next,
-	.stop = stalls_stop,
+	.next = rows_next,
+	.stop = rows_stop,
 	.show = stalls_show,
 };
 
@@ -216,17 +204,11 @@ static int stalls_open(struct inode *inode, struct file *file)
 	return seq_open(file, &stalls_seq_ops);
 }
 
-static int stalls_release(struct inode *inode, struct file *file)
-{
-	wpstat_stalls_put(((struct seq_file *)file->private_data)->private);
-	return seq_release(inode, file);
-}
-
 static const struct proc_ops stalls_proc_ops = {
 	.proc_open = stalls_open,
 	.proc_read = seq_read,
 	.proc_lseek = seq_lseek,
-	.proc_release = stalls_release,
+	.proc_release = rows_release,
 };
 
 /* Root only, like /proc/wpstat/inodes: other users' processes and files. */

@@ -58,71 +58,39 @@ unsigned int wpstat_max_stalls = 4096;
 static struct wpstat_stalls __rcu *wpstat_stalls;
 static DEFINE_MUTEX(wpstat_stalls_mutex);	/* serialises swaps and pins */
 
-static int max_stalls_set(const char *val, const struct kernel_param *kp)
-{
-	unsigned int n;
-	int ret = kstrtouint(val, 0, &n);
-
-	if (ret)
-		return ret;
-	if (n < 1 || n > WPSTAT_STALLS_LIMIT) {
-		pr_err("max_stalls must be between 1 and %u\n",
-		       WPSTAT_STALLS_LIMIT);
-		return -EINVAL;
-	}
-	wpstat_max_stalls = n;
-	return 0;
-}
-
-static const struct kernel_param_ops max_stalls_ops = {
-	.set = max_stalls_set,
-	.get = param_get_uint,
+static struct wpstat_rows_param max_stalls_param = {
+	.val = &wpstat_max_stalls,
+	.limit = WPSTAT_STALLS_LIMIT,
 };
-
 /* Fixed at load: the table is preallocated to this size. */
-module_param_cb(max_stalls, &max_stalls_ops, &wpstat_max_stalls, 0444);
+module_param_cb(max_stalls, &wpstat_rows_param_ops, &max_stalls_param, 0444);
 MODULE_PARM_DESC(max_stalls, "Process x file rows of /proc/wpstat/stalls (1..1048576, default 4096)");
 
-/* Bytes of preallocated memory per row (row + two index slots). */
-static size_t wpstat_stall_row_bytes(void)
+static void wpstat_stalls_release(struct wpstat_rows *r)
 {
-	return sizeof(struct wpstat_stall) + 2 * sizeof(u32);
-}
-
-static void wpstat_stalls_release(struct kref *ref)
-{
-	struct wpstat_stalls *s = container_of(ref, struct wpstat_stalls, ref);
-
-	kvfree(s->rows);
-	kvfree(s->index);
-	kfree(s);
+	kfree(container_of(r, struct wpstat_stalls, r));
 }
 
 void wpstat_stalls_put(struct wpstat_stalls *s)
 {
 	if (s)
-		kref_put(&s->ref, wpstat_stalls_release);
+		wpstat_rows_put(&s->r);
 }
 
 /* An empty table; compaction's (@gfp_extra __GFP_NORETRY) may give up. */
 static struct wpstat_stalls *wpstat_stalls_alloc(u32 max_rows, gfp_t gfp_extra)
 {
-	gfp_t gfp = GFP_KERNEL | __GFP_ZERO | gfp_extra;
-	u32 index_size = roundup_pow_of_two(2 * max_rows);
 	struct wpstat_stalls *s = kzalloc(sizeof(*s), GFP_KERNEL);
 
 	if (!s)
 		return NULL;
-	kref_init(&s->ref);
-	s->max_rows = max_rows;
-	s->index_mask = index_size - 1;
-	s->seed = get_random_u32();
-	s->index = kvmalloc(array_size(index_size, sizeof(u32)), gfp);
-	s->rows = kvmalloc(array_size(max_rows, sizeof(struct wpstat_stall)), gfp);
-	if (!s->index || !s->rows) {
+	if (wpstat_rows_init(&s->r, max_rows, sizeof(struct wpstat_stall),
+			     offsetof(struct wpstat_stall, valid), gfp_extra,
+			     wpstat_stalls_release)) {
 		wpstat_stalls_put(s);
 		return NULL;
 	}
+	s->rows = s->r.mem;
 	return s;
 }
 
@@ -135,7 +103,7 @@ struct wpstat_stalls *wpstat_stalls_pin(void)
 	s = rcu_dereference_protected(wpstat_stalls,
 				      lockdep_is_held(&wpstat_stalls_mutex));
 	if (s)
-		kref_get(&s->ref);
+		kref_get(&s->r.ref);
 	mutex_unlock(&wpstat_stalls_mutex);
 	return s;
 }
@@ -184,12 +152,12 @@ static struct wpstat_stall *notrace stall_find_key(struct wpstat_stalls *s,
 						   const struct wpstat_stall_key *key,
 						   bool insert)
 {
-	u32 h = jhash2((const u32 *)key, sizeof(*key) / sizeof(u32), s->seed);
+	u32 h = jhash2((const u32 *)key, sizeof(*key) / sizeof(u32), s->r.seed);
 	struct wpstat_stall *mine = NULL;
 	u32 i;
 
 	for (i = 0; i < WPSTAT_STALL_PROBE; i++) {
-		u32 *slot = &s->index[(h + i) & s->index_mask];
+		u32 *slot = &s->r.index[(h + i) & s->r.index_mask];
 		/* Pairs with cmpxchg() below: see the key before using it. */
 		u32 cur = smp_load_acquire(slot);
 
@@ -197,10 +165,10 @@ static struct wpstat_stall *notrace stall_find_key(struct wpstat_stalls *s,
 			if (!insert)
 				return NULL;
 			if (!mine) {
-				int n = atomic_fetch_add_unless(&s->nr_reserved,
-								1, s->max_rows);
+				int n = atomic_fetch_add_unless(&s->r.nr_reserved,
+								1, s->r.max);
 
-				if (n >= s->max_rows)
+				if (n >= s->r.max)
 					break;
 				mine = &s->rows[n];
 				stall_row_fill(mine, key);
@@ -212,8 +180,8 @@ static struct wpstat_stall *notrace stall_find_key(struct wpstat_stalls *s,
 				smp_store_release(&mine->valid, 1);
 				atomic_inc(&s->nr_rows);
 				/* An eighth left: recycle before it is full. */
-				if (s->max_rows - atomic_read(&s->nr_reserved) <
-				    s->max_rows / 8 + 1)
+				if (s->r.max - atomic_read(&s->r.nr_reserved) <
+				    s->r.max / 8 + 1)
 					wpstat_stalls_kick();
 				return mine;
 			}
@@ -382,7 +350,7 @@ static void wpstat_stalls_compact(void)
 	if (!old)
 		goto out;
 	/* Nothing to free while every row's process lives: no rebuild. */
-	n0 = min_t(u32, atomic_read(&old->nr_reserved), old->max_rows);
+	n0 = min_t(u32, atomic_read(&old->r.nr_reserved), old->r.max);
 	for (i = 0; i < n0; i++) {
 		/* Pairs with the release in stall_find_key(). */
 		if (smp_load_acquire(&old->rows[i].valid) &&
@@ -392,8 +360,8 @@ static void wpstat_stalls_compact(void)
 	}
 	if (i == n0)
 		goto out;
-	new = wpstat_stalls_alloc(old->max_rows, __GFP_NORETRY);
-	n0 = min_t(u32, atomic_read(&old->nr_reserved), old->max_rows);
+	new = wpstat_stalls_alloc(old->r.max, __GFP_NORETRY);
+	n0 = min_t(u32, atomic_read(&old->r.nr_reserved), old->r.max);
 	map = kvcalloc(max_t(u32, n0, 1), sizeof(*map), GFP_KERNEL | __GFP_NORETRY);
 	if (!new || !map) {
 		kvfree(map);
@@ -419,7 +387,7 @@ static void wpstat_stalls_compact(void)
 				  lockdep_is_held(&wpstat_stalls_mutex));
 	/* Every handler runs with preemption disabled: an RCU reader. */
 	synchronize_rcu();
-	n = min_t(u32, atomic_read(&old->nr_reserved), old->max_rows);
+	n = min_t(u32, atomic_read(&old->r.nr_reserved), old->r.max);
 	for (i = 0; i < n; i++) {
 		struct wpstat_stall *r = &old->rows[i];
 
@@ -490,13 +458,13 @@ void wpstat_stalls_summary(struct seq_file *m)
 	rcu_read_lock();
 	s = rcu_dereference(wpstat_stalls);
 	seq_printf(m, "stall_rows %u\n", s ? atomic_read(&s->nr_rows) : 0);
-	seq_printf(m, "max_stalls %u\n", s ? s->max_rows : 0);
+	seq_printf(m, "max_stalls %u\n", s ? s->r.max : 0);
 	seq_printf(m, "stall_overflow_events %lld\n",
 		   s ? atomic64_read(&s->overflow) : 0);
 	seq_printf(m, "stall_compactions %llu\n", s ? s->compactions : 0);
 	seq_printf(m, "stall_rows_exited %llu\n", s ? s->exited : 0);
 	rcu_read_unlock();
-	seq_printf(m, "stall_row_bytes %zu\n", wpstat_stall_row_bytes());
+	seq_printf(m, "stall_row_bytes %zu\n", wpstat_rows_bytes(sizeof(struct wpstat_stall)));
 }
 
 int wpstat_stalls_init(void)

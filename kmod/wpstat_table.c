@@ -62,35 +62,18 @@ const struct wpstat_counter_info wpstat_counters[WPC_NR] = {
 #undef WPSTAT_COUNTER
 #undef WPN
 
-static int max_inodes_set(const char *val, const struct kernel_param *kp)
-{
-	unsigned int n;
-	int ret = kstrtouint(val, 0, &n);
-
-	if (ret)
-		return ret;
-	if (n < 1 || n > WPSTAT_MAX_INODES_LIMIT) {
-		pr_err("max_inodes must be between 1 and %u\n",
-		       WPSTAT_MAX_INODES_LIMIT);
-		return -EINVAL;
-	}
-	wpstat_max_inodes = n;
-	return 0;
-}
-
-static const struct kernel_param_ops max_inodes_ops = {
-	.set = max_inodes_set,
-	.get = param_get_uint,
+static struct wpstat_rows_param max_inodes_param = {
+	.val = &wpstat_max_inodes,
+	.limit = WPSTAT_MAX_INODES_LIMIT,
 };
-
 /* Fixed at load: the table is preallocated to this size. */
-module_param_cb(max_inodes, &max_inodes_ops, &wpstat_max_inodes, 0444);
+module_param_cb(max_inodes, &wpstat_rows_param_ops, &max_inodes_param, 0444);
 MODULE_PARM_DESC(max_inodes, "Inodes tracked individually (1..4194304, default 65536)");
 
 /* Bytes of preallocated memory per tracked inode (entry + two index slots). */
 size_t wpstat_entry_bytes(void)
 {
-	return sizeof(struct wpstat_entry) + 2 * sizeof(u32);
+	return wpstat_rows_bytes(sizeof(struct wpstat_entry));
 }
 
 /* The per-CPU sums of a table and of every table compacted from it. */
@@ -108,15 +91,13 @@ static void wpstat_sums_release(struct kref *ref)
 	kfree(o);
 }
 
-static void wpstat_table_release(struct kref *ref)
+static void wpstat_table_release(struct wpstat_rows *r)
 {
-	struct wpstat_table *t = container_of(ref, struct wpstat_table, ref);
+	struct wpstat_table *t = container_of(r, struct wpstat_table, r);
 
 	if (t->sums_owner)
 		kref_put(&t->sums_owner->ref, wpstat_sums_release);
 	kfree(t->gone);
-	kvfree(t->entries);
-	kvfree(t->index);
 	kfree(t);
 }
 
@@ -124,32 +105,26 @@ static void wpstat_table_release(struct kref *ref)
 void wpstat_table_put(struct wpstat_table *t)
 {
 	if (t)
-		kref_put(&t->ref, wpstat_table_release);
+		wpstat_rows_put(&t->r);
 }
 
 /*
- * An empty table with @from's sums (compaction), or fresh ones (NULL).
- * Compaction's rebuild is an optimisation: it gives up rather than push
- * the system into reclaim (__GFP_NORETRY), and is tried again later.
+ * An empty table with @from's sums (compaction, which may give up:
+ * __GFP_NORETRY), or fresh ones (NULL).
  */
 static struct wpstat_table *wpstat_table_alloc(u32 max_entries,
 					       struct wpstat_table *from)
 {
-	gfp_t gfp = GFP_KERNEL | __GFP_ZERO | (from ? __GFP_NORETRY : 0);
-	u32 index_size = roundup_pow_of_two(2 * max_entries);
 	struct wpstat_table *t;
+	int ret;
 
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
 	if (!t)
 		return NULL;
-	kref_init(&t->ref);
-	/* Inode numbers are easy to choose (tmpfs): no fixed probe runs. */
-	t->seed = get_random_u32();
-	t->max_entries = max_entries;
-	t->index_mask = index_size - 1;
-	t->index = kvmalloc(array_size(index_size, sizeof(u32)), gfp);
-	t->entries = kvmalloc(array_size(max_entries, sizeof(struct wpstat_entry)),
-			      gfp);
+	ret = wpstat_rows_init(&t->r, max_entries, sizeof(struct wpstat_entry),
+			       offsetof(struct wpstat_entry, valid),
+			       from ? __GFP_NORETRY : 0, wpstat_table_release);
+	t->entries = t->r.mem;
 	t->gone = kcalloc(WPSTAT_GONE_DEVS, sizeof(*t->gone), GFP_KERNEL);
 	if (from) {
 		t->sums_owner = from->sums_owner;
@@ -165,7 +140,7 @@ static struct wpstat_table *wpstat_table_alloc(u32 max_entries,
 			}
 		}
 	}
-	if (!t->index || !t->entries || !t->gone || !t->sums_owner) {
+	if (ret || !t->gone || !t->sums_owner) {
 		wpstat_table_put(t);
 		return NULL;
 	}
@@ -182,7 +157,7 @@ struct wpstat_table *wpstat_table_pin(void)
 	t = rcu_dereference_protected(wpstat_table,
 				      lockdep_is_held(&wpstat_table_mutex));
 	if (t)
-		kref_get(&t->ref);
+		kref_get(&t->r.ref);
 	mutex_unlock(&wpstat_table_mutex);
 	return t;
 }
@@ -197,7 +172,7 @@ static struct irq_work wpstat_compact_iw;
 /* Rows compaction would free: marked gone, or reserved and never published. */
 static u32 wpstat_reclaimable(struct wpstat_table *t)
 {
-	u32 reserved = min_t(u32, atomic_read(&t->nr_reserved), t->max_entries);
+	u32 reserved = min_t(u32, atomic_read(&t->r.nr_reserved), t->r.max);
 
 	return atomic_read(&t->nr_evicted) + reserved -
 	       atomic_read(&t->nr_tracked);
@@ -215,8 +190,8 @@ static bool wpstat_compact_worthwhile(struct wpstat_table *t)
 	u32 reclaimable = wpstat_reclaimable(t);
 
 	return reclaimable &&
-	       (reclaimable >= max(t->max_entries / 64, 1U) ||
-		atomic_read(&t->nr_reserved) >= t->max_entries);
+	       (reclaimable >= max(t->r.max / 64, 1U) ||
+		atomic_read(&t->r.nr_reserved) >= t->r.max);
 }
 
 /* Any context: queue a compaction (irq_work, then a work item) once. */
@@ -249,11 +224,11 @@ static struct wpstat_entry *notrace wpstat_table_find(struct wpstat_table *t,
 					      bool insert)
 {
 	struct wpstat_entry *mine = NULL;
-	u32 h = jhash2((const u32 *)key, sizeof(*key) / sizeof(u32), t->seed);
+	u32 h = jhash2((const u32 *)key, sizeof(*key) / sizeof(u32), t->r.seed);
 	u32 i, slot_nr;
 
 	for (i = 0; i < WPSTAT_MAX_PROBE; i++) {
-		u32 *slot = &t->index[(h + i) & t->index_mask];
+		u32 *slot = &t->r.index[(h + i) & t->r.index_mask];
 		/* Pairs with cmpxchg() below: see the key before using it. */
 		u32 cur = smp_load_acquire(slot);
 
@@ -261,10 +236,10 @@ static struct wpstat_entry *notrace wpstat_table_find(struct wpstat_table *t,
 			if (!insert)
 				return NULL;
 			if (!mine) {
-				int n = atomic_fetch_add_unless(&t->nr_reserved,
-								1, t->max_entries);
+				int n = atomic_fetch_add_unless(&t->r.nr_reserved,
+								1, t->r.max);
 
-				if (n >= t->max_entries)
+				if (n >= t->r.max)
 					break;
 				mine = &t->entries[n];
 				mine->key = *key;
@@ -276,8 +251,8 @@ static struct wpstat_entry *notrace wpstat_table_find(struct wpstat_table *t,
 				/* Readers of valid entries see key and counters. */
 				smp_store_release(&mine->valid, 1);
 				atomic_inc(&t->nr_tracked);
-				if (t->max_entries - atomic_read(&t->nr_reserved) <
-				    t->max_entries / 8 + 1)
+				if (t->r.max - atomic_read(&t->r.nr_reserved) <
+				    t->r.max / 8 + 1)
 					wpstat_compact_kick(t);
 				return mine;
 			}
@@ -495,8 +470,8 @@ void notrace wpstat_mark_gone(const struct wpstat_key *key)
 	 * build, a log rotation, a wave of temporary files), so that the
 	 * files that come next find room.
 	 */
-	if (atomic_inc_return(&t->nr_evicted) >= t->max_entries / 4 &&
-	    atomic_read(&t->nr_reserved) >= t->max_entries / 2)
+	if (atomic_inc_return(&t->nr_evicted) >= t->r.max / 4 &&
+	    atomic_read(&t->r.nr_reserved) >= t->r.max / 2)
 		wpstat_compact_kick(t);
 }
 
@@ -683,8 +658,8 @@ int wpstat_compact(void)
 	if (!old || !wpstat_compact_worthwhile(old))
 		goto out;
 	WRITE_ONCE(wpstat_compact_last, jiffies);
-	new = wpstat_table_alloc(old->max_entries, old);
-	n0 = min_t(u32, atomic_read(&old->nr_reserved), old->max_entries);
+	new = wpstat_table_alloc(old->r.max, old);
+	n0 = min_t(u32, atomic_read(&old->r.nr_reserved), old->r.max);
 	map = kvcalloc(max_t(u32, n0, 1), sizeof(*map), GFP_KERNEL);
 	if (!new || !map) {
 		kvfree(map);
@@ -709,7 +684,7 @@ int wpstat_compact(void)
 	wpstat_table_swap(new);
 
 	/* The old table is final: move what the new one does not have. */
-	n = min_t(u32, atomic_read(&old->nr_reserved), old->max_entries);
+	n = min_t(u32, atomic_read(&old->r.nr_reserved), old->r.max);
 	for (i = 0; i < n; i++) {
 		struct wpstat_entry *e = &old->entries[i];
 		bool mapped = i < n0 && map[i];
