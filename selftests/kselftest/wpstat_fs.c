@@ -56,11 +56,7 @@
 #define NPAGES	64
 
 FIXTURE(fs) {
-	char path[256];		/* where the test opens and maps the file */
-	char counted[300];	/* the file whose row holds the counts */
-	int fd;
-	char *map;
-	struct wps base;
+	struct wps_fs_file f;
 };
 
 /*
@@ -115,44 +111,24 @@ static bool commit_protects(void)
 
 FIXTURE_SETUP(fs)
 {
-	const char *dir = getenv("WPSTAT_FS_DIR");
 	char why[512];
 
-	self->fd = -1;
-	self->map = NULL;
+	wps_fs_file_init(&self->f);
 	ASSERT_TRUE(wps_loaded()) TH_LOG("wpstat is not loaded");
-	ASSERT_NE(NULL, dir) TH_LOG("WPSTAT_FS_DIR unset: run through guest-check.sh");
+	ASSERT_NE(NULL, getenv("WPSTAT_FS_DIR"))
+		TH_LOG("WPSTAT_FS_DIR unset: run through guest-check.sh");
 	if (wps_fs_unavailable(variant->name, why, sizeof(why)))
 		SKIP(return, "%s not mounted: %s", variant->name, why);
-	self->fd = wps_scratch(variant->name, "fs", NPAGES, self->path,
-			       sizeof(self->path));
-	ASSERT_LE(0, self->fd) TH_LOG("no scratch file on %s", variant->name);
-	if (variant->upper)
-		snprintf(self->counted, sizeof(self->counted), "%s/%s/%s", dir,
-			 variant->upper, strrchr(self->path, '/') + 1);
-	else
-		snprintf(self->counted, sizeof(self->counted), "%s", self->path);
-	ASSERT_EQ(0, wps_read(self->counted, &self->base));
+	WPS_FS_FILE_OPEN(&self->f, variant->name, "fs", NPAGES, 0,
+			 variant->upper);
 }
 
 FIXTURE_TEARDOWN(fs)
 {
-	wps_file_release(self->map, NPAGES, self->fd, self->path);
+	wps_fs_file_release(&self->f, false);
 }
 
-#define SINCE() WPS_SINCE(self->counted, &self->base)
-
-static void log_delta(struct __test_metadata *_metadata, const char *what,
-		      const struct wps *d)
-{
-	TH_LOG("%s: first %lld wp %lld mkclean %lld msync %lld fsync %lld other %lld stable %lld waits %lld dirtied %lld bdp %lld bdp_fault %lld wb_waits %lld",
-	       what, (long long)d->mkwrite_first, (long long)d->mkwrite_wp,
-	       (long long)d->mkclean_calls, (long long)d->mkclean_msync,
-	       (long long)d->mkclean_fsync, (long long)d->mkclean_other,
-	       (long long)d->stable_calls, (long long)d->stable_waits,
-	       (long long)d->dirtied, (long long)d->bdp_calls,
-	       (long long)d->bdp_fault_calls, (long long)d->wb_waits);
-}
+#define SINCE() WPS_FS_SINCE(&self->f)
 
 /*
  * Per page on order-0 folios; where a filesystem uses large folios (ext4
@@ -170,14 +146,14 @@ TEST_F(fs, store_msync_store_store)
 	struct wps d;
 	int round;
 
-	self->map = map_shared(self->fd, NPAGES);
-	ASSERT_NE(NULL, self->map);
-	absent = wps_store_pages_absent(self->map, NPAGES, 1);
-	folios = wps_folios(self->map, NPAGES);
+	self->f.map = map_shared(self->f.fd, NPAGES);
+	ASSERT_NE(NULL, self->f.map);
+	absent = wps_store_pages_absent(self->f.map, NPAGES, 1);
+	folios = wps_folios(self->f.map, NPAGES);
 	ASSERT_LT(0, absent);
 	ASSERT_LT(0, folios);
 	d = SINCE();
-	log_delta(_metadata, "pass 1", &d);
+	WPS_LOG_DELTA("pass 1", &d);
 	TH_LOG("%d pages in %ld folios, %ld stores found no PTE", NPAGES,
 	       folios, absent);
 	EXPECT_EQ(absent, d.mkwrite_first);
@@ -187,9 +163,9 @@ TEST_F(fs, store_msync_store_store)
 	EXPECT_EQ(absent * stable, d.stable_calls);
 
 	for (round = 0; round < 2; round++) {
-		ASSERT_EQ(0, msync(self->map, NPAGES * PAGE, MS_SYNC));
+		ASSERT_EQ(0, msync(self->f.map, NPAGES * PAGE, MS_SYNC));
 		d = SINCE();
-		log_delta(_metadata, "msync", &d);
+		WPS_LOG_DELTA("msync", &d);
 		EXPECT_EQ(folios, d.mkclean_msync);
 		EXPECT_EQ(new_journal ? folios : 0, d.mkclean_other);
 		EXPECT_EQ(new_journal ? 2 * folios : folios, d.mkclean_calls);
@@ -198,16 +174,16 @@ TEST_F(fs, store_msync_store_store)
 		if (round)
 			break;
 
-		wps_store_pages(self->map, NPAGES, 2);
+		wps_store_pages(self->f.map, NPAGES, 2);
 		d = SINCE();
-		log_delta(_metadata, "pass 2", &d);
+		WPS_LOG_DELTA("pass 2", &d);
 		EXPECT_EQ(0, d.mkwrite_first);
 		EXPECT_EQ(NPAGES, d.mkwrite_wp);
 		EXPECT_EQ(NPAGES, d.bdp_fault_calls);
 		EXPECT_EQ(old_journal ? 0 : folios, d.dirtied);
 		EXPECT_EQ(NPAGES * stable, d.stable_calls);
 
-		wps_store_pages(self->map, NPAGES, 3);
+		wps_store_pages(self->f.map, NPAGES, 3);
 		d = SINCE();
 		EXPECT_EQ(0, d.mkwrite_first + d.mkwrite_wp);
 		EXPECT_EQ(0, d.mkclean_calls);
@@ -226,32 +202,32 @@ TEST_F(fs, write_fsync)
 	int cached = k612 ? variant->stable_cached_612 : variant->stable_cached_61;
 	struct wps d;
 
-	ASSERT_EQ(0, pwrite_pages(self->fd, 0, NPAGES, 1));
+	ASSERT_EQ(0, pwrite_pages(self->f.fd, 0, NPAGES, 1));
 	d = SINCE();
-	log_delta(_metadata, "pwrite 1", &d);
+	WPS_LOG_DELTA("pwrite 1", &d);
 	EXPECT_EQ(0, d.mkwrite_first + d.mkwrite_wp);
 	EXPECT_EQ(NPAGES, d.bdp_calls);
 	EXPECT_EQ(NPAGES * new, d.stable_calls);
 	EXPECT_EQ(old_journal ? 0 : NPAGES, d.dirtied);
 
-	ASSERT_EQ(0, fsync(self->fd));
+	ASSERT_EQ(0, fsync(self->f.fd));
 	d = SINCE();
-	log_delta(_metadata, "fsync", &d);
+	WPS_LOG_DELTA("fsync", &d);
 	EXPECT_EQ(old_journal ? 0 : NPAGES, d.mkclean_fsync);
 	EXPECT_EQ(d.mkclean_fsync, d.mkclean_calls);
 	EXPECT_EQ(old_journal ? NPAGES : 0, d.dirtied);
 	EXPECT_TIMED_EQ(0, d.mkclean_ptes);
 
-	ASSERT_EQ(0, pwrite_pages(self->fd, 0, NPAGES, 2));
+	ASSERT_EQ(0, pwrite_pages(self->f.fd, 0, NPAGES, 2));
 	d = SINCE();
-	log_delta(_metadata, "pwrite 2", &d);
+	WPS_LOG_DELTA("pwrite 2", &d);
 	EXPECT_EQ(NPAGES, d.bdp_calls);
 	EXPECT_EQ(NPAGES * cached, d.stable_calls);
 	EXPECT_EQ(old_journal ? 0 : NPAGES, d.dirtied);
 
-	ASSERT_EQ(0, fsync(self->fd));
+	ASSERT_EQ(0, fsync(self->f.fd));
 	d = SINCE();
-	log_delta(_metadata, "fsync 2", &d);
+	WPS_LOG_DELTA("fsync 2", &d);
 	EXPECT_EQ(NPAGES, d.mkclean_fsync);
 	EXPECT_EQ(NPAGES, d.mkclean_calls);
 	EXPECT_EQ(old_journal ? NPAGES : 0, d.dirtied);
@@ -272,23 +248,24 @@ TEST_F(fs, counted_against_the_real_inode)
 	long absent, folios;
 	struct stat st;
 
-	self->map = map_shared(self->fd, NPAGES);
-	ASSERT_NE(NULL, self->map);
-	absent = wps_store_pages_absent(self->map, NPAGES, 1);
-	folios = wps_folios(self->map, NPAGES);
+	self->f.map = map_shared(self->f.fd, NPAGES);
+	ASSERT_NE(NULL, self->f.map);
+	absent = wps_store_pages_absent(self->f.map, NPAGES, 1);
+	folios = wps_folios(self->f.map, NPAGES);
 	ASSERT_LT(0, absent);
 	ASSERT_LT(0, folios);
-	ASSERT_EQ(0, msync(self->map, NPAGES * PAGE, MS_SYNC));
-	ASSERT_EQ(0, wps_read(self->path, &mine));
-	EXPECT_EQ(absent, mine.mkwrite_first - self->base.mkwrite_first);
-	EXPECT_EQ(folios, mine.mkclean_msync - self->base.mkclean_msync);
+	ASSERT_EQ(0, msync(self->f.map, NPAGES * PAGE, MS_SYNC));
+	ASSERT_EQ(0, wps_read(self->f.path, &mine));
+	EXPECT_EQ(absent, mine.mkwrite_first - self->f.base.mkwrite_first);
+	EXPECT_EQ(folios, mine.mkclean_msync - self->f.base.mkclean_msync);
 	if (!variant->upper)
 		return;
-	ASSERT_EQ(0, stat(self->counted, &st)) TH_LOG("no upper file %s", self->counted);
-	ASSERT_EQ(0, wps_read(self->counted, &upper));
+	ASSERT_EQ(0, stat(self->f.counted, &st))
+		TH_LOG("no upper file %s", self->f.counted);
+	ASSERT_EQ(0, wps_read(self->f.counted, &upper));
 	EXPECT_EQ(0, memcmp(&mine, &upper, sizeof(mine)));
-	ASSERT_EQ(0, wpstat_path_key(self->path, &merged));
-	ASSERT_EQ(0, wpstat_path_key(self->counted, &real));
+	ASSERT_EQ(0, wpstat_path_key(self->f.path, &merged));
+	ASSERT_EQ(0, wpstat_path_key(self->f.counted, &real));
 	EXPECT_EQ(real.major, merged.major);
 	EXPECT_EQ(real.minor, merged.minor);
 	EXPECT_EQ(real.ino, merged.ino);

@@ -51,13 +51,7 @@
 FIXTURE(fuse) {
 	char mnt[256];
 	char backing[256];
-	char path[256];
-	int fd;
-	char *map;
-	size_t npages;
-	struct wps base;
-	/* Taken from the open fd: see since(). */
-	struct wpstat_file_key key;
+	struct wps_fs_file f;		/* counted by key: see SINCE() */
 	bool mounted;
 };
 
@@ -155,8 +149,7 @@ FIXTURE_SETUP(fuse)
 {
 	const char *why;
 
-	self->fd = -1;
-	self->map = NULL;
+	wps_fs_file_init(&self->f);
 	self->mounted = false;
 	ASSERT_TRUE(wps_loaded()) TH_LOG("wpstat is not loaded");
 	why = fuse_missing();
@@ -174,9 +167,7 @@ FIXTURE_TEARDOWN(fuse)
 	 * mount) while the old one is still listed: setup's reading would
 	 * take the old file's counts.
 	 */
-	wps_file_release(self->map, self->npages, -1, NULL);
-	if (self->fd >= 0)
-		close(self->fd);
+	wps_fs_file_release(&self->f, true);
 	if (self->mounted) {
 		/* The daemon exits when its mount goes. */
 		if (umount(self->mnt))
@@ -189,14 +180,8 @@ FIXTURE_TEARDOWN(fuse)
 	ASSERT_EQ(0, fuse_up(self, variant->writeback_cache, delay_ms,	\
 			     reserve))					\
 		TH_LOG("cannot mount %s", server_path());		\
-	self->npages = (n);						\
-	self->fd = wps_scratch("fuse", "fuse", self->npages,		\
-			       self->path, sizeof(self->path));		\
-	ASSERT_LE(0, self->fd) TH_LOG("no file on the FUSE mount");	\
-	self->map = map_shared(self->fd, self->npages);			\
-	ASSERT_NE(NULL, self->map);					\
-	ASSERT_EQ(0, wpstat_fd_key(self->fd, &self->key));		\
-	ASSERT_EQ(0, wps_read_key(&self->key, &self->base));		\
+	WPS_FS_FILE_OPEN(&self->f, "fuse", "fuse", (n),			\
+			 WPS_FS_MAP | WPS_FS_BY_KEY, NULL);		\
 } while (0)
 
 /*
@@ -205,18 +190,7 @@ FIXTURE_TEARDOWN(fuse)
  * close on FUSE is fuse_flush -> write_inode_now(inode, 1): it would write
  * back (and write-protect) what the test is counting (see close_flushes).
  */
-#define SINCE() WPS_SINCE_KEY(&self->key, &self->base)
-
-/* Who cleaned: the mkclean_<trigger> columns of @d, for the log. */
-#define LOG_MKCLEAN(what, d) TH_LOG("%s: mkclean %lld = msync %lld fsync %lld "	\
-	"sfr %lld sync %lld periodic %lld background %lld reclaim %lld other %lld; " \
-	"bdp_throttled %lld pauses %lld", what,				\
-	(long long)(d).mkclean_calls, (long long)(d).mkclean_msync,	\
-	(long long)(d).mkclean_fsync, (long long)(d).mkclean_sync_file_range, \
-	(long long)(d).mkclean_sync, (long long)(d).mkclean_flusher_periodic, \
-	(long long)(d).mkclean_flusher_background,			\
-	(long long)(d).mkclean_reclaim, (long long)(d).mkclean_other,	\
-	(long long)(d).bdp_throttled, (long long)(d).bdp_pauses)
+#define SINCE() WPS_FS_SINCE(&self->f)
 
 /* The row is the FUSE inode's: its dev is the FUSE superblock's. */
 static void check_dev(struct __test_metadata *_metadata, int fd,
@@ -240,15 +214,15 @@ TEST_F(fuse, store_msync_store_store)
 	struct wps d;
 
 	SET_UP(0, NPAGES, true);
-	check_dev(_metadata, self->fd, self->mnt);
+	check_dev(_metadata, self->f.fd, self->mnt);
 
 	/*
 	 * Pass 1: no PTE (filemap_fault reads the page: FUSE_READ; no
 	 * fault-around on a write fault) -> do_page_mkwrite, vmf->pte NULL.
 	 */
-	wps_store_pages(self->map, NPAGES, 1);
+	wps_store_pages(self->f.map, NPAGES, 1);
 	d = SINCE();
-	LOG_MKCLEAN("pass 1", d);
+	WPS_LOG_DELTA("pass 1", &d);
 	EXPECT_EQ(NPAGES, d.mkwrite_first);
 	EXPECT_EQ(0, d.mkwrite_wp);
 	/* fault_dirty_shared_page: one ratelimited call per fault. */
@@ -268,10 +242,10 @@ TEST_F(fuse, store_msync_store_store)
 	 * folio_wait_writeback; fuse_sync_writes waits for the replies.
 	 */
 	t0 = wpstat_now_ns();
-	ASSERT_EQ(0, msync(self->map, NPAGES * PAGE, MS_SYNC));
+	ASSERT_EQ(0, msync(self->f.map, NPAGES * PAGE, MS_SYNC));
 	msync_ns = wpstat_now_ns() - t0;
 	d = SINCE();
-	LOG_MKCLEAN("msync", d);
+	WPS_LOG_DELTA("msync", &d);
 	EXPECT_EQ(NPAGES, d.mkclean_calls);
 	EXPECT_EQ(NPAGES, d.mkclean_msync);
 	EXPECT_TIMED_EQ(NPAGES, d.mkclean_ptes);
@@ -282,9 +256,9 @@ TEST_F(fuse, store_msync_store_store)
 	       variant->writeback_cache, NPAGES, msync_ns / 1e6);
 
 	/* Pass 2: present read-only PTEs: do_wp_page -> do_page_mkwrite. */
-	wps_store_pages(self->map, NPAGES, 2);
+	wps_store_pages(self->f.map, NPAGES, 2);
 	d = SINCE();
-	LOG_MKCLEAN("pass 2", d);
+	WPS_LOG_DELTA("pass 2", &d);
 	EXPECT_EQ(0, d.mkwrite_first);
 	EXPECT_EQ(NPAGES, d.mkwrite_wp);
 	EXPECT_EQ(NPAGES, d.bdp_fault_calls);
@@ -303,9 +277,9 @@ TEST_F(fuse, store_msync_store_store)
 	       (long long)d.bdp_pauses);
 
 	/* Pass 3, no writeback in between: writable PTEs, no faults. */
-	wps_store_pages(self->map, NPAGES, 3);
+	wps_store_pages(self->f.map, NPAGES, 3);
 	d = SINCE();
-	LOG_MKCLEAN("pass 3", d);
+	WPS_LOG_DELTA("pass 3", &d);
 	EXPECT_EQ(0, d.mkwrite_first + d.mkwrite_wp);
 	EXPECT_EQ(0, d.bdp_fault_calls);
 	EXPECT_EQ(0, d.mkclean_calls);
@@ -318,10 +292,10 @@ TEST_F(fuse, store_msync_store_store)
 	 * (The PTEs are gone by then: zap_page_range runs first; so
 	 * mkclean_ptes is 0.)
 	 */
-	ASSERT_EQ(0, munmap(self->map, NPAGES * PAGE));
-	self->map = NULL;
+	ASSERT_EQ(0, munmap(self->f.map, NPAGES * PAGE));
+	self->f.map = NULL;
 	d = SINCE();
-	LOG_MKCLEAN("munmap", d);
+	WPS_LOG_DELTA("munmap", &d);
 	EXPECT_EQ(NPAGES, d.mkclean_calls);
 	EXPECT_EQ(NPAGES, d.mkclean_other);
 	EXPECT_TIMED_EQ(0, d.mkclean_ptes);
@@ -346,17 +320,17 @@ TEST_F_TIMEOUT(fuse, store_while_fuse_writeback_in_flight, 60)
 
 	SET_UP(DELAY_MS, 4, true);
 	/* Dirty every page (4 first-write faults), then clean and send them. */
-	wps_store_pages(self->map, self->npages, 1);
+	wps_store_pages(self->f.map, self->f.npages, 1);
 	d = SINCE();
-	LOG_MKCLEAN("4 stores", d);
+	WPS_LOG_DELTA("4 stores", &d);
 	/*
 	 * sync_file_range(WRITE) is WB_SYNC_NONE: fuse_writepages
 	 * write-protects (folio_mkclean) and queues one WRITE for the four
 	 * pages, ends PG_writeback, returns; the server sleeps DELAY_MS.
 	 */
-	ASSERT_EQ(0, sync_file_range(self->fd, 0, 0, SYNC_FILE_RANGE_WRITE));
+	ASSERT_EQ(0, sync_file_range(self->f.fd, 0, 0, SYNC_FILE_RANGE_WRITE));
 	t0 = wpstat_now_ns();
-	*(volatile char *)self->map = 2;	/* write-protect fault, waits */
+	*(volatile char *)self->f.map = 2;	/* write-protect fault, waits */
 	store_ns = wpstat_now_ns() - t0;
 	d = SINCE();
 
@@ -367,8 +341,8 @@ TEST_F_TIMEOUT(fuse, store_while_fuse_writeback_in_flight, 60)
 	       d.mkwrite_ns < 0 ? -1.0 : d.mkwrite_ns / 1e6,
 	       (long long)d.stable_calls, (long long)d.stable_waits,
 	       (long long)d.wb_waits);
-	EXPECT_EQ(self->npages, d.mkclean_calls);
-	EXPECT_EQ(self->npages, d.mkclean_sync_file_range);
+	EXPECT_EQ(self->f.npages, d.mkclean_calls);
+	EXPECT_EQ(self->f.npages, d.mkclean_sync_file_range);
 	EXPECT_EQ(1, d.mkwrite_wp);
 	EXPECT_EQ(0, d.mkwrite_first);
 	/* The store waited for (most of) the server's sleep... */
@@ -387,7 +361,7 @@ TEST_F_TIMEOUT(fuse, store_while_fuse_writeback_in_flight, 60)
 	 * for the reply on fi->page_waitq: no folio_wait_writeback.
 	 */
 	t0 = wpstat_now_ns();
-	ASSERT_EQ(0, fsync(self->fd));
+	ASSERT_EQ(0, fsync(self->f.fd));
 	fsync_ns = wpstat_now_ns() - t0;
 	d = SINCE();
 	TH_LOG("writeback_cache=%d: fsync %.1f ms, mkclean_fsync %lld wb_waits %lld",
@@ -402,7 +376,7 @@ TEST_F_TIMEOUT(fuse, store_while_fuse_writeback_in_flight, 60)
 	 * The process's stalls row: a write-protect fault, no wait named
 	 * (read last: stall_of opens and closes the file, a flush).
 	 */
-	ASSERT_EQ(1, stall_of(self->path, getpid(), &row));
+	ASSERT_EQ(1, stall_of(self->f.path, getpid(), &row));
 	EXPECT_EQ(1, row.fault_wp);
 	EXPECT_EQ(0, row.stable_waits);
 	EXPECT_EQ(0, row.wb_waits);
@@ -424,17 +398,17 @@ TEST_F(fuse, close_of_another_fd_writes_back)
 	int fd2;
 
 	SET_UP(0, NPAGES, true);
-	wps_store_pages(self->map, NPAGES, 1);
+	wps_store_pages(self->f.map, NPAGES, 1);
 	SINCE();
-	fd2 = open(self->path, O_RDONLY);
+	fd2 = open(self->f.path, O_RDONLY);
 	ASSERT_LE(0, fd2);
 	ASSERT_EQ(0, close(fd2));
 	d = SINCE();
-	LOG_MKCLEAN("open+close", d);
+	WPS_LOG_DELTA("open+close", &d);
 	EXPECT_EQ(NPAGES, d.mkclean_calls);
 	EXPECT_EQ(NPAGES, d.mkclean_other);	/* close(2): no named trigger */
 	EXPECT_TIMED_EQ(NPAGES, d.mkclean_ptes);
-	wps_store_pages(self->map, NPAGES, 2);
+	wps_store_pages(self->f.map, NPAGES, 2);
 	d = SINCE();
 	EXPECT_EQ(NPAGES, d.mkwrite_wp);
 }
@@ -452,17 +426,17 @@ TEST_F(fuse, path_lookup_does_not_write_back)
 	struct wps d, byname;
 
 	SET_UP(0, NPAGES, true);
-	wps_store_pages(self->map, NPAGES, 1);
+	wps_store_pages(self->f.map, NPAGES, 1);
 	SINCE();
-	ASSERT_EQ(0, wpstat_path_key(self->path, &key));
-	EXPECT_EQ(self->key.major, key.major);
-	EXPECT_EQ(self->key.minor, key.minor);
-	EXPECT_EQ(self->key.ino, key.ino);
-	ASSERT_EQ(0, wps_read(self->path, &byname));
+	ASSERT_EQ(0, wpstat_path_key(self->f.path, &key));
+	EXPECT_EQ(self->f.key.major, key.major);
+	EXPECT_EQ(self->f.key.minor, key.minor);
+	EXPECT_EQ(self->f.key.ino, key.ino);
+	ASSERT_EQ(0, wps_read(self->f.path, &byname));
 	d = SINCE();
 	EXPECT_EQ(0, d.mkclean_calls);
-	EXPECT_EQ(self->base.mkwrite_first, byname.mkwrite_first);
-	wps_store_pages(self->map, NPAGES, 2);
+	EXPECT_EQ(self->f.base.mkwrite_first, byname.mkwrite_first);
+	wps_store_pages(self->f.map, NPAGES, 2);
 	d = SINCE();
 	EXPECT_EQ(0, d.mkwrite_wp);
 	EXPECT_EQ(0, d.mkwrite_first);
@@ -483,9 +457,9 @@ TEST_F(fuse, fresh_mount_flusher_cleans_behind_writer)
 	struct wps d;
 
 	SET_UP(0, NPAGES, false);
-	wps_store_pages(self->map, NPAGES, 1);
+	wps_store_pages(self->f.map, NPAGES, 1);
 	d = SINCE();
-	LOG_MKCLEAN("64 stores", d);
+	WPS_LOG_DELTA("64 stores", &d);
 	TH_LOG("writeback_cache=%d: %d stores: mkwrite_first %lld mkwrite_wp %lld "
 	       "bdp_throttled %lld bdp_pauses %lld mkclean_flusher_background %lld",
 	       variant->writeback_cache, NPAGES, (long long)d.mkwrite_first,

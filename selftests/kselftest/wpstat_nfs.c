@@ -53,12 +53,7 @@
 #define MS		1000000ULL
 
 FIXTURE(nfs) {
-	char path[256];
-	int fd;
-	char *map;
-	size_t npages;
-	struct wps base;
-	struct wpstat_file_key key;
+	struct wps_fs_file f;		/* counted by key: see SINCE() */
 	bool netem;
 };
 
@@ -90,8 +85,7 @@ FIXTURE_SETUP(nfs)
 	char why[512], path[300];
 	struct statfs sf;
 
-	self->fd = -1;
-	self->map = NULL;
+	wps_fs_file_init(&self->f);
 	self->netem = false;
 	ASSERT_TRUE(wps_loaded()) TH_LOG("wpstat is not loaded");
 	ASSERT_NE(NULL, dir) TH_LOG("WPSTAT_FS_DIR unset: run through guest-check.sh");
@@ -104,48 +98,23 @@ FIXTURE_SETUP(nfs)
 
 FIXTURE_TEARDOWN(nfs)
 {
-	wps_file_release(self->map, self->npages, self->fd, self->path);
+	wps_fs_file_release(&self->f, false);
 	if (self->netem)
 		sh("tc qdisc del dev lo root 2>/dev/null");
 }
 
 /* Make the file (ftruncate: SETATTR), map it, key it by the fd. */
-#define SET_UP(n) do {							\
-	self->npages = (n);						\
-	self->fd = wps_scratch("nfs", "nfs", self->npages,		\
-			       self->path, sizeof(self->path));		\
-	ASSERT_LE(0, self->fd) TH_LOG("no file on the NFS mount");	\
-	self->map = map_shared(self->fd, self->npages);			\
-	ASSERT_NE(NULL, self->map);					\
-	if (variant->random)						\
-		ASSERT_EQ(0, madvise(self->map, self->npages * PAGE,	\
-				     MADV_RANDOM));			\
-	ASSERT_EQ(0, wpstat_fd_key(self->fd, &self->key));		\
-	ASSERT_EQ(0, wps_read_key(&self->key, &self->base));		\
-} while (0)
+#define SET_UP(n)							\
+	WPS_FS_FILE_OPEN(&self->f, "nfs", "nfs", (n), WPS_FS_MAP |	\
+			 (variant->random ? WPS_FS_RANDOM : 0) | WPS_FS_BY_KEY, \
+			 NULL)
 
 /*
  * Counters since the previous call, by the key of the test's own fd (no
  * open/close of the file: a close of a writable NFS descriptor writes
  * back, nfs_file_flush).
  */
-#define SINCE() WPS_SINCE_KEY(&self->key, &self->base)
-
-static void log_delta(struct __test_metadata *_metadata, const char *what,
-		      const struct wps *d)
-{
-	TH_LOG("%s: first %lld wp %lld mkclean %lld (msync %lld fsync %lld sfr %lld bg %lld other %lld) ptes %lld stable %lld/%lld wb_waits %lld dirtied %lld bdp %lld bdp_fault %lld throttled %lld pauses %lld",
-	       what, (long long)d->mkwrite_first, (long long)d->mkwrite_wp,
-	       (long long)d->mkclean_calls, (long long)d->mkclean_msync,
-	       (long long)d->mkclean_fsync,
-	       (long long)d->mkclean_sync_file_range,
-	       (long long)d->mkclean_flusher_background,
-	       (long long)d->mkclean_other, (long long)d->mkclean_ptes,
-	       (long long)d->stable_calls, (long long)d->stable_waits,
-	       (long long)d->wb_waits, (long long)d->dirtied,
-	       (long long)d->bdp_calls, (long long)d->bdp_fault_calls,
-	       (long long)d->bdp_throttled, (long long)d->bdp_pauses);
-}
+#define SINCE() WPS_FS_SINCE(&self->f)
 
 /* The number of folios: exactly N when order0(), else 1..N. */
 #define EXPECT_FOLIOS(n, actual) do {					\
@@ -169,9 +138,9 @@ TEST_F(nfs, store_msync_store_store)
 
 	SET_UP(NPAGES);
 	/* Pass 1: filemap_fault reads (READ), then do_page_mkwrite, no PTE. */
-	wps_store_pages(self->map, NPAGES, 1);
+	wps_store_pages(self->f.map, NPAGES, 1);
 	d = SINCE();
-	log_delta(_metadata, "pass 1", &d);
+	WPS_LOG_DELTA("pass 1", &d);
 	EXPECT_EQ(NPAGES, d.mkwrite_first);
 	EXPECT_EQ(0, d.mkwrite_wp);
 	/* fault_dirty_shared_page: one ratelimited call per fault. */
@@ -205,9 +174,9 @@ TEST_F(nfs, store_msync_store_store)
 	 * whose WRITE has not been answered (0..folios: a race with the
 	 * reply); then nfs_commit_inode, no counter.
 	 */
-	ASSERT_EQ(0, msync(self->map, NPAGES * PAGE, MS_SYNC));
+	ASSERT_EQ(0, msync(self->f.map, NPAGES * PAGE, MS_SYNC));
 	d = SINCE();
-	log_delta(_metadata, "msync", &d);
+	WPS_LOG_DELTA("msync", &d);
 	EXPECT_EQ(folios, d.mkclean_calls);
 	EXPECT_EQ(folios, d.mkclean_msync);
 	EXPECT_TIMED_EQ(NPAGES, d.mkclean_ptes);
@@ -217,9 +186,9 @@ TEST_F(nfs, store_msync_store_store)
 	EXPECT_EQ(0, d.mkwrite_first + d.mkwrite_wp);
 
 	/* Pass 2: present read-only PTEs: do_wp_page -> do_page_mkwrite. */
-	wps_store_pages(self->map, NPAGES, 2);
+	wps_store_pages(self->f.map, NPAGES, 2);
 	d = SINCE();
-	log_delta(_metadata, "pass 2", &d);
+	WPS_LOG_DELTA("pass 2", &d);
 	EXPECT_EQ(0, d.mkwrite_first);
 	EXPECT_EQ(NPAGES, d.mkwrite_wp);
 	EXPECT_EQ(NPAGES, d.bdp_fault_calls);
@@ -228,7 +197,7 @@ TEST_F(nfs, store_msync_store_store)
 	EXPECT_EQ(0, d.wb_waits);	/* msync waited for every WRITE */
 
 	/* Pass 3: writable PTEs, no faults. */
-	wps_store_pages(self->map, NPAGES, 3);
+	wps_store_pages(self->f.map, NPAGES, 3);
 	d = SINCE();
 	EXPECT_EQ(0, d.mkwrite_first + d.mkwrite_wp);
 	EXPECT_EQ(0, d.bdp_fault_calls);
@@ -236,9 +205,9 @@ TEST_F(nfs, store_msync_store_store)
 	EXPECT_EQ(0, d.dirtied);
 
 	/* msync again: the same folios, once each. */
-	ASSERT_EQ(0, msync(self->map, NPAGES * PAGE, MS_SYNC));
+	ASSERT_EQ(0, msync(self->f.map, NPAGES * PAGE, MS_SYNC));
 	d = SINCE();
-	log_delta(_metadata, "msync 2", &d);
+	WPS_LOG_DELTA("msync 2", &d);
 	EXPECT_EQ(folios, d.mkclean_msync);
 	EXPECT_EQ(folios, d.mkclean_calls);
 	EXPECT_TIMED_EQ(NPAGES, d.mkclean_ptes);
@@ -259,35 +228,35 @@ TEST_F(nfs, write_fsync)
 	struct wps d;
 
 	SET_UP(NPAGES);
-	ASSERT_EQ(0, pwrite_pages(self->fd, 0, NPAGES, 1));
+	ASSERT_EQ(0, pwrite_pages(self->f.fd, 0, NPAGES, 1));
 	d = SINCE();
-	log_delta(_metadata, "pwrite 1", &d);
+	WPS_LOG_DELTA("pwrite 1", &d);
 	EXPECT_EQ(0, d.mkwrite_first + d.mkwrite_wp);
 	EXPECT_EQ(NPAGES, d.bdp_calls);
 	EXPECT_EQ(0, d.stable_calls);
 	EXPECT_EQ(NPAGES, d.dirtied);
 
 	/* fsync: N order-0 folios cleaned (no PTE), WRITE, COMMIT. */
-	ASSERT_EQ(0, fsync(self->fd));
+	ASSERT_EQ(0, fsync(self->f.fd));
 	d = SINCE();
-	log_delta(_metadata, "fsync", &d);
+	WPS_LOG_DELTA("fsync", &d);
 	EXPECT_EQ(NPAGES, d.mkclean_fsync);
 	EXPECT_EQ(NPAGES, d.mkclean_calls);
 	EXPECT_TIMED_EQ(0, d.mkclean_ptes);
 	EXPECT_GE(NPAGES, d.wb_waits);
 
-	ASSERT_EQ(0, pwrite_pages(self->fd, 0, NPAGES, 2));
+	ASSERT_EQ(0, pwrite_pages(self->f.fd, 0, NPAGES, 2));
 	d = SINCE();
-	log_delta(_metadata, "pwrite 2", &d);
+	WPS_LOG_DELTA("pwrite 2", &d);
 	EXPECT_EQ(NPAGES, d.bdp_calls);
 	/* FGP_STABLE on a cached folio: folio_wait_stable, nothing to wait. */
 	EXPECT_EQ(NPAGES, d.stable_calls);
 	EXPECT_EQ(0, d.stable_waits);
 	EXPECT_EQ(NPAGES, d.dirtied);
 
-	ASSERT_EQ(0, fsync(self->fd));
+	ASSERT_EQ(0, fsync(self->f.fd));
 	d = SINCE();
-	log_delta(_metadata, "fsync 2", &d);
+	WPS_LOG_DELTA("fsync 2", &d);
 	EXPECT_EQ(NPAGES, d.mkclean_fsync);
 	EXPECT_EQ(NPAGES, d.mkclean_calls);
 }
@@ -306,27 +275,27 @@ TEST_F(nfs, close_of_a_writable_fd_writes_back)
 	int fd2;
 
 	SET_UP(NPAGES);
-	wps_store_pages(self->map, NPAGES, 1);
+	wps_store_pages(self->f.map, NPAGES, 1);
 	d = SINCE();
 	folios = d.dirtied;
 
-	fd2 = open(self->path, O_RDONLY);
+	fd2 = open(self->f.path, O_RDONLY);
 	ASSERT_LE(0, fd2);
 	ASSERT_EQ(0, close(fd2));
 	d = SINCE();
-	log_delta(_metadata, "open+close O_RDONLY", &d);
+	WPS_LOG_DELTA("open+close O_RDONLY", &d);
 	EXPECT_EQ(0, d.mkclean_calls);
 
-	fd2 = open(self->path, O_RDWR);
+	fd2 = open(self->f.path, O_RDWR);
 	ASSERT_LE(0, fd2);
 	ASSERT_EQ(0, close(fd2));
 	d = SINCE();
-	log_delta(_metadata, "open+close O_RDWR", &d);
+	WPS_LOG_DELTA("open+close O_RDWR", &d);
 	EXPECT_EQ(folios, d.mkclean_calls);
 	EXPECT_EQ(folios, d.mkclean_other);
 	EXPECT_TIMED_EQ(NPAGES, d.mkclean_ptes);
 
-	wps_store_pages(self->map, NPAGES, 2);
+	wps_store_pages(self->f.map, NPAGES, 2);
 	d = SINCE();
 	EXPECT_EQ(NPAGES, d.mkwrite_wp);
 }
@@ -342,17 +311,17 @@ TEST_F(nfs, path_lookup_does_not_write_back)
 	struct wps d, byname;
 
 	SET_UP(NPAGES);
-	wps_store_pages(self->map, NPAGES, 1);
+	wps_store_pages(self->f.map, NPAGES, 1);
 	SINCE();
-	ASSERT_EQ(0, wpstat_path_key(self->path, &key));
-	EXPECT_EQ(self->key.major, key.major);
-	EXPECT_EQ(self->key.minor, key.minor);
-	EXPECT_EQ(self->key.ino, key.ino);
-	ASSERT_EQ(0, wps_read(self->path, &byname));
+	ASSERT_EQ(0, wpstat_path_key(self->f.path, &key));
+	EXPECT_EQ(self->f.key.major, key.major);
+	EXPECT_EQ(self->f.key.minor, key.minor);
+	EXPECT_EQ(self->f.key.ino, key.ino);
+	ASSERT_EQ(0, wps_read(self->f.path, &byname));
 	d = SINCE();
 	EXPECT_EQ(0, d.mkclean_calls);
-	EXPECT_EQ(self->base.mkwrite_first, byname.mkwrite_first);
-	wps_store_pages(self->map, NPAGES, 2);
+	EXPECT_EQ(self->f.base.mkwrite_first, byname.mkwrite_first);
+	wps_store_pages(self->f.map, NPAGES, 2);
 	d = SINCE();
 	EXPECT_EQ(0, d.mkwrite_wp);
 	EXPECT_EQ(0, d.mkwrite_first);
@@ -396,24 +365,24 @@ TEST_F_TIMEOUT(nfs, writeback_wait_seen_commit_not, 90)
 	self->netem = true;
 	SET_UP(4);
 	/* Read (slowly) and dirty the 4 pages. */
-	wps_store_pages(self->map, self->npages, 1);
+	wps_store_pages(self->f.map, self->f.npages, 1);
 	SINCE();
 
 	/* WB_SYNC_NONE: folio_mkclean + one UNSTABLE WRITE sent, no wait. */
 	t0 = wpstat_now_ns();
-	ASSERT_EQ(0, sync_file_range(self->fd, 0, 0, SYNC_FILE_RANGE_WRITE));
+	ASSERT_EQ(0, sync_file_range(self->f.fd, 0, 0, SYNC_FILE_RANGE_WRITE));
 	sfr_ns = wpstat_now_ns() - t0;
 	t0 = wpstat_now_ns();
-	*(volatile char *)self->map = 2;	/* write-protect fault, waits */
+	*(volatile char *)self->f.map = 2;	/* write-protect fault, waits */
 	store_ns = wpstat_now_ns() - t0;
 	d = SINCE();
-	log_delta(_metadata, "sfr + store", &d);
+	WPS_LOG_DELTA("sfr + store", &d);
 	TH_LOG("sync_file_range(WRITE) %.1f ms, store %.1f ms, mkwrite_ns %.1f ms",
 	       sfr_ns / 1e6, store_ns / 1e6,
 	       d.mkwrite_ns < 0 ? -1.0 : d.mkwrite_ns / 1e6);
 	EXPECT_EQ(1, d.mkwrite_wp);
 	EXPECT_LE(1, d.mkclean_sync_file_range);
-	EXPECT_GE((int64_t)self->npages, d.mkclean_sync_file_range);
+	EXPECT_GE((int64_t)self->f.npages, d.mkclean_sync_file_range);
 	/* The store waited for the WRITE reply, in folio_wait_writeback. */
 	EXPECT_LE(DELAY_MS * MS, store_ns);
 	EXPECT_LE(1, d.wb_waits);
@@ -425,18 +394,18 @@ TEST_F_TIMEOUT(nfs, writeback_wait_seen_commit_not, 90)
 	 * Write the re-dirtied page and wait for every WRITE reply: all 4
 	 * pages are now clean, off writeback, UNSTABLE on the commit list.
 	 */
-	ASSERT_EQ(0, sync_file_range(self->fd, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE |
+	ASSERT_EQ(0, sync_file_range(self->f.fd, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE |
 				     SYNC_FILE_RANGE_WRITE |
 				     SYNC_FILE_RANGE_WAIT_AFTER));
 	d = SINCE();
-	log_delta(_metadata, "sfr wait", &d);
+	WPS_LOG_DELTA("sfr wait", &d);
 
 	/* fsync: no folio to clean or wait for; one COMMIT round trip. */
 	t0 = wpstat_now_ns();
-	ASSERT_EQ(0, fsync(self->fd));
+	ASSERT_EQ(0, fsync(self->f.fd));
 	fsync_ns = wpstat_now_ns() - t0;
 	d = SINCE();
-	log_delta(_metadata, "fsync (COMMIT only)", &d);
+	WPS_LOG_DELTA("fsync (COMMIT only)", &d);
 	TH_LOG("fsync with nothing dirty: %.1f ms", fsync_ns / 1e6);
 	/*
 	 * Not asserted: a COMMIT wait.  Measured 0.1 ms: nfs_writepages
@@ -452,23 +421,23 @@ TEST_F_TIMEOUT(nfs, writeback_wait_seen_commit_not, 90)
 	EXPECT_EQ(0, d.bdp_pauses);
 
 	/* Again UNSTABLE pages, then close a second, writable descriptor. */
-	*(volatile char *)self->map = 3;
-	ASSERT_EQ(0, sync_file_range(self->fd, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE |
+	*(volatile char *)self->f.map = 3;
+	ASSERT_EQ(0, sync_file_range(self->f.fd, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE |
 				     SYNC_FILE_RANGE_WRITE |
 				     SYNC_FILE_RANGE_WAIT_AFTER));
-	fd2 = open(self->path, O_RDONLY);
+	fd2 = open(self->f.path, O_RDONLY);
 	ASSERT_LE(0, fd2);
 	t0 = wpstat_now_ns();
 	ASSERT_EQ(0, close(fd2));
 	rclose_ns = wpstat_now_ns() - t0;
-	fd2 = open(self->path, O_RDWR);
+	fd2 = open(self->f.path, O_RDWR);
 	ASSERT_LE(0, fd2);
 	SINCE();
 	t0 = wpstat_now_ns();
 	ASSERT_EQ(0, close(fd2));
 	close_ns = wpstat_now_ns() - t0;
 	d = SINCE();
-	log_delta(_metadata, "close O_RDWR (COMMIT only)", &d);
+	WPS_LOG_DELTA("close O_RDWR (COMMIT only)", &d);
 	TH_LOG("close: O_RDONLY %.1f ms, O_RDWR %.1f ms", rclose_ns / 1e6,
 	       close_ns / 1e6);
 	EXPECT_GT(DELAY_MS * MS, rclose_ns);
@@ -479,7 +448,7 @@ TEST_F_TIMEOUT(nfs, writeback_wait_seen_commit_not, 90)
 	 * The process's stalls row holds the store's writeback wait, and
 	 * nothing for the two COMMITs (stall_of keys by O_PATH: no flush).
 	 */
-	ASSERT_EQ(1, stall_of(self->path, getpid(), &row));
+	ASSERT_EQ(1, stall_of(self->f.path, getpid(), &row));
 	TH_LOG("stalls row: fault_wp %lld wb_waits %lld wb_ns %.1f ms fault_ns %.1f ms",
 	       (long long)row.fault_wp, (long long)row.wb_waits,
 	       row.wb_ns < 0 ? -1.0 : row.wb_ns / 1e6,

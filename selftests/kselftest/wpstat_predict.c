@@ -2,6 +2,10 @@
 /*
  * wpstat_predict: the kernel behaves as a reading of its source predicts.
  *
+ * One file, long, because its tests share one fixture (four filesystems)
+ * and each test's comment carries its derivation; the read-fault
+ * workloads and models are in wpstat_faults.c.
+ *
  * Each test states the numbers it expects and the kernel functions they
  * come from.  Unless a test says otherwise: one thread, a file of
  * NPAGES 4 KiB pages made with ftruncate (nothing cached), one store per
@@ -18,6 +22,7 @@
  *       do_page_mkwrite (vmf->pte set: mkwrite_wp)
  */
 #include "wpstat_test.h"	/* first: it defines _GNU_SOURCE (splice) */
+#include "wpstat_faults.h"
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
@@ -546,115 +551,6 @@ TEST_F(pred, two_processes_exact_attribution)
 	unlink(other);
 }
 
-/* Faults this process took in one pass over @npages pages (getrusage). */
-struct flt {
-	long min, maj;
-};
-
-static struct flt pass_faults(char *map, size_t npages, int store)
-{
-	struct rusage a, b;
-
-	/*
-	 * The pass's own code and getrusage() fault in first (the harness's
-	 * fork does not copy file PTEs), so that only the pass is counted.
-	 */
-	wps_load_pages(map, 0);
-	wps_store_pages(map, 0, 0);
-	getrusage(RUSAGE_SELF, &a);
-	getrusage(RUSAGE_SELF, &a);
-	if (store)
-		wps_store_pages(map, npages, store);
-	else
-		wps_load_pages(map, npages);
-	getrusage(RUSAGE_SELF, &b);
-	return (struct flt){ b.ru_minflt - a.ru_minflt,
-			     b.ru_majflt - a.ru_majflt };
-}
-
-#define FA_NPAGES	256		/* 1 MiB: no PMD-sized folio */
-#define FA_ALIGN	(2UL << 20)	/* one page table: PTRS_PER_PTE pages */
-#define FA_PTRS		512		/* PTRS_PER_PTE on x86-64 */
-
-/*
- * A shared read-write mapping of @fd's first @npages pages at @skew pages
- * past a FA_ALIGN boundary, or NULL.
- */
-static char *map_shared_skewed(int fd, size_t npages, size_t skew)
-{
-	size_t len = npages * PAGE, resv = len + FA_ALIGN + skew * PAGE;
-	char *r = mmap(NULL, resv, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
-		       -1, 0);
-	char *a, *m;
-
-	if (r == MAP_FAILED)
-		return NULL;
-	a = (char *)(((uintptr_t)r + FA_ALIGN - 1) & ~(FA_ALIGN - 1)) +
-	    skew * PAGE;
-	m = mmap(a, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
-		 0);
-	if (m == MAP_FAILED) {
-		munmap(r, resv);
-		return NULL;
-	}
-	if (a > r)
-		munmap(r, a - r);
-	if (r + resv > a + len)
-		munmap(a + len, r + resv - (a + len));
-	return m;
-}
-
-/*
- * The read faults a pass of one load per page takes over a mapping of
- * @npages fully cached pages, @skew pages past a page-table boundary,
- * with fault_around_bytes / PAGE = @ppf: a model of do_fault_around().
- * Each fault maps (filemap_map_pages, every page cached and uptodate,
- * PTEs already present skipped) the window that starts at the faulting
- * address aligned down to @ppf pages, clamped to the VMA's start, and
- * runs @ppf pages from there, clamped to the VMA's and the page table's
- * end (6.1: address & mask, max vm_start, end_pgoff = min3(...); 6.12:
- * from_pte = max(ALIGN_DOWN(pte_off, nr_pages), ...), to_pte = min3(...)).
- * @ppf == 1: should_fault_around() is false, one fault per page.
- */
-static long fault_around_model(size_t npages, size_t skew, size_t ppf)
-{
-	char mapped[FA_NPAGES] = { 0 };
-	size_t i, va, from, to, j;
-	long faults = 0;
-
-	for (i = 0; i < npages && i < FA_NPAGES; i++) {
-		if (mapped[i])
-			continue;
-		faults++;
-		va = skew + i;
-		from = va / ppf * ppf;
-		if (from < skew)
-			from = skew;
-		to = from + ppf;
-		if (to > (va / FA_PTRS + 1) * FA_PTRS)
-			to = (va / FA_PTRS + 1) * FA_PTRS;
-		if (to > skew + npages)
-			to = skew + npages;
-		for (j = from; j < to; j++)
-			mapped[j - skew] = 1;
-	}
-	return faults;
-}
-
-/* Pages of [map, map + npages pages) in the page cache (mincore). */
-static long resident_pages(char *map, size_t npages)
-{
-	unsigned char vec[FA_NPAGES];
-	long n = 0;
-	size_t i;
-
-	if (npages > FA_NPAGES || mincore(map, npages * PAGE, vec))
-		return -1;
-	for (i = 0; i < npages; i++)
-		n += vec[i] & 1;
-	return n;
-}
-
 /*
  * Prediction 19: read faults on a shared mapping of a fully cached file
  * come one per fault_around_bytes.  do_read_fault -> should_fault_around
@@ -727,79 +623,6 @@ TEST_F(pred, read_fault_around)
 	EXPECT_EQ(16, fault_around_model(FA_NPAGES, 0, 16));
 	EXPECT_EQ(17, fault_around_model(FA_NPAGES, 1, 16));
 	EXPECT_EQ(FA_NPAGES, fault_around_model(FA_NPAGES, 0, 1));
-}
-
-/*
- * Major faults of a load per page, last page first, over a mapping of
- * @npages uncached pages, with @ra_pages of mmap read-around: a model of
- * do_sync_mmap_readahead().  A fault on an uncached page with no
- * VM_SEQ_READ/VM_RAND_READ reads ra_pages pages from max(0, index -
- * ra_pages / 2), to EOF at most, and skips the pages already cached.
- * Going down, only the pages below the fault are new, so the next fault
- * comes ra_pages / 2 + 1 pages lower; the PG_readahead mark that would
- * start async readahead (ra_pages / 4 from the window's end) is set only
- * on a page the window adds, which is never above the fault.
- */
-static long readaround_backward_model(size_t npages, size_t ra_pages)
-{
-	char cached[FA_NPAGES] = { 0 };
-	size_t p, start, end, j;
-	long faults = 0;
-
-	for (p = npages < FA_NPAGES ? npages : FA_NPAGES; p-- > 0; ) {
-		if (cached[p])
-			continue;
-		faults++;
-		start = p > ra_pages / 2 ? p - ra_pages / 2 : 0;
-		end = start + ra_pages < npages ? start + ra_pages : npages;
-		for (j = start; j < end; j++)
-			cached[j] = 1;
-	}
-	return faults;
-}
-
-/* /proc/vmstat's @name, or -1. */
-static long vmstat_get(const char *name)
-{
-	size_t len = strlen(name);
-	char line[128];
-	long val = -1;
-	FILE *f = fopen("/proc/vmstat", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, name, len) && line[len] == ' ') {
-			val = strtol(line + len + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return val;
-}
-
-/*
- * Faults of one load per page of @map, first page first or last first:
- * getrusage's (this process) and /proc/vmstat's pgmajfault (the system;
- * nothing else runs in the guest).
- */
-static struct flt load_pass(const char *map, size_t npages, bool backward,
-			    long *vm_majflt)
-{
-	struct rusage a, b;
-	long vm;
-	size_t i;
-
-	wps_load_pages(map, 0);
-	vmstat_get("pgmajfault");
-	getrusage(RUSAGE_SELF, &a);
-	vm = vmstat_get("pgmajfault");
-	getrusage(RUSAGE_SELF, &a);
-	for (i = 0; i < npages; i++)
-		wps_load_pages(map + (backward ? npages - 1 - i : i) * PAGE, 1);
-	getrusage(RUSAGE_SELF, &b);
-	*vm_majflt = vmstat_get("pgmajfault") - vm;
-	return (struct flt){ b.ru_minflt - a.ru_minflt,
-			     b.ru_majflt - a.ru_majflt };
 }
 
 /*

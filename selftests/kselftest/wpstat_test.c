@@ -514,14 +514,73 @@ int wps_fs_unavailable(const char *name, char *why, size_t len)
 	return 1;
 }
 
-void wps_file_release(char *map, size_t npages, int fd, const char *path)
+void wps_fs_file_init(struct wps_fs_file *f)
 {
-	if (map)
-		munmap(map, npages * PAGE);
-	if (fd >= 0) {
-		close(fd);
-		unlink(path);
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+}
+
+const char *wps_fs_file_open(struct wps_fs_file *f, const char *fs,
+			     const char *name, size_t npages, unsigned int how,
+			     const char *upper)
+{
+	const char *dir = getenv("WPSTAT_FS_DIR");
+
+	f->npages = npages;
+	f->fd = wps_scratch(fs, name, npages, f->path, sizeof(f->path));
+	if (f->fd < 0)
+		return "cannot make the scratch file";
+	if (how & WPS_FS_MAP) {
+		f->map = map_shared(f->fd, npages);
+		if (!f->map)
+			return "cannot map the scratch file";
+		if ((how & WPS_FS_RANDOM) &&
+		    madvise(f->map, npages * PAGE, MADV_RANDOM))
+			return "madvise(MADV_RANDOM) failed";
 	}
+	if (how & WPS_FS_BY_KEY) {
+		f->counted[0] = '\0';
+		if (wpstat_fd_key(f->fd, &f->key))
+			return "cannot read the file's key";
+		return wps_read_key(&f->key, &f->base) ?
+			"cannot read the file's counters" : NULL;
+	}
+	if (upper)
+		snprintf(f->counted, sizeof(f->counted), "%s/%s/%s",
+			 dir ? dir : "/tmp/wpstat", upper,
+			 strrchr(f->path, '/') + 1);
+	else
+		snprintf(f->counted, sizeof(f->counted), "%s", f->path);
+	return wps_read(f->counted, &f->base) ?
+		"cannot read the file's counters" : NULL;
+}
+
+void wps_fs_file_release(struct wps_fs_file *f, bool keep)
+{
+	if (f->map)
+		munmap(f->map, f->npages * PAGE);
+	f->map = NULL;
+	if (f->fd >= 0) {
+		close(f->fd);
+		if (!keep)
+			unlink(f->path);
+	}
+	f->fd = -1;
+}
+
+const char *wps_delta_text(const struct wps *d, char *buf, size_t len)
+{
+	const int64_t *v = (const int64_t *)d;
+	size_t i, n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < WPS_N && n < len; i++)
+		if (v[i] > 0)
+			n += snprintf(buf + n, len - n, "%s%s %lld", n ? " " : "",
+				      wps_names[i], (long long)v[i]);
+	if (!buf[0])
+		snprintf(buf, len, "nothing");
+	return buf;
 }
 
 /* ---- the reliability fixtures ------------------------------------------- */

@@ -239,10 +239,50 @@ int stall_of(const char *path, long tgid, struct stall_row *out);
  */
 int wps_fs_unavailable(const char *name, char *why, size_t len);
 /*
- * The end of a test's scratch file: unmap @map (@npages), close @fd and
- * unlink @path, where set (@map not NULL, @fd not negative).
+ * The file a filesystem suite (wpstat_fs, wpstat_fuse, wpstat_nfs) maps
+ * and counts; each one's FIXTURE holds one, opened by WPS_FS_FILE_OPEN()
+ * and ended by wps_fs_file_release().  Its counters are read by path
+ * (@counted: the file itself, or overlayfs's upper file) or, on FUSE and
+ * NFS, by the key of the open fd: a close there writes back (fuse_flush,
+ * nfs_file_flush), so reading by path would move what is counted.
  */
-void wps_file_release(char *map, size_t npages, int fd, const char *path);
+struct wps_fs_file {
+	char path[256];		/* where the test opens and maps it */
+	char counted[300];	/* whose row holds its counts; "": by key */
+	int fd;
+	char *map;		/* NULL until mapped */
+	size_t npages;
+	struct wps base;	/* the counters at the last WPS_FS_SINCE() */
+	struct wpstat_file_key key;
+};
+
+enum wps_fs_how {
+	WPS_FS_MAP = 1,		/* map it shared, read-write */
+	WPS_FS_RANDOM = 2,	/* ... with MADV_RANDOM: no fault readahead */
+	WPS_FS_BY_KEY = 4,	/* count by the fd's key, not by path */
+};
+
+/* Before setup can fail: nothing to release yet. */
+void wps_fs_file_init(struct wps_fs_file *f);
+/*
+ * A scratch file of @npages (wps_scratch(@fs, @name)), set up as @how
+ * says; @upper, if set, is the directory under $WPSTAT_FS_DIR whose file
+ * of the same name holds the counts.  NULL, or what failed.
+ */
+const char *wps_fs_file_open(struct wps_fs_file *f, const char *fs,
+			     const char *name, size_t npages, unsigned int how,
+			     const char *upper);
+/* Unmap and close; unlink too unless @keep (FUSE: see wpstat_fuse.c). */
+void wps_fs_file_release(struct wps_fs_file *f, bool keep);
+
+#define WPS_FS_FILE_OPEN(f, fs, name, npages, how, upper) do {			const char *__why = wps_fs_file_open(f, fs, name, npages, how, upper); 										ASSERT_EQ(NULL, __why) TH_LOG("%s on %s", __why, fs);		} while (0)
+
+/* The file's counters since the previous call (see WPS_SINCE_ROW). */
+#define WPS_FS_SINCE(f)								WPS_SINCE_ROW((f)->counted[0] ? (f)->counted : NULL,				      (f)->counted[0] ? NULL : &(f)->key, &(f)->base)
+
+/* "name value" for each counter of @d that moved, into @buf. */
+const char *wps_delta_text(const struct wps *d, char *buf, size_t len);
+#define WPS_LOG_DELTA(what, d) do {						char __text[2048];																TH_LOG("%s: %s", what, wps_delta_text(d, __text, sizeof(__text))); } while (0)
 
 /* ---- the reliability fixtures ------------------------------------------- */
 
