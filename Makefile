@@ -88,6 +88,11 @@ demo: setup
 	@$(MAKE) --no-print-directory build
 	@scripts/demo/demo.sh
 
+# The README's session, rerun in a 6.12 guest and written into README.md.
+readme-session: setup
+	@$(MAKE) --no-print-directory build
+	@scripts/demo/session.sh
+
 # The cost per event against a floor and bpftrace, and each attachment
 # mechanism's (wpmech.ko), on every kernel (KVERS=... to choose), one guest
 # per core at a time, 5 rounds, 11 (6.12) to 25 (5.10) minutes a kernel; writes
@@ -167,7 +172,7 @@ clients: setup
 		scripts/check/check.sh
 
 # Each client under `wpstat run` in a 6.12 guest (KVER= another kernel):
-# rewrites docs/clients/runs.md and the README's block of it.
+# rewrites docs/clients/runs.md.
 clients-runs: setup
 	@$(MAKE) --no-print-directory build clients-build
 	@scripts/clients/runs.sh $(if $(KVER),--kver $(KVER))
@@ -179,5 +184,5 @@ clean:
 	rm -rf build/kmod build/bin build/lib build/selftests results
 
 .PHONY: all setup build module userspace selftests checkpatch check check-kernels stress check-debug check-flavours clients clients-build clients-runs \
-	demo bench experiment vm \
+	demo readme-session bench experiment vm \
 	install uninstall clean

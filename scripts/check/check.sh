@@ -97,7 +97,7 @@ host_checks() {
 	for t in "$top"/build/lib/tests/*; do
 		"$t" >"$out/host/lib-${t##*/}.tap" 2>&1
 	done
-	# Names written for people (README, man page) against kmod's lists.
+	# Names written for people (docs/interface.md, man page) against kmod's lists.
 	"$top/scripts/check/test-names.sh" >"$out/host/names.tap" 2>&1
 	# kmod/'s files call only downwards (wpstat.h's order), from the objects.
 	"$top/scripts/check/test-kmod-layers.sh" >"$out/host/kmod-layers.tap" 2>&1

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Render the clients' `wpstat run` reports (scripts/clients/guest-runs.sh)
-into docs/clients/runs.md and the README block between
-<!-- clients-runs:begin --> and <!-- clients-runs:end -->.
+into docs/clients/runs.md.  Paths into this checkout are written relative
+to it: the page must not carry the machine it was generated on.
 
 Each run gets its command, the client's own output, wpstat run's report as
 printed, and one sentence of diagnosis whose numbers are read from that
@@ -142,29 +142,19 @@ def render(resdir, kver):
             out += [f"The run failed (exit {status.group(1)}): no diagnosis.", ""]
         else:
             out += [diagnose(template, rows, suffix), ""]
-    return "\n".join(out)
+    top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return "\n".join(out).replace(top + "/", "")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--kver", required=True)
     ap.add_argument("--doc", required=True)
-    ap.add_argument("--readme")
     ap.add_argument("resdir")
     a = ap.parse_args()
     body = render(a.resdir, a.kver)
     with open(a.doc, "w", encoding="utf-8") as f:
         f.write("# What wpstat shows for real software\n\n" + body + "\n")
-    if a.readme:
-        text = read(a.readme)
-        begin, end = "<!-- clients-runs:begin -->", "<!-- clients-runs:end -->"
-        if text is None or begin not in text or end not in text:
-            sys.exit(f"render-runs: no {begin} ... {end} block in {a.readme}")
-        head, rest = text.split(begin, 1)
-        _, tail = rest.split(end, 1)
-        with open(a.readme, "w", encoding="utf-8") as f:
-            f.write(head + begin + "\n" + body + "\n" + end + tail)
-
 
 if __name__ == "__main__":
     main()

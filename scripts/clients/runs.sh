@@ -1,22 +1,20 @@
 #!/usr/bin/env bash
 # The body of `make clients-runs`: boot a guest (6.12 by default), run each
 # real client under `wpstat run` (scripts/clients/guest-runs.sh), then
-# write docs/clients/runs.md and the README's "What wpstat shows for real
-# software" block from what came back (scripts/clients/render-runs.py).
+# write docs/clients/runs.md from what came back
+# (scripts/clients/render-runs.py).
 #
-#   scripts/clients/runs.sh [--kver KVER] [--results DIR] [--no-readme]
+#   scripts/clients/runs.sh [--kver KVER] [--results DIR]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 kver=
 results=$top/results/clients-runs
-readme=1
 
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kver) kver=$2; shift 2 ;;
 	--results) results=$2; shift 2 ;;
-	--no-readme) readme=0; shift ;;
-	-h | --help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "clients-runs: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -34,5 +32,4 @@ start=$(date +%s)
 }
 echo "clients-runs: $kver took $(($(date +%s) - start)) s" >&2
 args=(--kver "$kver" --doc "$top/docs/clients/runs.md")
-[ $readme = 0 ] || args+=(--readme "$top/README.md")
 python3 "$top/scripts/clients/render-runs.py" "${args[@]}" "$results/$kver"
