@@ -84,8 +84,12 @@ check-flavours:
 	@$(MAKE) --no-print-directory build KVERS="$$(echo $$(scripts/vm/kernels.sh flavours))"
 	@scripts/check/check-flavours.sh
 
-demo: setup
-	@$(MAKE) --no-print-directory build
+# Quiet: the set-up's and the build's output go to results/demo/*.log.
+demo:
+	@mkdir -p results/demo
+	@echo "demo: setting up and building (logs: results/demo/setup.log, build.log)..."
+	@scripts/setup.sh >results/demo/setup.log 2>&1 || { tail -n 20 results/demo/setup.log; exit 1; }
+	@$(MAKE) --no-print-directory build >results/demo/build.log 2>&1 || { tail -n 20 results/demo/build.log; exit 1; }
 	@scripts/demo/demo.sh
 
 # The README's session, rerun in a 6.12 guest and written into README.md.

@@ -22,7 +22,7 @@ run() {
 	shift
 	mkdir -p "$wd"
 	echo "guest-runs: $name" >&2
-	(cd "$wd" && "$bin/wpstat" run --reset --resolve "$wd" -o "$results/$name.report" -- "$@") \
+	(cd "$wd" && "$bin/wpstat" run --reset --all --resolve "$wd" --output "$results/$name.report" -- "$@") \
 		>"$results/$name.out" 2>"$results/$name.err"
 	echo "exit $?" >>"$results/$name.err"
 	rm -rf "$wd"

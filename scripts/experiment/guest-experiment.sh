@@ -472,7 +472,7 @@ java_cells() {
 				fi
 				vmstat_snap
 				run=$out/java-run.json
-				"$top/build/bin/wpstat" run --json -o "$run" -- \
+				"$top/build/bin/wpstat" run --json --output "$run" -- \
 					java -XX:-UsePerfData -Xmx1g "$top/scripts/experiment/MmapVsChannel.java" \
 					--file "$jf" --size "$size" --api $api --op write \
 					--cache $cache --units "$u" --method "$method" \

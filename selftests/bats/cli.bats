@@ -81,9 +81,17 @@ teardown() {
 	run --separate-stderr wpstat --version
 	assert_success
 	assert_output --regexp '^wpstat [0-9]+\.[0-9]+'
+	# A command's --help is that command's alone.
 	run --separate-stderr wpstat show --help
 	assert_success
-	assert_line --partial "Usage: wpstat COMMAND"
+	assert_line --index 0 --partial "Usage: wpstat show "
+	assert_line --partial "--all"
+	refute_line --partial "Usage: wpstat COMMAND"
+	refute_line --partial "export"
+	run --separate-stderr wpstat stalls --help
+	assert_success
+	assert_line --index 0 --partial "Usage: wpstat stalls "
+	refute_line --regexp "^ *(show|watch|export) "
 }
 
 @test "usage errors: one line on stderr, exit 2" {
@@ -322,7 +330,7 @@ teardown() {
 	level_timing
 	f=$(scratch_file ext4)
 	write_file "$f"
-	run --separate-stderr wpstat show --resolve "$WPSTAT_FS_DIR/ext4"
+	run --separate-stderr wpstat show --all --resolve "$WPSTAT_FS_DIR/ext4"
 	assert_success
 	[[ ${lines[0]} == *mkwrite_first*mkwrite_wp*mkwrite_ns*mkclean_ptes*file ]]
 	[ "$(table_cell "$f" mkwrite_first)" = 64 ]
@@ -339,7 +347,7 @@ teardown() {
 	[ "$(wpstat level)" = counts ]
 	f=$(scratch_file ext4)
 	write_file "$f"
-	run --separate-stderr wpstat show --resolve "$WPSTAT_FS_DIR/ext4"
+	run --separate-stderr wpstat show --all --resolve "$WPSTAT_FS_DIR/ext4"
 	assert_success
 	[ "$(table_cell "$f" mkwrite_first)" = 64 ]
 	[ "$(table_cell "$f" mkwrite_wp)" = 64 ]
@@ -424,13 +432,92 @@ teardown() {
 	[ "$(jq -r --arg f "$f" '.inodes[] | select(.path == $f) | .counters.mkwrite_wp' <<<"$output")" = 64 ]
 }
 
+# The header of table $output, its fields separated by one space.
+table_header() {
+	awk 'NR == 1 { $1 = $1; print; exit }' <<<"$output"
+}
+
+@test "show: a person's columns by default, within 100 columns; -o picks; --all has every counter" {
+	local f line file
+	f=$(scratch_file ext4)
+	write_file "$f"
+	run --separate-stderr wpstat show --resolve "$WPSTAT_FS_DIR/ext4"
+	assert_success
+	[ "$(table_header)" = "mkwrite_first mkwrite_wp mkclean_calls cleaned_by stall worst file" ] ||
+		fail "header: ${lines[0]}"
+	# write_file: 2 passes of 64 pages, msync after each.
+	[ "$(table_cell "$f" mkwrite_first)" = 64 ]
+	[ "$(table_cell "$f" mkwrite_wp)" = 64 ]
+	[ "$(table_cell "$f" mkclean_calls)" = 128 ]
+	[ "$(table_cell "$f" cleaned_by)" = msync ]
+	# The columns before the file leave 30 of 100 for its path.
+	for line in "${lines[@]}"; do
+		file=${line##* }
+		[ $((${#line} - ${#file})) -le 70 ] || fail "too wide: $line"
+	done
+	run --separate-stderr wpstat show -o mkwrite_wp,dirtied,stall --resolve "$WPSTAT_FS_DIR/ext4"
+	assert_success
+	[ "$(table_header)" = "mkwrite_wp dirtied stall file" ]
+	[ "$(table_cell "$f" dirtied)" = "$(counter "$f" dirtied)" ]
+	run --separate-stderr wpstat show --all --top 1
+	assert_success
+	[ "$(table_header)" = "$(head -n 1 /proc/wpstat/inodes | cut -d' ' -f4-) file" ]
+}
+
+@test "show -o: an unknown column, no column, -o with --all or JSON: usage errors" {
+	run --separate-stderr wpstat show -o mkwrite_wp,nosuch
+	assert_failure 2
+	assert_one_error
+	[[ $stderr == *"unknown column 'nosuch'"* ]]
+	run --separate-stderr wpstat show -o ,
+	assert_failure 2
+	assert_one_error
+	run --separate-stderr wpstat show -o mkwrite_wp --all
+	assert_failure 2
+	assert_one_error
+	run --separate-stderr wpstat show --json -o mkwrite_wp
+	assert_failure 2
+	assert_one_error
+	run --separate-stderr wpstat watch --count 1 --interval 0.1 -o nosuch
+	assert_failure 2
+	assert_one_error
+}
+
+@test "counts in tables read as 12.3k; exact in JSON" {
+	local f
+	f=$(scratch_file ext4)
+	# 10240 pages: 10240 first-write faults, above the exact range.
+	wpload --file "$f" --size 40M --passes 1 --quiet >/dev/null
+	run --separate-stderr wpstat show -o mkwrite_first --resolve "$WPSTAT_FS_DIR/ext4"
+	assert_success
+	[ "$(table_cell "$f" mkwrite_first)" = 10.2k ]
+	run --separate-stderr wpstat show --json --resolve "$WPSTAT_FS_DIR/ext4"
+	assert_success
+	[ "$(row_of "$output" "$f" | jq .mkwrite_first)" = 10240 ]
+	rm -f "$f"
+}
+
+@test "wpload: one short line per pass; --verbose has every counter" {
+	local f n
+	f=$(scratch_file ext4)
+	run --separate-stderr wpload --file "$f" --size 256K --passes 2 --sync msync
+	assert_success
+	assert_line --regexp '^pass 1: .* \| first 64 wp 0 cleaned 64$'
+	assert_line --regexp '^pass 2: .* \| first 0 wp 64 cleaned 64$'
+	assert_line --regexp '^total: 2 passes .* \| first 64 wp 64 cleaned 128$'
+	run --separate-stderr wpload --file "$f" --size 256K --passes 1 --verbose
+	assert_success
+	n=$(head -n 1 /proc/wpstat/inodes | wc -w)
+	[ "$(grep '^pass 1:' <<<"$output" | grep -o '[a-z_]*=' | wc -l)" -eq $((n - 3)) ]
+}
+
 @test "show: unavailable counters are '-' in tables, null in JSON, absent in Prometheus" {
 	local f
 	rmmod wpstat
 	wpstat load --module "$WPSTAT_MODULE" skip_probes=bdp
 	f=$(scratch_file ext4)
 	write_file "$f"
-	run --separate-stderr wpstat show --resolve "$WPSTAT_FS_DIR/ext4"
+	run --separate-stderr wpstat show --all --resolve "$WPSTAT_FS_DIR/ext4"
 	assert_success
 	[ "$(table_cell "$f" bdp_throttled)" = - ]
 	[ "$(table_cell "$f" mkwrite_first)" = 64 ]
@@ -523,7 +610,7 @@ EOF
 	level_timing
 	f=$(scratch_file ext4)
 	out=$BATS_TEST_TMPDIR/run.json
-	run --separate-stderr wpstat run --json -o "$out" -- \
+	run --separate-stderr wpstat run --json --output "$out" -- \
 		wpload --file "$f" --size 256K --passes 2 --sync msync --json
 	assert_success
 	[ -z "$stderr" ]
@@ -562,7 +649,7 @@ EOF
 	run wpstat run -- sh -c 'kill -TERM $$'
 	assert_failure 143
 	assert_output --partial "killed by signal 15"
-	run --separate-stderr wpstat run --json -o "$BATS_TEST_TMPDIR/r.json" -- sh -c 'exit 5'
+	run --separate-stderr wpstat run --json --output "$BATS_TEST_TMPDIR/r.json" -- sh -c 'exit 5'
 	assert_failure 5
 	jq -e '.exit_status == 5 and (.files | type) == "array"' "$BATS_TEST_TMPDIR/r.json"
 	run -127 --separate-stderr wpstat run -- /nonexistent/command
@@ -583,7 +670,7 @@ EOF
 	f=$(scratch_file ext4)
 	write_file "$f" 2
 	out=$BATS_TEST_TMPDIR/run.json
-	run --separate-stderr wpstat run --reset --json -o "$out" -- \
+	run --separate-stderr wpstat run --reset --json --output "$out" -- \
 		wpload --file "$f" --size 256K --passes 1 --sync msync --quiet
 	assert_success
 	jq -e --arg f "$f" '.reset == true and (.files[] | select(.path == $f) |

@@ -77,7 +77,7 @@ write_file() {
 # report's row for $1 (empty if none) and RUN_DELTAS its deltas.
 run_wpload() {
 	local f=$1 json=$BATS_TEST_TMPDIR/run.json
-	run --separate-stderr wpstat run --json -o "$json" -- \
+	run --separate-stderr wpstat run --json --output "$json" -- \
 		wpload --file "$f" --size 256K --passes 2 --sync msync --quiet
 	RUN_ROW=$(jq -c --arg p "$f" '[.files[] | select(.path == $p)][0] // empty' "$json" 2>/dev/null)
 	RUN_DELTAS=$(jq -c '.deltas // empty' <<<"${RUN_ROW:-null}")

@@ -122,11 +122,27 @@ teardown() {
 		jq -e '.[0] | .stall_ns == (.stable_ns // 0) + (.wb_ns // 0) + (.pause_ns // 0) and
 			.dominant_cause == "faults"' <<<"$rows"
 	fi
-	# The table: pid, comm first, the file last.
+	# The table: pid, comm first, the file last; a person's columns by
+	# default, -o picks, --all has every one.
 	run --separate-stderr wpstat stalls --resolve "$WPSTAT_FS_DIR/ext4"
 	assert_success
-	[[ ${lines[0]} == *pid*comm*cause*stall*fault_first*fault_wp*cgroup*file ]]
+	[ "$(awk 'NR == 1 { $1 = $1; print; exit }' <<<"$output")" = \
+		"pid comm cause stall worst fault_first fault_wp file" ] || fail "header: ${lines[0]}"
 	assert_line --regexp "^ *$pid wpload .* $f\$"
+	run --separate-stderr wpstat stalls --all --resolve "$WPSTAT_FS_DIR/ext4"
+	assert_success
+	[ "$(awk 'NR == 1 { $1 = $1; print; exit }' <<<"$output")" = \
+		"pid comm cause stall stable wb pause fault worst events fault_first fault_wp cgroup file" ]
+	run --separate-stderr wpstat stalls -o pid,fault_first --pid "$pid"
+	assert_success
+	assert_line --index 0 --regexp '^ *pid +fault_first +file$'
+	assert_line --index 1 --regexp "^ *$pid +64 +[^ ]+\$"
+	run --separate-stderr wpstat stalls -o pid,nosuch
+	assert_failure 2
+	[[ $stderr == *"unknown column 'nosuch'"* ]] || fail "$stderr"
+	run --separate-stderr wpstat top --count 1 --interval 0.1 -o nosuch
+	assert_failure 2
+	[[ $stderr == *"unknown column 'nosuch'"* ]] || fail "$stderr"
 }
 
 @test "stalls: rows of exited processes stay; reset empties the table" {
@@ -174,7 +190,7 @@ teardown() {
 	jq -e --argjson id "$(stat -c %i "$CGROUP_DIR")" --arg p "/wpstat-stalls.$$" '
 		(.stalls | length) == 1 and .stalls[0].cgroup == $id and
 		.stalls[0].cgroup_path == $p' <<<"$output"
-	run --separate-stderr wpstat stalls --pid "$pid"
+	run --separate-stderr wpstat stalls -o pid,cgroup --pid "$pid"
 	assert_success
 	assert_line --regexp " /wpstat-stalls\\.$$ +[^ ]+\$"
 }
@@ -302,7 +318,7 @@ EOF
 	local f out ns
 	f=$(scratch_file ext4)
 	out=$BATS_TEST_TMPDIR/run.json
-	run --separate-stderr wpstat run --json -o "$out" -- \
+	run --separate-stderr wpstat run --json --output "$out" -- \
 		wpload --file "$f" --size 256K --passes 2 --sync msync --quiet
 	assert_success
 	# The keys run had before are still there.
@@ -349,7 +365,7 @@ EOF
 	# sh runs wpload as a child (the '; true' keeps it from exec'ing it):
 	# the faults are the child's, with a pid run does not know.
 	# shellcheck disable=SC2016 # $1 is sh's
-	run --separate-stderr wpstat run --json -o "$out" -- \
+	run --separate-stderr wpstat run --json --output "$out" -- \
 		sh -c 'wpload --file "$1" --size 256K --passes 2 --sync msync --quiet >/dev/null; true' _ "$f"
 	assert_success
 	jq -e --arg f "$f" '.stalls.rows == [] and .stalls.by_cause.fault.events == 0 and

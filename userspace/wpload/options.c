@@ -110,6 +110,9 @@ static void usage(FILE *out)
 "Output:\n"
 "  --json                 one JSON object on stdout instead of the text table\n"
 "  --quiet                print only the totals line (not with --json)\n"
+"  --verbose              every counter on each line (default: first-write\n"
+"                         and write-protect faults, cleans, and stable-page\n"
+"                         waits and throttling pauses when there are any)\n"
 "  --no-latency           do not time single ops (two clock reads per op\n"
 "                         dwarf a 64-byte memcpy); latencies are reported\n"
 "                         as 0 (text) or null (JSON)\n"
@@ -160,6 +163,7 @@ enum {
 	OPT_NO_CREATE,
 	OPT_JSON,
 	OPT_QUIET,
+	OPT_VERBOSE,
 	OPT_COUNTERS,
 };
 
@@ -184,6 +188,7 @@ static const struct option long_options[] = {
 	{ "no-create",		no_argument,		NULL, OPT_NO_CREATE },
 	{ "json",		no_argument,		NULL, OPT_JSON },
 	{ "quiet",		no_argument,		NULL, OPT_QUIET },
+	{ "verbose",		no_argument,		NULL, OPT_VERBOSE },
 	{ "counters",		required_argument,	NULL, OPT_COUNTERS },
 	{ "help",		no_argument,		NULL, 'h' },
 	{ NULL,			0,			NULL, 0 },
@@ -466,6 +471,9 @@ int parse_args(int argc, char **argv, struct wpload_opts *opt)
 			break;
 		case OPT_QUIET:
 			opt->quiet = true;
+			break;
+		case OPT_VERBOSE:
+			opt->verbose = true;
 			break;
 		case OPT_COUNTERS:
 			opt->counters_path = optarg;

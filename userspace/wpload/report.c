@@ -220,18 +220,46 @@ static void json_counters(const char *const *names, const uint64_t *val,
 	putchar('}');
 }
 
+/*
+ * The counters on a text line: every one (@verbose), or the few a person
+ * reads first, named shortly, the waits only when there were any.
+ */
 static void text_counters(const char *const *names, const uint64_t *val,
-			  const bool *avail, int n)
+			  const bool *avail, int n, bool verbose)
 {
+	static const struct {
+		const char *name, *label;
+		bool always;
+	} brief[] = {
+		{ "mkwrite_first", "first", true },
+		{ "mkwrite_wp", "wp", true },
+		{ "mkclean_calls", "cleaned", true },
+		{ "stable_waits", "stable-waits", false },
+		{ "bdp_pauses", "pauses", false },
+	};
+	size_t b;
 	int i;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; verbose && i < n; i++) {
 		fputs(i ? " " : "  ", stdout);
 		if (avail[i])
 			printf("%s=%" PRIu64, names[i], val[i]);
 		else
 			printf("%s=-", names[i]);
 	}
+	if (verbose)
+		return;
+	fputs(" |", stdout);
+	for (b = 0; b < sizeof(brief) / sizeof(brief[0]); b++)
+		for (i = 0; i < n; i++) {
+			if (strcmp(names[i], brief[b].name) ||
+			    (!brief[b].always && (!avail[i] || !val[i])))
+				continue;
+			if (avail[i])
+				printf(" %s %" PRIu64, brief[b].label, val[i]);
+			else
+				printf(" %s -", brief[b].label);
+		}
 }
 
 static void print_pass(struct wpload_run *run, const struct wpload_pass_result *r)
@@ -262,14 +290,14 @@ static void print_pass(struct wpload_run *run, const struct wpload_pass_result *
 	}
 	if (opt->quiet)
 		return;
-	printf("pass %" PRIu64 ": %s  %" PRIu64 " ops  p50 %s  p99 %s  max %s  sync %s",
+	printf("pass %" PRIu64 ": %s %" PRIu64 " ops p50 %s p99 %s max %s sync %s",
 	       r->pass, wpstat_fmt_duration(wall, sizeof(wall), r->wall_ns), r->ops,
 	       wpstat_fmt_duration(p50, sizeof(p50), r->p50), wpstat_fmt_duration(p99, sizeof(p99), r->p99),
 	       wpstat_fmt_duration(max, sizeof(max), r->max),
 	       wpstat_fmt_duration(sync, sizeof(sync), r->sync_ns));
 	if (r->have_counters)
 		text_counters(r->counters.names, r->counters.val,
-			      r->counters.avail, r->counters.n);
+			      r->counters.avail, r->counters.n, opt->verbose);
 	putchar('\n');
 	fflush(stdout);
 }
@@ -303,7 +331,7 @@ void print_totals(struct wpload_run *run)
 	}
 	if (run->error_exit)
 		return;
-	printf("total: %" PRIu64 " pass%s  %s  %" PRIu64 " ops  %s  sync %s",
+	printf("total: %" PRIu64 " pass%s %s %" PRIu64 " ops %s sync %s",
 	       t->passes, t->passes == 1 ? "" : "es",
 	       wpstat_fmt_duration(wall, sizeof(wall), t->wall_ns), t->ops,
 	       wpstat_fmt_bytes(bytes, sizeof(bytes), t->bytes),
@@ -314,7 +342,7 @@ void print_totals(struct wpload_run *run)
 		fputs("  (counters unreadable)", stdout);
 	else
 		text_counters((const char *const *)t->names, t->sum, t->avail,
-			      t->ncounters);
+			      t->ncounters, opt->verbose);
 	putchar('\n');
 }
 

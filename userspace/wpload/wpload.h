@@ -90,6 +90,7 @@ struct wpload_opts {
 	bool no_create;
 	bool json;
 	bool quiet;
+	bool verbose;		/* every counter on each text line */
 };
 
 /* What the counters file told us when we first looked. */

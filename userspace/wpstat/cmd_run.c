@@ -11,6 +11,7 @@ struct run_result {
 	int signal;		/* 0 unless killed by one */
 	uint64_t wall_ns;
 	bool reset;
+	struct col_sel files, stalls;	/* the tables' columns */
 };
 
 /*
@@ -182,7 +183,7 @@ static void run_report_stalls(FILE *out, const struct run_result *r,
 		fputc('\n', out);
 	}
 	fputc('\n', out);
-	print_stall_table(out, &rs->list, SIZE_MAX, "");
+	print_stall_table(out, &rs->list, SIZE_MAX, "", &r->stalls);
 }
 
 static void run_report_text(FILE *out, const struct run_result *r,
@@ -198,7 +199,7 @@ static void run_report_text(FILE *out, const struct run_result *r,
 	}
 	fputs("\n\n", out);
 	if (l->n)
-		print_table(out, l, SIZE_MAX);
+		print_table(out, l, SIZE_MAX, &r->files);
 	else
 		fputs(" no counter changed\n", out);
 	run_report_triggers(out, l);
@@ -375,11 +376,13 @@ static int run_child(char **argv, struct run_result *r, int *exec_failed)
 
 static int cmd_run(int argc, char **argv)
 {
-	static const char shortopts[] = "+:hjo:r:";
+	static const char shortopts[] = "+:hjo:ar:";
 	static const struct option longopts[] = {
 		{ "json",	no_argument,		NULL, 'j' },
 		{ "reset",	no_argument,		NULL, 'R' },
-		{ "output",	required_argument,	NULL, 'o' },
+		{ "output",	required_argument,	NULL, 'O' },
+		{ "columns",	required_argument,	NULL, 'o' },
+		{ "all",	no_argument,		NULL, 'a' },
 		{ "resolve",	required_argument,	NULL, 'r' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ NULL,		0,			NULL, 0 },
@@ -390,8 +393,9 @@ static int cmd_run(int argc, char **argv)
 	struct cgroup_map cgroups = { 0 };
 	struct run_result result = { 0 };
 	struct dir_list dirs = { 0 };
-	const char *output = NULL;
+	const char *output = NULL, *columns = NULL;
 	struct file_list list;
+	bool all = false;
 	FILE *out = stderr;
 	bool json = false;
 	int c, ret, exec_failed;
@@ -405,8 +409,14 @@ static int cmd_run(int argc, char **argv)
 		case 'R':
 			result.reset = true;
 			break;
-		case 'o':
+		case 'O':
 			output = optarg;
+			break;
+		case 'o':
+			columns = optarg;
+			break;
+		case 'a':
+			all = true;
 			break;
 		case 'r':
 			ret = dir_list_add(&dirs, optarg);
@@ -425,7 +435,14 @@ static int cmd_run(int argc, char **argv)
 		goto out_dirs;
 	}
 	result.argv = argv + optind;
-	ret = check_resolve_dirs(dirs.dirs, dirs.n);
+	if (columns && all)
+		ret = usage_error("run: -o and --all contradict each other");
+	else if ((columns || all) && json)
+		ret = usage_error("run: -o and --all choose table columns; JSON has every field");
+	else
+		ret = stall_cols_select(NULL, all, &result.stalls);
+	if (!ret)
+		ret = check_resolve_dirs(dirs.dirs, dirs.n);
 	if (ret)
 		goto out_dirs;
 	/* Before anything runs, so that no failure wastes the run. */
@@ -435,6 +452,10 @@ static int cmd_run(int argc, char **argv)
 	ret = read_snapshot(&before);
 	if (ret)
 		goto out_dirs;
+	/* The columns, known to exist only now, before CMD runs. */
+	ret = file_cols_select(&before, columns, all, &result.files);
+	if (ret)
+		goto out_before;
 	/* Optional: a module without per-process stalls still runs CMD. */
 	stalls.err = stalls_unavailable(wpstat_stalls_read(NULL, &stalls_before),
 					&stalls_before);
@@ -442,7 +463,8 @@ static int cmd_run(int argc, char **argv)
 	if (output) {
 		out = fopen(output, "we");
 		if (!out) {
-			ret = runtime_error("-o %s: %s", output, strerror(errno));
+			ret = runtime_error("--output %s: %s", output,
+					    strerror(errno));
 			goto out_before;
 		}
 	}
@@ -494,7 +516,7 @@ out_after:
 	wpstat_snapshot_free(&after);
 out_file:
 	if (out != stderr && fclose(out) && !ret)
-		ret = runtime_error("-o %s: %s", output, strerror(errno));
+		ret = runtime_error("--output %s: %s", output, strerror(errno));
 out_before:
 	wpstat_snapshot_free(&before);
 	/* All zeroed unless filled: freeing them is always right. */
@@ -509,8 +531,11 @@ out_dirs:
 
 const struct wpstat_cmd wpstat_cmd_run = {
 	"run", cmd_run,
-	"run [--json] [--reset] [-o FILE] [--resolve DIR] -- CMD [ARGS...]",
+	"run [--json] [--reset] [--output FILE] [-o COL,... | --all]\n"
+	"    [--resolve DIR] -- CMD [ARGS...]",
 	"run CMD and report the counters it changed, what\n"
 	"write-protected its files, its own stalls, its wall\n"
-	"time and exit status (report on stderr, or FILE)",
+	"time and exit status (report on stderr, or FILE);\n"
+	"-o: the file table's columns (as show); --all: every\n"
+	"column of both tables",
 };

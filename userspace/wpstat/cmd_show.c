@@ -9,11 +9,12 @@ static int cmd_show(int argc, char **argv)
 {
 	struct list_opts o = {
 		.flags = LOPT_SORT_FIELD | LOPT_TOP | LOPT_FORMAT |
-			 LOPT_DIR_OPERANDS,
+			 LOPT_DIR_OPERANDS | LOPT_COLUMNS,
 		.sort_field = "mkwrite_wp",
 		.rows = SIZE_MAX,
 	};
 	struct wpstat_kvlist summary = { 0 };
+	struct col_sel sel;
 	struct wpstat_snapshot snap;
 	struct file_list list;
 	int col, ret;
@@ -26,6 +27,8 @@ static int cmd_show(int argc, char **argv)
 	if (ret)
 		goto out_dirs;
 	ret = parse_sort_field(&snap, o.sort_field, &col);
+	if (!ret)
+		ret = file_cols_select(&snap, o.columns, o.all_columns, &sel);
 	if (ret)
 		goto out_snap;
 	if (file_list_build(NULL, &snap, &list)) {
@@ -39,7 +42,7 @@ static int cmd_show(int argc, char **argv)
 
 	switch (o.format) {
 	case FMT_TABLE:
-		print_table(stdout, &list, o.rows);
+		print_table(stdout, &list, o.rows, &sel);
 		break;
 	case FMT_JSON:
 		fputs("{\"kernel\": ", stdout);
@@ -67,13 +70,14 @@ static int cmd_watch(int argc, char **argv)
 {
 	struct list_opts o = {
 		.flags = LOPT_INTERVAL | LOPT_TOP | LOPT_SORT_FIELD |
-			 LOPT_IN_ORDER,
+			 LOPT_IN_ORDER | LOPT_COLUMNS,
 		.sort_field = "mkwrite_wp",
 		.rows = WATCH_DEFAULT_TOP,
 		.interval = NSEC_PER_SEC,
 	};
 	struct wpstat_snapshot prev, cur;
 	struct path_cache cache = { 0 };
+	struct col_sel sel;
 	uint64_t iter, deadline;
 	bool tty = isatty(STDOUT_FILENO);
 	int col, ret;
@@ -85,6 +89,8 @@ static int cmd_watch(int argc, char **argv)
 	if (ret)
 		goto out_dirs;
 	ret = parse_sort_field(&prev, o.sort_field, &col);
+	if (!ret)
+		ret = file_cols_select(&prev, o.columns, o.all_columns, &sel);
 	if (ret)
 		goto out_prev;
 
@@ -123,8 +129,15 @@ static int cmd_watch(int argc, char **argv)
 		if (list.n > o.rows)
 			printf(" (top %" PRIu64 " by %s)", o.rows, o.sort_field);
 		putchar('\n');
+		/* A reloaded module may have other columns: ask again. */
+		if (file_cols_select(&cur, o.columns, o.all_columns, &sel)) {
+			file_list_free(&list);
+			wpstat_snapshot_free(&cur);
+			ret = EXIT_USAGE;
+			goto out_prev;
+		}
 		if (list.n)
-			print_table(stdout, &list, o.rows);
+			print_table(stdout, &list, o.rows, &sel);
 		putchar('\n');
 		fflush(stdout);
 		file_list_free(&list);
@@ -142,14 +155,19 @@ out_dirs:
 
 const struct wpstat_cmd wpstat_cmd_show = {
 	"show", cmd_show,
-	"show [--sort FIELD] [--top N] [--json | --format table|json|prometheus]\n"
-	"     [--resolve DIR...]",
+	"show [--sort FIELD] [--top N] [-o COL,... | --all]\n"
+	"     [--json | --format table|json|prometheus] [--resolve DIR...]",
 	"the counters of every tracked inode (default sort:\n"
-	"mkwrite_wp, largest first)",
+	"mkwrite_wp, largest first); columns mkwrite_first,\n"
+	"mkwrite_wp, mkclean_calls, cleaned_by (the trigger\n"
+	"that cleaned most), stall, worst unless -o names\n"
+	"others (any counter) or --all (every counter)",
 };
 
 const struct wpstat_cmd wpstat_cmd_watch = {
 	"watch", cmd_watch,
-	"watch [--interval S] [--top N] [--count N] [--sort FIELD] [--resolve DIR]",
-	"what changed in each interval, top-style",
+	"watch [--interval S] [--top N] [--count N] [--sort FIELD]\n"
+	"      [-o COL,... | --all] [--resolve DIR]",
+	"what changed in each interval, top-style (columns\n"
+	"as show)",
 };

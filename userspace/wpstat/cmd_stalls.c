@@ -8,9 +8,10 @@ static int cmd_stalls(int argc, char **argv)
 {
 	struct list_opts o = {
 		.flags = LOPT_FORMAT | LOPT_SORT_STALL | LOPT_PID |
-			 LOPT_DIR_OPERANDS,
+			 LOPT_DIR_OPERANDS | LOPT_COLUMNS,
 	};
 	struct wpstat_kvlist summary = { 0 };
+	struct col_sel sel;
 	struct cgroup_map cgroups = { 0 };
 	struct wpstat_stall_snapshot snap;
 	struct stall_list list;
@@ -19,6 +20,9 @@ static int cmd_stalls(int argc, char **argv)
 	ret = list_opts_parse("stalls", argc, argv, &o);
 	if (ret)
 		return ret;
+	ret = stall_cols_select(o.columns, o.all_columns, &sel);
+	if (ret)
+		goto out_dirs;
 
 	ret = read_stalls(&snap);
 	if (ret)
@@ -35,7 +39,7 @@ static int cmd_stalls(int argc, char **argv)
 
 	switch (o.format) {
 	case FMT_TABLE:
-		print_stall_table(stdout, &list, SIZE_MAX, "");
+		print_stall_table(stdout, &list, SIZE_MAX, "", &sel);
 		break;
 	case FMT_JSON:
 		fputs("{\"kernel\": ", stdout);
@@ -66,10 +70,11 @@ static int cmd_top(int argc, char **argv)
 {
 	struct list_opts o = {
 		.flags = LOPT_INTERVAL | LOPT_LIMIT | LOPT_IN_ORDER |
-			 LOPT_DIR_OPERANDS,
+			 LOPT_DIR_OPERANDS | LOPT_COLUMNS,
 		.rows = TOP_DEFAULT_LIMIT,
 		.interval = NSEC_PER_SEC,
 	};
+	struct col_sel sel;
 	struct wpstat_stall_snapshot prev, cur;
 	struct cgroup_map cgroups = { 0 };
 	struct path_cache cache = { 0 };
@@ -80,6 +85,9 @@ static int cmd_top(int argc, char **argv)
 	ret = list_opts_parse("top", argc, argv, &o);
 	if (ret)
 		return ret;
+	ret = stall_cols_select(o.columns, o.all_columns, &sel);
+	if (ret)
+		goto out_dirs;
 	ret = read_stalls(&prev);
 	if (ret)
 		goto out_dirs;
@@ -117,7 +125,7 @@ static int cmd_top(int argc, char **argv)
 			printf(" (top %" PRIu64 " by stall time)", o.rows);
 		putchar('\n');
 		if (list.n)
-			print_stall_table(stdout, &list, o.rows, "");
+			print_stall_table(stdout, &list, o.rows, "", &sel);
 		putchar('\n');
 		fflush(stdout);
 		stall_list_free(&list);
@@ -136,14 +144,19 @@ out_dirs:
 
 const struct wpstat_cmd wpstat_cmd_stalls = {
 	"stalls", cmd_stalls,
-	"stalls [--sort time|count] [--pid PID]\n"
+	"stalls [--sort time|count] [--pid PID] [-o COL,... | --all]\n"
 	"       [--json | --format table|json|prometheus] [--resolve DIR...]",
 	"who stalled, on which file, why: one row per process\n"
-	"and file, most stall time first",
+	"and file, most stall time first; columns pid, comm,\n"
+	"cause, stall, worst, fault_first, fault_wp unless -o\n"
+	"names others (stable, wb, pause, fault, events,\n"
+	"cgroup) or --all",
 };
 
 const struct wpstat_cmd wpstat_cmd_top = {
 	"top", cmd_top,
-	"top [--interval S] [--count N] [--limit ROWS] [--resolve DIR...]",
-	"the stalls of each interval, most stall time first",
+	"top [--interval S] [--count N] [--limit ROWS] [-o COL,... | --all]\n"
+	"    [--resolve DIR...]",
+	"the stalls of each interval, most stall time first\n"
+	"(columns as stalls)",
 };

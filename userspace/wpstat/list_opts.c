@@ -21,6 +21,8 @@ static const struct list_opt {
 	{ { "pid",	required_argument,	NULL, 'p' }, LOPT_PID },
 	{ { "json",	no_argument,		NULL, 'j' }, LOPT_FORMAT },
 	{ { "format",	required_argument,	NULL, 'f' }, LOPT_FORMAT },
+	{ { "columns",	required_argument,	NULL, 'o' }, LOPT_COLUMNS },
+	{ { "all",	no_argument,		NULL, 'a' }, LOPT_COLUMNS },
 	{ { "resolve",	required_argument,	NULL, 'r' }, ~0u },
 	{ { "help",	no_argument,		NULL, 'h' }, ~0u },
 };
@@ -77,6 +79,12 @@ static int list_opt_set(struct list_opts *o, int c, const char **format_arg,
 	case 'f':
 		*format_arg = optarg;
 		return parse_format(optarg, &o->format);
+	case 'o':
+		o->columns = optarg;
+		return 0;
+	case 'a':
+		o->all_columns = true;
+		return 0;
 	case 'r':
 		return dir_list_add(&o->dirs, optarg);
 	}
@@ -132,6 +140,15 @@ int list_opts_parse(const char *cmd, int argc, char **argv,
 	}
 	if (json)
 		o->format = FMT_JSON;
+	if (o->columns && o->all_columns) {
+		ret = usage_error("%s: -o and --all contradict each other", cmd);
+		goto err;
+	}
+	if ((o->columns || o->all_columns) && o->format != FMT_TABLE) {
+		ret = usage_error("%s: -o and --all choose table columns; JSON and Prometheus have every field",
+				  cmd);
+		goto err;
+	}
 	for (; optind < argc; optind++) {
 		if (!(o->flags & LOPT_DIR_OPERANDS)) {
 			ret = usage_error("%s: unexpected argument '%s'", cmd,

@@ -98,6 +98,16 @@ static void usage(FILE *out)
 		   "N).  See wpstat(8).\n", out);
 }
 
+/* wpstat CMD --help: that command's synopsis and help only. */
+static void command_usage(FILE *out, const struct wpstat_cmd *cmd)
+{
+	fputs("Usage: wpstat ", out);
+	print_lines(out, 0, 14, cmd->synopsis);
+	fputs("\n\n", out);
+	print_lines(out, 0, 0, cmd->help);
+	fputs("\n\nAll commands: wpstat --help.  See wpstat(8).\n", out);
+}
+
 static int unknown_command(const char *name)
 {
 	char list[256];
@@ -150,7 +160,7 @@ int main(int argc, char **argv)
 		optind = 0;	/* glibc: start afresh for the subcommand */
 		ret = commands[i]->fn(argc, argv);
 		if (ret == CMD_HELP) {
-			usage(stdout);
+			command_usage(stdout, commands[i]);
 			ret = 0;
 		}
 		if (fflush(stdout) && errno != EPIPE && !ret)

@@ -12,37 +12,215 @@ static void print_file_name(FILE *out, const struct file_row *f)
 			f->row->ino);
 }
 
-/* Counters right-aligned under their names, the file last. */
-void print_table(FILE *out, const struct file_list *l, size_t limit)
+/* A count for a person: exact below 10000, then 12.3k, 4.5M, 6.7G. */
+const char *fmt_count(char *buf, size_t len, uint64_t v)
 {
-	const struct wpstat_snapshot *s = l->snap;
-	size_t width[WPSTAT_MAX_COUNTERS];
-	size_t i, n = l->n < limit ? l->n : limit;
-	char buf[32];
+	if (v < 10000)
+		snprintf(buf, len, "%" PRIu64, v);
+	else if (v < 10000000)
+		snprintf(buf, len, "%.1fk", v / 1e3);
+	else if (v < 10000000000ULL)
+		snprintf(buf, len, "%.1fM", v / 1e6);
+	else
+		snprintf(buf, len, "%.1fG", v / 1e9);
+	return buf;
+}
+
+/* The triggers of the mkclean_<trigger> columns, as cleaned_by names them. */
+static const char *const clean_triggers[] = {
+	"msync", "fsync", "sync_file_range", "sync", "flusher_periodic",
+	"flusher_background", "reclaim", "other",
+};
+
+/* What a person reads first: faults, cleans and by what, stall time. */
+static const char *const file_cols_default =
+	"mkwrite_first,mkwrite_wp,mkclean_calls,cleaned_by,stall,worst";
+
+static const struct {
+	const char *name;
+	int id;
+} file_cols_computed[] = {
+	{ "cleaned_by", ICOL_CLEANED_BY },
+	{ "stall", ICOL_STALL },
+	{ "worst", ICOL_WORST },
+};
+
+static const char *file_col_name(const struct wpstat_snapshot *s, int col)
+{
+	size_t i;
+
+	if (col < s->ncounters)
+		return s->names[col];
+	for (i = 0; i < ARRAY_SIZE(file_cols_computed); i++)
+		if (file_cols_computed[i].id == col)
+			return file_cols_computed[i].name;
+	return "?";
+}
+
+static int file_col_of(const struct wpstat_snapshot *s, const char *name)
+{
+	size_t i;
+	int c = wpstat_counter_index(s, name);
+
+	if (c >= 0)
+		return c;
+	for (i = 0; i < ARRAY_SIZE(file_cols_computed); i++)
+		if (!strcmp(file_cols_computed[i].name, name))
+			return file_cols_computed[i].id;
+	return -1;
+}
+
+/*
+ * The columns of a file table: @spec (-o: names, comma-separated), every
+ * counter (@all: the module's own table), or the defaults.  A name
+ * neither the module nor wpstat knows is a usage error; a default the
+ * module lacks (an older one) is left out.
+ */
+int file_cols_select(const struct wpstat_snapshot *s, const char *spec,
+		     bool all, struct col_sel *sel)
+{
+	char *list, *name, *save = NULL;
+	int c, ret = 0;
+
+	sel->n = 0;
+	if (all) {
+		for (c = 0; c < s->ncounters && sel->n < MAX_TABLE_COLS; c++)
+			sel->col[sel->n++] = c;
+		return 0;
+	}
+	list = strdup(spec ? spec : file_cols_default);
+	if (!list)
+		return runtime_error("out of memory");
+	for (name = strtok_r(list, ",", &save); name;
+	     name = strtok_r(NULL, ",", &save)) {
+		c = file_col_of(s, name);
+		if (c < 0 && !spec)
+			continue;
+		if (c < 0) {
+			ret = usage_error("-o: unknown column '%s' (columns: the counters of /proc/wpstat/counters, and cleaned_by, stall, worst)",
+					  name);
+			break;
+		}
+		if (sel->n == MAX_TABLE_COLS) {
+			ret = usage_error("-o: more than %d columns", MAX_TABLE_COLS);
+			break;
+		}
+		sel->col[sel->n++] = c;
+	}
+	if (!ret && !sel->n)
+		ret = usage_error("-o: no column given");
+	free(list);
+	return ret;
+}
+
+/* The largest of @f's counters @names that it has; false if none. */
+static bool max_of(const struct file_list *l, const struct file_row *f,
+		   const char *const *names, size_t n, uint64_t *out)
+{
+	bool any = false;
+	size_t i;
 	int c;
 
-	for (c = 0; c < s->ncounters; c++) {
-		width[c] = strlen(s->names[c]);
-		for (i = 0; i < n; i++) {
-			const struct file_row *f = &l->rows[i];
-			size_t w = strlen(wpstat_fmt_counter(buf, sizeof(buf),
-						      s->names[c], f->val[c],
-						      f->avail[c]));
+	*out = 0;
+	for (i = 0; i < n; i++) {
+		c = wpstat_counter_index(l->snap, names[i]);
+		if (c < 0 || !f->avail[c])
+			continue;
+		any = true;
+		if (f->val[c] > *out)
+			*out = f->val[c];
+	}
+	return any;
+}
 
-			if (w > width[c])
-				width[c] = w;
+/* @f's counter @name, 0 if it lacks it; *@any set if it has it. */
+static uint64_t value_of(const struct file_list *l, const struct file_row *f,
+			 const char *name, bool *any)
+{
+	int c = wpstat_counter_index(l->snap, name);
+
+	if (c < 0 || !f->avail[c])
+		return 0;
+	*any = true;
+	return f->val[c];
+}
+
+/* Cell @col of @f as text. */
+static const char *file_cell(char *buf, size_t len, const struct file_list *l,
+			     const struct file_row *f, int col)
+{
+	static const char *const worst[] = {
+		"mkwrite_max_ns", "stable_wait_max_ns", "bdp_pause_max_ns",
+	};
+	const char *name = file_col_name(l->snap, col);
+	uint64_t v, best = 0;
+	char column[64];
+	bool any = false;
+	size_t t;
+
+	if (col < l->snap->ncounters) {
+		if (!f->avail[col])
+			return "-";
+		if (wpstat_counter_is_ns(name))
+			return wpstat_fmt_duration(buf, len, f->val[col]);
+		return fmt_count(buf, len, f->val[col]);
+	}
+	switch (col) {
+	case ICOL_CLEANED_BY:
+		snprintf(buf, len, "-");
+		for (t = 0; t < ARRAY_SIZE(clean_triggers); t++) {
+			snprintf(column, sizeof(column), "mkclean_%s",
+				 clean_triggers[t]);
+			v = value_of(l, f, column, &any);
+			if (v > best) {
+				best = v;
+				snprintf(buf, len, "%s", clean_triggers[t]);
+			}
+		}
+		return buf;
+	case ICOL_STALL:
+		/* The waits inside a fault are in its time too. */
+		v = value_of(l, f, "mkwrite_ns", &any);
+		best = value_of(l, f, "stable_wait_ns", &any);
+		v = (v > best ? v : best) + value_of(l, f, "bdp_pause_ns", &any);
+		return any ? wpstat_fmt_duration(buf, len, v) : "-";
+	case ICOL_WORST:
+		if (!max_of(l, f, worst, ARRAY_SIZE(worst), &v))
+			return "-";
+		return wpstat_fmt_duration(buf, len, v);
+	}
+	return "?";
+}
+
+/* The chosen columns right-aligned under their names, the file last. */
+void print_table(FILE *out, const struct file_list *l, size_t limit,
+		 const struct col_sel *sel)
+{
+	size_t width[MAX_TABLE_COLS];
+	size_t i, n = l->n < limit ? l->n : limit;
+	char buf[64];
+	int k;
+
+	for (k = 0; k < sel->n; k++) {
+		width[k] = strlen(file_col_name(l->snap, sel->col[k]));
+		for (i = 0; i < n; i++) {
+			size_t w = strlen(file_cell(buf, sizeof(buf), l,
+						    &l->rows[i], sel->col[k]));
+
+			if (w > width[k])
+				width[k] = w;
 		}
 	}
-	for (c = 0; c < s->ncounters; c++)
-		fprintf(out, "%*s ", (int)width[c], s->names[c]);
+	for (k = 0; k < sel->n; k++)
+		fprintf(out, "%*s ", (int)width[k],
+			file_col_name(l->snap, sel->col[k]));
 	fputs("file\n", out);
 	for (i = 0; i < n; i++) {
 		const struct file_row *f = &l->rows[i];
 
-		for (c = 0; c < s->ncounters; c++)
-			fprintf(out, "%*s ", (int)width[c],
-				wpstat_fmt_counter(buf, sizeof(buf), s->names[c],
-					    f->val[c], f->avail[c]));
+		for (k = 0; k < sel->n; k++)
+			fprintf(out, "%*s ", (int)width[k],
+				file_cell(buf, sizeof(buf), l, f, sel->col[k]));
 		print_file_name(out, f);
 		fputc('\n', out);
 	}

@@ -122,8 +122,10 @@ void cgroup_map_resolve(struct cgroup_map *m, struct stall_list *l,
 			size_t limit);
 
 /* stalls_output.c */
+int stall_cols_select(const char *spec, bool all, struct col_sel *sel);
 void print_stall_table(FILE *out, const struct stall_list *l,
-		       size_t limit, const char *indent);
+		       size_t limit, const char *indent,
+		       const struct col_sel *sel);
 void json_stalls(FILE *out, const struct stall_list *l, size_t limit,
 		 const char *indent);
 void print_stall_prometheus(FILE *out, const struct stall_list *l,

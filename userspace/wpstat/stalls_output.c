@@ -69,16 +69,14 @@ static const char *stall_cell(char *buf, size_t len, const struct stall_list *l,
 			return "-";
 		return wpstat_fmt_duration(buf, len, worst);
 	case SC_EVENTS:
-		snprintf(buf, len, "%" PRIu64, it->events);
-		return buf;
+		return fmt_count(buf, len, it->events);
 	case SC_FAULT_FIRST:
 	case SC_FAULT_WP:
 		c = l->cols.col[col == SC_FAULT_WP ? STALL_FAULT_WP :
 				STALL_FAULT_FIRST];
 		if (c < 0 || !it->avail[c])
 			return "-";
-		snprintf(buf, len, "%" PRIu64, it->val[c]);
-		return buf;
+		return fmt_count(buf, len, it->val[c]);
 	case SC_CGROUP:
 		if (!it->cgroup_path)
 			return "-";
@@ -100,35 +98,79 @@ static void print_stall_file(FILE *out, const struct stall_item *it)
 			it->row->file.minor, it->row->file.ino);
 }
 
-/* Columns aligned under their names, the file last; @indent before each. */
-void print_stall_table(FILE *out, const struct stall_list *l,
-		       size_t limit, const char *indent)
-{
-	size_t width[SC_NR], i, n = l->n < limit ? l->n : limit, w;
-	char buf[PATH_MAX];
-	int c;
+/* What a person reads first: who, why, how long, and the faults. */
+static const char *const stall_cols_default =
+	"pid,comm,cause,stall,worst,fault_first,fault_wp";
 
-	for (c = 0; c < SC_NR; c++) {
-		width[c] = strlen(stall_table_cols[c].name);
+/* The columns of a stall table: @spec (-o), all (@all) or the defaults. */
+int stall_cols_select(const char *spec, bool all, struct col_sel *sel)
+{
+	char *list, *name, *save = NULL;
+	int c, ret = 0;
+
+	sel->n = 0;
+	if (all) {
+		for (c = 0; c < SC_NR; c++)
+			sel->col[sel->n++] = c;
+		return 0;
+	}
+	list = strdup(spec ? spec : stall_cols_default);
+	if (!list)
+		return runtime_error("out of memory");
+	for (name = strtok_r(list, ",", &save); name && !ret;
+	     name = strtok_r(NULL, ",", &save)) {
+		for (c = 0; c < SC_NR; c++)
+			if (!strcmp(stall_table_cols[c].name, name))
+				break;
+		if (c == SC_NR)
+			ret = usage_error("-o: unknown column '%s' (columns: pid, comm, cause, stall, stable, wb, pause, fault, worst, events, fault_first, fault_wp, cgroup)",
+					  name);
+		else if (sel->n == MAX_TABLE_COLS)
+			ret = usage_error("-o: more than %d columns",
+					  MAX_TABLE_COLS);
+		else
+			sel->col[sel->n++] = c;
+	}
+	if (!ret && !sel->n)
+		ret = usage_error("-o: no column given");
+	free(list);
+	return ret;
+}
+
+/* The chosen columns aligned under their names, the file last; @indent first. */
+void print_stall_table(FILE *out, const struct stall_list *l, size_t limit,
+		       const char *indent, const struct col_sel *sel)
+{
+	size_t width[MAX_TABLE_COLS], i, n = l->n < limit ? l->n : limit, w;
+	char buf[PATH_MAX];
+	int k, c;
+
+	for (k = 0; k < sel->n; k++) {
+		c = sel->col[k];
+		width[k] = strlen(stall_table_cols[c].name);
 		for (i = 0; i < n; i++) {
 			w = strlen(stall_cell(buf, sizeof(buf), l,
 					      &l->items[i], c));
-			if (w > width[c])
-				width[c] = w;
+			if (w > width[k])
+				width[k] = w;
 		}
 	}
 	fputs(indent, out);
-	for (c = 0; c < SC_NR; c++)
+	for (k = 0; k < sel->n; k++) {
+		c = sel->col[k];
 		fprintf(out, "%*s ", stall_table_cols[c].left ?
-			-(int)width[c] : (int)width[c],
+			-(int)width[k] : (int)width[k],
 			stall_table_cols[c].name);
+	}
 	fputs("file\n", out);
 	for (i = 0; i < n; i++) {
 		fputs(indent, out);
-		for (c = 0; c < SC_NR; c++)
+		for (k = 0; k < sel->n; k++) {
+			c = sel->col[k];
 			fprintf(out, "%*s ", stall_table_cols[c].left ?
-				-(int)width[c] : (int)width[c],
+				-(int)width[k] : (int)width[k],
 				stall_cell(buf, sizeof(buf), l, &l->items[i], c));
+		}
 		print_stall_file(out, &l->items[i]);
 		fputc('\n', out);
 	}

@@ -107,10 +107,29 @@ enum {
 	LOPT_INTERVAL		= 1 << 6,	/* --interval S, --count N */
 	LOPT_IN_ORDER		= 1 << 7,	/* options end at an operand */
 	LOPT_DIR_OPERANDS	= 1 << 8,	/* operands: more --resolve dirs */
+	LOPT_COLUMNS		= 1 << 9,	/* -o COL,..., --all */
 };
 
+/*
+ * The columns a table shows, in order: indices into its command's column
+ * list (for a file table, a counter's index or an ICOL_* below).  Chosen
+ * by -o NAME,... or --all, else the command's few defaults.
+ */
+#define MAX_TABLE_COLS		64
+struct col_sel {
+	int n;
+	int col[MAX_TABLE_COLS];
+};
+/* A file table's columns computed from several counters. */
+enum {
+	ICOL_CLEANED_BY = 1000,	/* the mkclean_<trigger> with the most */
+	ICOL_STALL,		/* bdp_pause_ns + max(mkwrite_ns, stable_wait_ns) */
+	ICOL_WORST,		/* the largest *_max_ns */
+};
 struct list_opts {
 	unsigned int flags;		/* LOPT_*: set by the caller */
+	const char *columns;		/* -o, or NULL */
+	bool all_columns;		/* --all */
 	const char *sort_field;		/* LOPT_SORT_FIELD */
 	bool sort_by_count;		/* LOPT_SORT_STALL */
 	uint64_t rows;			/* LOPT_TOP, LOPT_LIMIT */
@@ -205,7 +224,11 @@ int list_opts_parse(const char *cmd, int argc, char **argv,
 		    struct list_opts *o);
 
 /* output.c */
-void print_table(FILE *out, const struct file_list *l, size_t limit);
+int file_cols_select(const struct wpstat_snapshot *s, const char *spec,
+		     bool all, struct col_sel *sel);
+void print_table(FILE *out, const struct file_list *l, size_t limit,
+		 const struct col_sel *sel);
+const char *fmt_count(char *buf, size_t len, uint64_t v);
 void json_files(FILE *out, const struct file_list *l, size_t limit,
 		bool deltas);
 const char *help_of(const char *counter);
