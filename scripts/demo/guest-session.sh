@@ -50,4 +50,5 @@ sleep 1
 say wpstat top --interval 2 --count 1 --resolve $dir
 wait $writer
 say wpstat stalls --resolve $dir
+say wpstat run -- wpload --file data --size 128K --duration 2 --quiet
 kill $syncer
