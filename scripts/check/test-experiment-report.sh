@@ -204,7 +204,7 @@ t="experiment report explains a cold mmap cell's major faults by a backward copy
 src=$results/major-faults
 mo=$results/memcpy-order
 # Read backward, 32 units of 256 pages: 15 faults a unit, 480 (the model in
-# experiment-report.py; every fault reads 16 pages below and itself).
+# experiment_outliers.py; every fault reads 16 pages below and itself).
 if ! l=$(major_faults_report 495) ||
 	[[ $l != *"1 MiB (1 good rounds): 495 major faults in its median round against 15 at the other units; a backward copy (below): the read-around model predicts 480 more than the other units, 480 here"* ]] ||
 	[[ $l != *"*Backward copies.*"* ]]; then

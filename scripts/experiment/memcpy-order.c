@@ -4,7 +4,7 @@
  * of a mapping, for wpload's copies (a page-aligned buffer to or from a
  * page-aligned mapping)?  The experiment report uses the answer to explain
  * cold mmap cells with thousands of major faults: a copy that runs backward
- * defeats mmap readahead (see BACKWARD_COPY in experiment-report.py).
+ * defeats mmap readahead (see BACKWARD_COPY in experiment_outliers.py).
  *
  *   cc -O2 -o /tmp/memcpy-order scripts/experiment/memcpy-order.c
  *   /tmp/memcpy-order [SIZE...]

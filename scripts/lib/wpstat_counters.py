@@ -2,7 +2,7 @@
 """The per-inode counters of kmod/wpstat_counters.def, for the reports and
 the shell scripts: the module's list is the only copy of the names.
 
-As a module (scripts/experiment/experiment-report.py):
+As a module (scripts/experiment/experiment_cells.py):
 
     sys.path.insert(0, <top>/scripts/lib)
     import wpstat_counters

@@ -1,0 +1,129 @@
+"""The kernels of a `make bench` run side by side (docs/benchmarks.md's
+"Across kernels", scripts/bench/bench-report.py), from the summary each
+kernel's section leaves (bench_kernel.kernel_section).
+"""
+from bench_mechanisms import MECHS
+from bench_results import NAN, WORKLOADS, fmt_ratio, ratio
+
+
+def pos(x):
+    """x if it is a cost above the baseline, else NaN (noise)."""
+    return x if x == x and x > 0 else NAN
+
+
+def across(kvers, summary):
+    """The kernels of this run side by side: each mechanism's cost, what
+    SAVE_REGS adds to an ftrace_ops callback, and wpstat's added cost per
+    event on each kernel as a ratio to one 6.12's.  summary: {kernel:
+    what its section left}."""
+    ks = [k for k in kvers if k in summary]
+    if len(ks) < 2:
+        return ""
+    ref = next((k for k in ks if k.startswith("6.12.")), ks[-1])
+    out = ["## Across kernels\n",
+           "The sections above side by side ({} rounds each; in instruction "
+           "time a kernel's figures do not depend on what ran beside it). "
+           "Ratios are to {}.\n".format(
+               "/".join(sorted({summary[k]["rounds"] for k in ks})), ref)]
+    out += mechanisms_table(ks, summary)
+    out += callback_text(ks, ref, summary)
+    out += added_cost_table(ks, ref, summary)
+    return "\n".join(out)
+
+
+def mechanisms_table(ks, summary):
+    """Each mechanism's instructions per call on each kernel; what
+    SAVE_REGS costs; which callback wpstat's ftrace points get."""
+    out = ["**Mechanisms**, instructions per call (wpmech.ko, median "
+           "over rounds); *absent*: the kernel has no such mechanism "
+           "(wpmech refused it), not a cost of zero.\n"]
+    out.append("| mechanism | " + " | ".join(ks) + " |")
+    out.append("|---|" + "---:|" * len(ks))
+    for m in MECHS:
+        if not any(m in summary[k]["cost"] for k in ks):
+            continue
+        out.append("| {} | {} |".format(m, " | ".join(
+            "{:.0f}".format(summary[k]["cost"][m]) if m in summary[k]["cost"]
+            else "absent" for k in ks)))
+
+    def regs_ratio(k):
+        c = summary[k]["cost"]
+        if "ftrace" in c and "ftrace_regs" in c:
+            return "{} (+{:.0f})".format(
+                fmt_ratio(ratio(c["ftrace_regs"], c["ftrace"])),
+                c["ftrace_regs"] - c["ftrace"])
+        return "n/a (no args-only ftrace)" if "ftrace_regs" in c else "n/a"
+
+    def wp_cb(k):
+        m = summary[k]["kmech"]["ftrace"]
+        c = summary[k]["cost"]
+        return "{} {:.0f}".format(m, c[m]) if m in c else "-"
+    out.append("| SAVE_REGS / args-only (ftrace_regs / ftrace) | {} |".format(
+        " | ".join(regs_ratio(k) for k in ks)))
+    out.append("| wpstat's ftrace callback | {} |".format(
+        " | ".join(wp_cb(k) for k in ks)))
+    out.append("")
+    return out
+
+
+def callback_text(ks, ref, summary):
+    """What SAVE_REGS costs on the reference kernel, and what wpstat's
+    callbacks cost on a kernel that has only SAVE_REGS ones."""
+    rc = summary[ref]["cost"]
+    rm = summary[ref]["kmech"]["ftrace"]
+    text = []
+    if "ftrace" in rc and "ftrace_regs" in rc:
+        text.append("On {}, `FTRACE_OPS_FL_SAVE_REGS` makes a callback cost "
+                    "{:.0f} instructions instead of {:.0f} args-only: {}x.".format(
+                        ref, rc["ftrace_regs"], rc["ftrace"],
+                        fmt_ratio(ratio(rc["ftrace_regs"], rc["ftrace"]))))
+    for k in [k for k in ks if k != ref]:
+        km = summary[k]["kmech"]["ftrace"]
+        kc = summary[k]["cost"]
+        if km != rm and km in kc and rm in rc:
+            text.append("On {}, wpstat's callbacks are `{}` ones: {:.0f} "
+                        "instructions, {}x {}'s `{}` callback ({:.0f}).".format(
+                            k, km, kc[km],
+                            fmt_ratio(ratio(kc[km], rc[rm])), ref, rm, rc[rm]))
+    return [" ".join(text) + "\n"] if text else []
+
+
+def added_cost_table(ks, ref, summary):
+    """wpstat's added cost per event on each kernel, and its ratio to the
+    reference kernel's; only the configurations every kernel ran."""
+    others = [k for k in ks if k != ref]
+    cfgs = [c for c in ("floor-counts", "counts", "floor-timing", "timing")
+            if all(c in summary[k]["ran"] and "base" in summary[k]["ran"]
+                   for k in ks)]
+    if not cfgs:
+        return []
+    icount = all(summary[k]["icount"] for k in ks)
+    out = ["**wpstat's added cost per event** over each kernel's own "
+           "baseline ({}), and its ratio to {}'s. The events are each "
+           "kernel's own fast-path probe hits (per op they differ: see "
+           "each section's events table).\n".format(
+               "fastest runs, per-round medians in brackets" if icount
+               else "medians", ref)]
+    out.append("| workload | config | " + " | ".join(ks) + " | " + " | ".join(
+        "{} / {}".format(k.split("-")[0], ref.split("-")[0]) for k in others) + " |")
+    out.append("|---|---|" + "---:|" * (len(ks) + len(others)))
+    for w in WORKLOADS:
+        for c in cfgs:
+            cells = []
+            for k in ks:
+                k_ = summary[k]["costs"][w]
+                cells.append("{:.0f} ({:.0f})".format(k_.main(c), k_.median(c))
+                             if icount else "{:.0f}".format(k_.main(c)))
+            r = summary[ref]["costs"][w]
+            for k in others:
+                k_ = summary[k]["costs"][w]
+                r1 = ratio(pos(k_.main(c)), r.main(c))
+                r2 = ratio(pos(k_.median(c)), r.median(c))
+                cells.append("{} ({})".format(fmt_ratio(r1), fmt_ratio(r2))
+                             if icount else fmt_ratio(r1))
+            out.append("| {} | {} | {} |".format(w, c, " | ".join(cells)))
+    out.append("")
+    out.append("A ratio is n/a where either cost is at or below its "
+               "baseline (noise larger than the cost).\n")
+    return out
+

@@ -1,0 +1,330 @@
+"""One kernel's section of docs/benchmarks.md (scripts/bench/bench-report.py):
+the run, time per op, the events, the added cost and throughput loss of
+each configuration, and what is attached at each level.  The mechanisms,
+the floors, memory and the targets come from bench_mechanisms.py and
+bench_targets.py; kernel_section() puts them in the page's order.
+"""
+import functools
+import os
+
+from bench_mechanisms import floor_section, kind_mech, mech_costs, \
+    mechanisms_section
+from bench_results import CONFIGS, LEVELS, NAN, WORKLOADS, Costs, analyse, \
+    fmt_pct, fmt_ratio, med, parse_enabled, parse_probes, points_of, ratio, rng
+from bench_targets import extras_section, targets_section
+
+OP = {"W1": "a page stored, msync included", "W2": "a 4 KiB write",
+      "W3": "a file opened, written and closed"}
+
+
+class KernelRun:
+    """One kernel's results and what the sections compute from them."""
+
+    def __init__(self, kver, d, runs, mech, extra):
+        self.kver, self.d, self.mech, self.extra = kver, d, mech, extra
+        self.ran = {r["config"] for r in runs}
+        self.configs = [c for c in CONFIGS if c in self.ran]
+        self.res = analyse(runs, self.configs)
+        self.points = points_of(runs)
+        self.icount = extra.get("clock") == "icount"
+        # The level whose runs counted the events, None if neither ran.
+        self.src = next((self.res[w]["ev_src"] for w in WORKLOADS
+                         if self.res[w]["ev_src"]), None)
+        self.costs = {w: Costs(self.res[w], self.icount) for w in WORKLOADS}
+        self.others = [c for c in self.configs if c != "base"]
+
+    @functools.cached_property
+    def probes(self):
+        """{level: debugfs wpstat/probes at that level, or None}."""
+        return {lv: parse_probes(os.path.join(self.d, "probes-{}.txt".format(lv)))
+                for lv in LEVELS}
+
+    @functools.cached_property
+    def enabled(self):
+        """{level: enabled_functions at that level, or None}."""
+        return {lv: parse_enabled(os.path.join(self.d, "enabled-{}.txt".format(lv)))
+                for lv in LEVELS}
+
+
+def kernel_section(kver, d, runs, mech, extra):
+    """(Markdown, summary) of one kernel; the summary, for the comparison
+    across kernels, is None without runs."""
+    k = KernelRun(kver, d, runs, mech, extra)
+    out = run_section(k)
+    if not k.configs:
+        out.append("No runs in runs.csv.\n")
+        return "\n".join(out), None
+    out += time_section(k)
+    out += events_section(k)
+    out += added_cost_section(k)
+    out += loss_section(k)
+    out += attachments_section(k)
+    out += mechanisms_section(mech)
+    cost = mech_costs(mech)
+    kmech = kind_mech(cost)
+    summary = {"cost": cost, "costs": k.costs, "ran": k.ran,
+               "icount": k.icount, "kmech": kmech,
+               "rounds": extra.get("rounds", "?")}
+    out += floor_section(k, cost, kmech)
+    out += extras_section(extra)
+    out += targets_section(k)
+    return "\n".join(out), summary
+
+
+def run_section(k):
+    """The kernel's heading, its run (date, clock, times), and what did not
+    run or left attachments behind."""
+    extra = k.extra
+    out = []
+    missing = [c for c in CONFIGS if c not in k.ran]
+    starts = []
+    for bt in ("bt-kprobe", "bt-kfunc"):
+        v = extra.get("start_ms_{}[]".format(bt), [])
+        if v:
+            starts.append("{} {} s".format(bt, "/".join(
+                "{:.0f}".format(int(x) / 1000) for x in v)))
+    out.append("## {}\n".format(k.kver))
+    nr = extra.get("rounds", "?")
+    out.append("Run {}, {} vCPU, {} round{}, clock: {}; the guest took {} s "
+               "of host time, the rounds {:.0f} s of guest time{}{}.\n".format(
+                   extra.get("date", "?"), extra.get("cpus", "?"),
+                   nr, "" if nr == "1" else "s", extra.get("clock", "?"),
+                   extra.get("guest_seconds", "?"),
+                   int(extra.get("rounds_ms", "0")) / 1000,
+                   ", the mechanism part {:.0f} s".format(
+                       int(extra["mech_ms"]) / 1000) if "mech_ms" in extra else "",
+                   "; bpftrace took {} of guest time to start, per round".format(
+                       ", ".join(starts)) if starts else ""))
+    for key in sorted(extra):
+        if key.startswith("leftover_") and not key.endswith("[]"):
+            out.append("**{} left attachments behind** ({} lines of kprobes "
+                       "and `enabled_functions`, in `leftover-{}.txt`): the "
+                       "configuration after it did not start clean.\n".format(
+                           key[9:], extra[key], key[9:]))
+    skipped = {key[8:]: v for key, v in extra.items()
+               if key.startswith("skipped_") and not key.endswith("[]")}
+    for c in sorted(skipped):
+        out.append("**{} skipped on this kernel**: {} (`{}.log`).\n".format(
+            c, skipped[c], c))
+    missing = [c for c in missing if c not in skipped]
+    if missing:
+        out.append("Not run (`BENCH_CONFIGS`): {}; what needs them is left "
+                   "out below.\n".format(", ".join(missing)))
+    if "base" not in k.ran:
+        out.append("No `base` runs: no added cost, loss or target can be "
+                   "computed.\n")
+    return out
+
+
+def time_section(k):
+    """Time per op of each configuration: median and range over rounds."""
+    out = ["### Time per op (median, min-max over rounds)\n"]
+    out.append("One op: " + "; ".join("{}: {}".format(w, OP[w])
+                                      for w in WORKLOADS) + ".\n")
+    out.append("| workload | " + " | ".join(k.configs) + " |")
+    out.append("|---|" + "---:|" * len(k.configs))
+    for w in WORKLOADS:
+        cells = []
+        for c in k.configs:
+            v = k.res[w]["cfg"][c]["nsop"]
+            cells.append("{:.0f} ns ({})".format(med(v), rng(v)) if v else "-")
+        out.append("| {} | {} |".format(w, " | ".join(cells)))
+    out.append("")
+    return out
+
+
+def events_section(k):
+    """The events per run, the denominator of every cost per event."""
+    out = ["### Events per run (the denominator)\n"]
+    if k.src is None:
+        out.append("Neither counts nor timing ran: no events, so no cost per "
+                   "event below.\n")
+        return out
+    out.append("Probe hits of the fast-path points ({}) in the {} run of "
+               "each round, median; the same number divides every "
+               "configuration's added time in that round.\n".format(
+                   ", ".join(k.extra.get("event_points", "?").split()), k.src))
+    out.append("| workload | ops | events | per op |")
+    out.append("|---|---:|---:|---:|")
+    for w in WORKLOADS:
+        a = k.res[w]
+        out.append("| {} | {} | {:.0f} | {:.2f} |".format(
+            w, a["ops"], a["events"],
+            a["events"] / a["ops"] if a["ops"] else NAN))
+    out.append("")
+    return out
+
+
+def added_cost_section(k):
+    """Added cost per event over the baseline, and the ratios of those
+    costs between configurations."""
+    out = ["### Added cost per event over the baseline (ns)\n"]
+    if k.icount:
+        # Under -icount a run's own instructions are (nearly) fixed and
+        # interference from other guest activity only adds: the fastest of
+        # the rounds is the estimate.  The median of the per-round
+        # differences (which wall-clock runs need) follows in brackets.
+        out.append("From the fastest run of each configuration (instruction "
+                   "time: interference only adds); in brackets the median of "
+                   "the per-round differences.\n")
+    else:
+        out.append("Median of the per-round differences (min-max).\n")
+    if "base" not in k.ran or k.src is None or not k.others:
+        out.append("Not computed: {}.\n".format(
+            "no base runs" if "base" not in k.ran else
+            "no events (neither counts nor timing ran)" if k.src is None else
+            "only base ran"))
+        return out
+    out.append("| workload | " + " | ".join(k.others) + " |")
+    out.append("|---|" + "---:|" * len(k.others))
+    for w in WORKLOADS:
+        c_ = k.costs[w]
+        if k.icount:
+            cells = ["{:.0f} ({:.0f})".format(c_.fastest(c), c_.median(c))
+                     for c in k.others]
+        else:
+            cells = ["{:.0f} ({})".format(c_.median(c),
+                                          rng(k.res[w]["cfg"][c]["added_ev"]))
+                     for c in k.others]
+        out.append("| {} | {} |".format(w, " | ".join(cells)))
+    out.append("")
+    return out + cost_ratios(k)
+
+
+def cost_ratios(k):
+    """The ratios of the added costs of pairs of configurations that ran."""
+    pairs = [("counts", "floor-counts"), ("timing", "floor-timing"),
+             ("counts", "bt-kfunc"), ("counts", "bt-kprobe"),
+             ("timing", "bt-kprobe"), ("timing", "bt-kfunc"),
+             ("bt-kfunc", "bt-kprobe")]
+    pairs = [p for p in pairs if p[0] in k.ran and p[1] in k.ran]
+    if not pairs:
+        return []
+    out = ["Ratios of those added costs{}:\n".format(
+        " (fastest runs; medians in brackets)" if k.icount else "")]
+    out.append("| workload | " + " | ".join(
+        "{}/{}".format(*p) for p in pairs) + " |")
+    out.append("|---|" + "---:|" * len(pairs))
+    for w in WORKLOADS:
+        c_ = k.costs[w]
+        cells = []
+        for x, y in pairs:
+            r1 = ratio(c_.main(x), c_.main(y))
+            r2 = ratio(c_.median(x), c_.median(y))
+            cells.append("{} ({})".format(fmt_ratio(r1), fmt_ratio(r2))
+                         if k.icount else fmt_ratio(r1))
+        out.append("| {} | {} |".format(w, " | ".join(cells)))
+    out.append("")
+    return out
+
+
+def loss_section(k):
+    """Throughput loss of each configuration against the baseline."""
+    out = ["### Throughput loss against the baseline\n"]
+    if "base" not in k.ran or not k.others:
+        out.append("Not computed: {}.\n".format(
+            "no base runs" if "base" not in k.ran else "only base ran"))
+        return out
+    out.append("1 - base time / configuration time{}.\n".format(
+        ", fastest runs (median of the per-round losses in brackets)"
+        if k.icount else ", median of the per-round losses"))
+    out.append("| workload | " + " | ".join(k.others) + " |")
+    out.append("|---|" + "---:|" * len(k.others))
+    for w in WORKLOADS:
+        cells = []
+        for c in k.others:
+            l1, l2 = k.costs[w].loss(c)
+            cells.append("{} ({})".format(fmt_pct(l1), fmt_pct(l2))
+                         if k.icount else fmt_pct(l1))
+        out.append("| {} | {} |".format(w, " | ".join(cells)))
+    out.append("")
+    return out
+
+
+def attachments_section(k):
+    """At each level: every point, its mechanism and ftrace site; the probe
+    hits per op."""
+    out = ["### What is attached, and what fires per op, at each level\n"]
+    for lv in LEVELS:
+        probes, enabled = k.probes[lv], k.enabled[lv]
+        out.append("**level={}**{}\n".format(
+            lv, "" if lv in k.ran else " (not run)"))
+        if probes is None and enabled is None:
+            out.append("No `probes-{0}.txt` / `enabled-{0}.txt` (the {0} "
+                       "configuration did not run).\n".format(lv))
+            continue
+        out += points_table(probes, enabled)
+        if any(lv in k.res[w]["hits"] for w in WORKLOADS):
+            out += hits_table(k, lv)
+    return out
+
+
+def points_table(probes, enabled):
+    """Each point, its mechanism (debugfs wpstat/probes) and what
+    enabled_functions shows at its ftrace site; then the sites no point
+    names."""
+    out = ["Each point, its mechanism (debugfs `wpstat/probes`) "
+           "and, for functions, what `enabled_functions` shows at "
+           "its ftrace site: flags (R: registers saved, which "
+           "kprobes ask for), the trampoline the site calls, and "
+           "what that calls.{}\n".format(tramp_summary(enabled))]
+    out.append("| point | target | kind | status | ftrace site: flags | trampoline | calls |")
+    out.append("|---|---|---|---|---|---|---|")
+    en = {e["func"]: e for e in (enabled or [])}
+    seen = set()
+    for p in probes or []:
+        e = en.get(p["target"]) if p.get("kind") in ("ftrace", "kretprobe") else None
+        if e:
+            seen.add(e["func"])
+        out.append("| {} | `{}` | {} | {} | {} | {} | {} |".format(
+            p["probe"], p["target"], p["kind"], p["status"],
+            (e["flags"] or "none") if e else "-",
+            "`{}`".format(e["tramp"]) if e and e["tramp"] else
+            ("ftrace caller" if e else "-"),
+            "`{}`".format(e["callback"]) if e else "-"))
+    for e in enabled or []:
+        if e["func"] not in seen:
+            out.append("| (other) | `{}` | - | - | {} | {} | `{}` |".format(
+                e["func"], e["flags"] or "none",
+                "`{}`".format(e["tramp"]) if e["tramp"] else "ftrace caller",
+                e["callback"]))
+    out.append("")
+    return out
+
+
+def tramp_summary(enabled):
+    """One sentence: which trampolines serve how many ftrace sites, and
+    whether any site has more than one user (ftrace's list function)."""
+    if not enabled:
+        return ""
+    by = {}
+    for e in enabled:
+        key = (e["tramp"] or "no trampoline", e["callback"])
+        by[key] = by.get(key, 0) + 1
+    parts = ["`{}` calls `{}` for {} function{}".format(
+        t, cb, n, "" if n == 1 else "s") for (t, cb), n in sorted(by.items())]
+    shared = [e["func"] for e in enabled if int(e["refs"]) > 1]
+    return " {} trampoline{}: {}. {}".format(
+        len(by), "" if len(by) == 1 else "s", "; ".join(parts),
+        "More than one user on {}: ftrace's list function there.".format(
+            ", ".join(shared)) if shared else
+        "Every site has one user (refcount 1), so no site goes through "
+        "ftrace's list function.")
+
+
+def hits_table(k, lv):
+    """Probe hits per op at level lv, per point and in all."""
+    out = ["Probe hits per op, level={} (median over rounds; a "
+           "kretprobe's entry and return are one hit):\n".format(lv)]
+    out.append("| workload | " + " | ".join(k.points) + " | all |")
+    out.append("|---|" + "---:|" * (len(k.points) + 1))
+    for w in WORKLOADS:
+        h = k.res[w]["hits"].get(lv)
+        if not h:
+            continue
+        tot = sum(v for v in h.values() if v == v)
+        out.append("| {} | {} | {:.2f} |".format(w, " | ".join(
+            "{:.2f}".format(h[p]) if h[p] == h[p] else "-"
+            for p in k.points), tot))
+    out.append("")
+    return out
