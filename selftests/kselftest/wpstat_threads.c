@@ -155,7 +155,7 @@ TEST_F_TIMEOUT(mt, threads_sum_exactly, 300)
 	struct mt_thread th[MT_THREADS];
 	struct wpstat_file_key key[MT_FILES];
 	struct wps base[MT_FILES], now, d;
-	int64_t k_sum = 0, j_sum = 0, faults;
+	int64_t k_sum = 0, j_sum = 0, faults, retried;
 	int t, f, rounds = wps_stress() ? 16 : 4;
 
 	for (t = 0; t < MT_THREADS; t++) {
@@ -194,21 +194,36 @@ TEST_F_TIMEOUT(mt, threads_sum_exactly, 300)
 		TH_LOG("file %d: %lld first, %lld wp (threads did %lld stores)",
 		       f, (long long)d.mkwrite_first, (long long)d.mkwrite_wp,
 		       (long long)(k_sum * rounds));
+		/*
+		 * A fault whose ->page_mkwrite ran but that then ended
+		 * without mapping the page (do_page_mkwrite() or
+		 * finish_fault() returning VM_FAULT_NOPAGE, e.g. a racing
+		 * fault mapped it first) is taken again: do_page_mkwrite
+		 * twice, fault_dirty_shared_page() once.  Seen once per
+		 * several runs on 5.10's btrfs; a lost count would show as
+		 * many, so at most 2 per file.
+		 */
+		retried = faults - d.bdp_fault_calls;
+		if (retried)
+			TH_LOG("file %d: %lld faults taken again", f,
+			       (long long)retried);
+		EXPECT_LE(0, retried);
+		EXPECT_GE(2, retried);
 		/* A mapping's page takes one first write, ever. */
-		EXPECT_EQ(k_sum, d.mkwrite_first);
+		EXPECT_LE(k_sum, d.mkwrite_first);
+		EXPECT_GE(k_sum + retried, d.mkwrite_first);
 		if (variant->faults_exact) {
-			EXPECT_EQ(k_sum * (rounds - 1), d.mkwrite_wp);
+			EXPECT_EQ(k_sum * rounds + retried, faults);
 		} else {
 			EXPECT_LE(k_sum * (rounds - 1), d.mkwrite_wp);
 		}
-		/* Each fault makes one PTE writable, cleaned once by msync. */
-		EXPECT_TIMED_EQ(faults, d.mkclean_ptes);
-		EXPECT_EQ(faults, d.bdp_fault_calls);
+		/* Each completed fault makes one PTE writable, cleaned once by msync. */
+		EXPECT_TIMED_EQ(faults - retried, d.mkclean_ptes);
 		/* One ratelimited call per fault and per page-sized pwrite. */
 		if (variant->pwrite_exact) {
-			EXPECT_EQ(faults + j_sum * rounds, d.bdp_calls);
+			EXPECT_EQ(faults - retried + j_sum * rounds, d.bdp_calls);
 		} else {
-			EXPECT_LE(faults + j_sum * rounds, d.bdp_calls);
+			EXPECT_LE(faults - retried + j_sum * rounds, d.bdp_calls);
 		}
 	}
 }
