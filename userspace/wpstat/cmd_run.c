@@ -77,23 +77,6 @@ static void run_stalls_total(struct run_stalls *rs)
 	}
 }
 
-/* What started the writeback that write-protected pages: mkclean_<column>. */
-static const struct {
-	const char *column;
-	const char *name;
-} mkclean_triggers[] = {
-	{ "mkclean_msync",		"msync" },
-	{ "mkclean_fsync",		"fsync" },
-	{ "mkclean_sync_file_range",	"sync_file_range" },
-	{ "mkclean_sync",		"sync" },
-	{ "mkclean_flusher_periodic",	"flusher-periodic" },
-	{ "mkclean_flusher_background",	"flusher-background" },
-	{ "mkclean_reclaim",		"reclaim" },
-	{ "mkclean_other",		"other" },
-};
-
-#define NR_TRIGGERS	ARRAY_SIZE(mkclean_triggers)
-
 /*
  * The changes of the trigger columns over the files of @l, into @sum;
  * @have[t] false where the column is absent or reads "-".  Returns
@@ -105,7 +88,7 @@ static bool trigger_sums(const struct file_list *l, uint64_t *sum, bool *have)
 	size_t t, i;
 	int c;
 
-	for (t = 0; t < NR_TRIGGERS; t++) {
+	for (t = 0; t < NR_MKCLEAN_TRIGGERS; t++) {
 		sum[t] = 0;
 		have[t] = false;
 		c = wpstat_counter_index(l->snap, mkclean_triggers[t].column);
@@ -125,19 +108,19 @@ static bool trigger_sums(const struct file_list *l, uint64_t *sum, bool *have)
 /* "write-protected by: fsync 120, flusher-periodic 4", largest first. */
 static void run_report_triggers(FILE *out, const struct file_list *l)
 {
-	uint64_t sum[NR_TRIGGERS];
-	bool have[NR_TRIGGERS], done[NR_TRIGGERS] = { false };
+	uint64_t sum[NR_MKCLEAN_TRIGGERS];
+	bool have[NR_MKCLEAN_TRIGGERS], done[NR_MKCLEAN_TRIGGERS] = { false };
 	size_t t, best, shown = 0;
 
 	if (!trigger_sums(l, sum, have))
 		return;
 	fputs("\n write-protected by:", out);
 	for (;;) {
-		for (t = 0, best = NR_TRIGGERS; t < NR_TRIGGERS; t++)
+		for (t = 0, best = NR_MKCLEAN_TRIGGERS; t < NR_MKCLEAN_TRIGGERS; t++)
 			if (!done[t] && have[t] && sum[t] &&
-			    (best == NR_TRIGGERS || sum[t] > sum[best]))
+			    (best == NR_MKCLEAN_TRIGGERS || sum[t] > sum[best]))
 				best = t;
-		if (best == NR_TRIGGERS)
+		if (best == NR_MKCLEAN_TRIGGERS)
 			break;
 		fprintf(out, "%s %s %" PRIu64, shown++ ? "," : "",
 			mkclean_triggers[best].name, sum[best]);
@@ -223,8 +206,8 @@ static void json_u64_or_null(FILE *out, uint64_t v, bool have)
 /* {"msync": N, ...}: the triggers' changes over the run's files. */
 static void json_triggers(FILE *out, const struct file_list *l)
 {
-	uint64_t sum[NR_TRIGGERS];
-	bool have[NR_TRIGGERS];
+	uint64_t sum[NR_MKCLEAN_TRIGGERS];
+	bool have[NR_MKCLEAN_TRIGGERS];
 	size_t t;
 
 	if (!trigger_sums(l, sum, have)) {
@@ -232,7 +215,7 @@ static void json_triggers(FILE *out, const struct file_list *l)
 		return;
 	}
 	fputc('{', out);
-	for (t = 0; t < NR_TRIGGERS; t++) {
+	for (t = 0; t < NR_MKCLEAN_TRIGGERS; t++) {
 		fprintf(out, "%s\"%s\": ", t ? ", " : "",
 			mkclean_triggers[t].name);
 		json_u64_or_null(out, sum[t], have[t]);

@@ -174,3 +174,40 @@ err:
 	o->dirs.n = 0;
 	return ret;
 }
+
+/*
+ * The names of @spec (comma-separated) into @sel, through @lookup (a
+ * column's id, or -1 for a name it does not know).  An unknown name is a
+ * usage error that lists @known, unless @lenient (a command's defaults
+ * on an older module, which lacks one: left out).
+ */
+int col_sel_parse(const char *spec, bool lenient,
+		  int (*lookup)(const void *ctx, const char *name),
+		  const void *ctx, const char *known, struct col_sel *sel)
+{
+	char *list, *name, *save = NULL;
+	int c, ret = 0;
+
+	sel->n = 0;
+	list = strdup(spec);
+	if (!list)
+		return runtime_error("out of memory");
+	for (name = strtok_r(list, ",", &save); name && !ret;
+	     name = strtok_r(NULL, ",", &save)) {
+		c = lookup(ctx, name);
+		if (c < 0 && lenient)
+			continue;
+		if (c < 0)
+			ret = usage_error("-o: unknown column '%s' (columns: %s)",
+					  name, known);
+		else if (sel->n == MAX_TABLE_COLS)
+			ret = usage_error("-o: more than %d columns",
+					  MAX_TABLE_COLS);
+		else
+			sel->col[sel->n++] = c;
+	}
+	if (!ret && !sel->n)
+		ret = usage_error("-o: no column given");
+	free(list);
+	return ret;
+}

@@ -26,10 +26,15 @@ const char *fmt_count(char *buf, size_t len, uint64_t v)
 	return buf;
 }
 
-/* The triggers of the mkclean_<trigger> columns, as cleaned_by names them. */
-static const char *const clean_triggers[] = {
-	"msync", "fsync", "sync_file_range", "sync", "flusher_periodic",
-	"flusher_background", "reclaim", "other",
+const struct mkclean_trigger mkclean_triggers[NR_MKCLEAN_TRIGGERS] = {
+	{ "mkclean_msync",		"msync" },
+	{ "mkclean_fsync",		"fsync" },
+	{ "mkclean_sync_file_range",	"sync_file_range" },
+	{ "mkclean_sync",		"sync" },
+	{ "mkclean_flusher_periodic",	"flusher-periodic" },
+	{ "mkclean_flusher_background",	"flusher-background" },
+	{ "mkclean_reclaim",		"reclaim" },
+	{ "mkclean_other",		"other" },
 };
 
 /* What a person reads first: faults, cleans and by what, stall time. */
@@ -57,8 +62,9 @@ static const char *file_col_name(const struct wpstat_snapshot *s, int col)
 	return "?";
 }
 
-static int file_col_of(const struct wpstat_snapshot *s, const char *name)
+static int file_col_of(const void *snap, const char *name)
 {
+	const struct wpstat_snapshot *s = snap;
 	size_t i;
 	int c = wpstat_counter_index(s, name);
 
@@ -71,74 +77,56 @@ static int file_col_of(const struct wpstat_snapshot *s, const char *name)
 }
 
 /*
- * The columns of a file table: @spec (-o: names, comma-separated), every
- * counter (@all: the module's own table), or the defaults.  A name
- * neither the module nor wpstat knows is a usage error; a default the
- * module lacks (an older one) is left out.
+ * The columns of a file table: @spec (-o), every counter (@all: the
+ * module's own table), or the defaults (those the module has).
  */
 int file_cols_select(const struct wpstat_snapshot *s, const char *spec,
 		     bool all, struct col_sel *sel)
 {
-	char *list, *name, *save = NULL;
-	int c, ret = 0;
+	int c;
 
-	sel->n = 0;
 	if (all) {
+		sel->n = 0;
 		for (c = 0; c < s->ncounters && sel->n < MAX_TABLE_COLS; c++)
 			sel->col[sel->n++] = c;
 		return 0;
 	}
-	list = strdup(spec ? spec : file_cols_default);
-	if (!list)
-		return runtime_error("out of memory");
-	for (name = strtok_r(list, ",", &save); name;
-	     name = strtok_r(NULL, ",", &save)) {
-		c = file_col_of(s, name);
-		if (c < 0 && !spec)
-			continue;
-		if (c < 0) {
-			ret = usage_error("-o: unknown column '%s' (columns: the counters of /proc/wpstat/counters, and cleaned_by, stall, worst)",
-					  name);
-			break;
-		}
-		if (sel->n == MAX_TABLE_COLS) {
-			ret = usage_error("-o: more than %d columns", MAX_TABLE_COLS);
-			break;
-		}
-		sel->col[sel->n++] = c;
-	}
-	if (!ret && !sel->n)
-		ret = usage_error("-o: no column given");
-	free(list);
-	return ret;
+	return col_sel_parse(spec ? spec : file_cols_default, !spec,
+			     file_col_of, s,
+			     "the counters of /proc/wpstat/counters, and cleaned_by, stall, worst",
+			     sel);
 }
 
-/* The largest of @f's counters @names that it has; false if none. */
-static bool max_of(const struct file_list *l, const struct file_row *f,
-		   const char *const *names, size_t n, uint64_t *out)
+/*
+ * Where the counters the computed columns read are in a snapshot (-1:
+ * absent), looked up once per table rather than once per cell.
+ */
+struct file_cols_at {
+	int trigger[NR_MKCLEAN_TRIGGERS];
+	int fault_ns, stable_ns, pause_ns;	/* the stall column's */
+	int max_ns[3];				/* the worst column's */
+};
+
+static void file_cols_at(const struct wpstat_snapshot *s,
+			 struct file_cols_at *at)
 {
-	bool any = false;
+	static const char *const max_ns[] = {
+		"mkwrite_max_ns", "stable_wait_max_ns", "bdp_pause_max_ns",
+	};
 	size_t i;
-	int c;
 
-	*out = 0;
-	for (i = 0; i < n; i++) {
-		c = wpstat_counter_index(l->snap, names[i]);
-		if (c < 0 || !f->avail[c])
-			continue;
-		any = true;
-		if (f->val[c] > *out)
-			*out = f->val[c];
-	}
-	return any;
+	for (i = 0; i < NR_MKCLEAN_TRIGGERS; i++)
+		at->trigger[i] = wpstat_counter_index(s, mkclean_triggers[i].column);
+	at->fault_ns = wpstat_counter_index(s, "mkwrite_ns");
+	at->stable_ns = wpstat_counter_index(s, "stable_wait_ns");
+	at->pause_ns = wpstat_counter_index(s, "bdp_pause_ns");
+	for (i = 0; i < ARRAY_SIZE(max_ns); i++)
+		at->max_ns[i] = wpstat_counter_index(s, max_ns[i]);
 }
 
-/* @f's counter @name, 0 if it lacks it; *@any set if it has it. */
-static uint64_t value_of(const struct file_list *l, const struct file_row *f,
-			 const char *name, bool *any)
+/* @f's counter at @c, 0 if absent or unavailable; *@any set if present. */
+static uint64_t value_at(const struct file_row *f, int c, bool *any)
 {
-	int c = wpstat_counter_index(l->snap, name);
-
 	if (c < 0 || !f->avail[c])
 		return 0;
 	*any = true;
@@ -147,16 +135,13 @@ static uint64_t value_of(const struct file_list *l, const struct file_row *f,
 
 /* Cell @col of @f as text. */
 static const char *file_cell(char *buf, size_t len, const struct file_list *l,
+			     const struct file_cols_at *at,
 			     const struct file_row *f, int col)
 {
-	static const char *const worst[] = {
-		"mkwrite_max_ns", "stable_wait_max_ns", "bdp_pause_max_ns",
-	};
 	const char *name = file_col_name(l->snap, col);
 	uint64_t v, best = 0;
-	char column[64];
 	bool any = false;
-	size_t t;
+	size_t i;
 
 	if (col < l->snap->ncounters) {
 		if (!f->avail[col])
@@ -168,26 +153,26 @@ static const char *file_cell(char *buf, size_t len, const struct file_list *l,
 	switch (col) {
 	case ICOL_CLEANED_BY:
 		snprintf(buf, len, "-");
-		for (t = 0; t < ARRAY_SIZE(clean_triggers); t++) {
-			snprintf(column, sizeof(column), "mkclean_%s",
-				 clean_triggers[t]);
-			v = value_of(l, f, column, &any);
+		for (i = 0; i < NR_MKCLEAN_TRIGGERS; i++) {
+			v = value_at(f, at->trigger[i], &any);
 			if (v > best) {
 				best = v;
-				snprintf(buf, len, "%s", clean_triggers[t]);
+				snprintf(buf, len, "%s", mkclean_triggers[i].name);
 			}
 		}
 		return buf;
 	case ICOL_STALL:
 		/* The waits inside a fault are in its time too. */
-		v = value_of(l, f, "mkwrite_ns", &any);
-		best = value_of(l, f, "stable_wait_ns", &any);
-		v = (v > best ? v : best) + value_of(l, f, "bdp_pause_ns", &any);
+		v = value_at(f, at->fault_ns, &any);
+		best = value_at(f, at->stable_ns, &any);
+		v = (v > best ? v : best) + value_at(f, at->pause_ns, &any);
 		return any ? wpstat_fmt_duration(buf, len, v) : "-";
 	case ICOL_WORST:
-		if (!max_of(l, f, worst, ARRAY_SIZE(worst), &v))
-			return "-";
-		return wpstat_fmt_duration(buf, len, v);
+		for (i = 0; i < ARRAY_SIZE(at->max_ns); i++) {
+			v = value_at(f, at->max_ns[i], &any);
+			best = v > best ? v : best;
+		}
+		return any ? wpstat_fmt_duration(buf, len, best) : "-";
 	}
 	return "?";
 }
@@ -198,13 +183,15 @@ void print_table(FILE *out, const struct file_list *l, size_t limit,
 {
 	size_t width[MAX_TABLE_COLS];
 	size_t i, n = l->n < limit ? l->n : limit;
+	struct file_cols_at at;
 	char buf[64];
 	int k;
 
+	file_cols_at(l->snap, &at);
 	for (k = 0; k < sel->n; k++) {
 		width[k] = strlen(file_col_name(l->snap, sel->col[k]));
 		for (i = 0; i < n; i++) {
-			size_t w = strlen(file_cell(buf, sizeof(buf), l,
+			size_t w = strlen(file_cell(buf, sizeof(buf), l, &at,
 						    &l->rows[i], sel->col[k]));
 
 			if (w > width[k])
@@ -220,7 +207,8 @@ void print_table(FILE *out, const struct file_list *l, size_t limit,
 
 		for (k = 0; k < sel->n; k++)
 			fprintf(out, "%*s ", (int)width[k],
-				file_cell(buf, sizeof(buf), l, f, sel->col[k]));
+				file_cell(buf, sizeof(buf), l, &at, f,
+					  sel->col[k]));
 		print_file_name(out, f);
 		fputc('\n', out);
 	}

@@ -102,39 +102,31 @@ static void print_stall_file(FILE *out, const struct stall_item *it)
 static const char *const stall_cols_default =
 	"pid,comm,cause,stall,worst,fault_first,fault_wp";
 
+static int stall_col_of(const void *ctx __attribute__((unused)), const char *name)
+{
+	int c;
+
+	for (c = 0; c < SC_NR; c++)
+		if (!strcmp(stall_table_cols[c].name, name))
+			return c;
+	return -1;
+}
+
 /* The columns of a stall table: @spec (-o), all (@all) or the defaults. */
 int stall_cols_select(const char *spec, bool all, struct col_sel *sel)
 {
-	char *list, *name, *save = NULL;
-	int c, ret = 0;
+	int c;
 
-	sel->n = 0;
 	if (all) {
+		sel->n = 0;
 		for (c = 0; c < SC_NR; c++)
 			sel->col[sel->n++] = c;
 		return 0;
 	}
-	list = strdup(spec ? spec : stall_cols_default);
-	if (!list)
-		return runtime_error("out of memory");
-	for (name = strtok_r(list, ",", &save); name && !ret;
-	     name = strtok_r(NULL, ",", &save)) {
-		for (c = 0; c < SC_NR; c++)
-			if (!strcmp(stall_table_cols[c].name, name))
-				break;
-		if (c == SC_NR)
-			ret = usage_error("-o: unknown column '%s' (columns: pid, comm, cause, stall, stable, wb, pause, fault, worst, events, fault_first, fault_wp, cgroup)",
-					  name);
-		else if (sel->n == MAX_TABLE_COLS)
-			ret = usage_error("-o: more than %d columns",
-					  MAX_TABLE_COLS);
-		else
-			sel->col[sel->n++] = c;
-	}
-	if (!ret && !sel->n)
-		ret = usage_error("-o: no column given");
-	free(list);
-	return ret;
+	return col_sel_parse(spec ? spec : stall_cols_default, false,
+			     stall_col_of, NULL,
+			     "pid, comm, cause, stall, stable, wb, pause, fault, worst, events, fault_first, fault_wp, cgroup",
+			     sel);
 }
 
 /* The chosen columns aligned under their names, the file last; @indent first. */

@@ -222,8 +222,17 @@ void resolve_cached(struct path_cache *pc, struct file_row *rows,
 /* list_opts.c */
 int list_opts_parse(const char *cmd, int argc, char **argv,
 		    struct list_opts *o);
+int col_sel_parse(const char *spec, bool lenient,
+		  int (*lookup)(const void *ctx, const char *name),
+		  const void *ctx, const char *known, struct col_sel *sel);
 
 /* output.c */
+/* What started the writeback that write-protected pages: mkclean_<column>. */
+#define NR_MKCLEAN_TRIGGERS	8
+extern const struct mkclean_trigger {
+	const char *column;
+	const char *name;	/* as run and cleaned_by print it */
+} mkclean_triggers[NR_MKCLEAN_TRIGGERS];
 int file_cols_select(const struct wpstat_snapshot *s, const char *spec,
 		     bool all, struct col_sel *sel);
 void print_table(FILE *out, const struct file_list *l, size_t limit,
