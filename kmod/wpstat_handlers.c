@@ -111,7 +111,6 @@ void wpstat_set_filter_pid(struct pid *pid)
 	}
 }
 
-/* Fill @key for @inode; false if the device filter excludes it. */
 /*
  * Which mount a superblock is, for the key: its backing_dev_info's id,
  * unique for the system's life.  btrfs, FUSE and NFS set up a bdi per
@@ -123,6 +122,7 @@ static __always_inline u64 wpstat_sb_id(const struct super_block *sb)
 	return READ_ONCE(sb->s_bdi)->id;
 }
 
+/* Fill @key for @inode; false if the device filter excludes it. */
 static __always_inline bool wpstat_key_of(const struct inode *inode,
 					  struct wpstat_key *key)
 {
