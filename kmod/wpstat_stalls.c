@@ -117,9 +117,13 @@ static __always_inline bool stall_key_equal(const struct wpstat_stall_key *a,
 	       a->tgid == b->tgid && a->start == b->start;
 }
 
-/* Who the current task is, recorded once per row. */
+/*
+ * Who the row's process is, recorded once per row: the current task's,
+ * or for compaction (a kworker) the old row's @from.
+ */
 static void notrace stall_row_fill(struct wpstat_stall *r,
-				   const struct wpstat_stall_key *key)
+				   const struct wpstat_stall_key *key,
+				   const struct wpstat_stall *from)
 {
 	struct task_struct *leader = current->group_leader;
 
@@ -127,6 +131,11 @@ static void notrace stall_row_fill(struct wpstat_stall *r,
 	if (!key->tgid) {		/* compaction's exited row */
 		strscpy(r->comm, "(exited)", TASK_COMM_LEN);
 		r->cgroup = 0;
+		return;
+	}
+	if (from) {
+		memcpy(r->comm, from->comm, TASK_COMM_LEN);
+		r->cgroup = from->cgroup;
 		return;
 	}
 	/* As trace events copy comm: no lock, a racing rename is harmless. */
@@ -142,7 +151,8 @@ static void notrace stall_row_fill(struct wpstat_stall *r,
 static void wpstat_stalls_kick(void);
 
 /*
- * The row of @key, inserted if new and @insert.  Lock-free and
+ * The row of @key, inserted if new and @insert (as @from's process, if
+ * not NULL, else as the current task's).  Lock-free and
  * allocation-free, as wpstat_table_find(); NULL when absent or the table
  * is full (a compaction is then kicked).  A row reserved by an insert
  * that lost a race to the same key stays unpublished until a compaction
@@ -150,7 +160,8 @@ static void wpstat_stalls_kick(void);
  */
 static struct wpstat_stall *notrace stall_find_key(struct wpstat_stalls *s,
 						   const struct wpstat_stall_key *key,
-						   bool insert)
+						   bool insert,
+						   const struct wpstat_stall *from)
 {
 	u32 h = jhash2((const u32 *)key, sizeof(*key) / sizeof(u32), s->r.seed);
 	struct wpstat_stall *mine = NULL;
@@ -171,7 +182,7 @@ static struct wpstat_stall *notrace stall_find_key(struct wpstat_stalls *s,
 				if (n >= s->r.max)
 					break;
 				mine = &s->rows[n];
-				stall_row_fill(mine, key);
+				stall_row_fill(mine, key, from);
 			}
 			/* Full barrier: the key is visible before the slot. */
 			cur = cmpxchg(slot, 0, (u32)(mine - s->rows) + 1);
@@ -204,7 +215,7 @@ stall_find(struct wpstat_stalls *s, const struct wpstat_key *ikey, bool insert)
 		.start = current->group_leader->start_time,
 	};
 
-	return stall_find_key(s, &key, insert);
+	return stall_find_key(s, &key, insert, NULL);
 }
 
 /*
@@ -375,7 +386,7 @@ static void wpstat_stalls_compact(void)
 			continue;
 		k = stall_target(&old->rows[i].key);
 		exited += !k.tgid && old->rows[i].key.tgid;
-		to = stall_find_key(new, &k, true);
+		to = stall_find_key(new, &k, true, &old->rows[i]);
 		map[i] = to ? to - new->rows + 1 : 0;
 		cond_resched();
 	}
@@ -398,7 +409,7 @@ static void wpstat_stalls_compact(void)
 			to = &new->rows[map[i] - 1];
 		} else {
 			k = stall_target(&r->key);
-			to = stall_find_key(new, &k, true);
+			to = stall_find_key(new, &k, true, r);
 		}
 		if (to)
 			stall_move_counts(to, r);
