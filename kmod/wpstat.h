@@ -434,6 +434,7 @@ enum {
 	WPT_BDP		= 1,	/* inside balance_dirty_pages() */
 	WPT_WAIT	= 2,	/* about to wait for writeback (wait_stable says where) */
 	WPT_WB		= 4,	/* a flusher inside wb_writeback() (wb_reason says why) */
+	WPT_FAULT	= 8,	/* inside a timed do_page_mkwrite() (fault_key) */
 };
 
 struct wpstat_tctx {
@@ -448,6 +449,9 @@ struct wpstat_tctx {
 	unsigned long wait_switches; /* the task's switches when announced */
 	bool wait_entered;	/* folio_wait_bit() entered for it */
 	struct wpstat_key wait_key;
+	struct wpstat_key fault_key;
+	u64 fault_named_ns;	/* WPT_FAULT: of its time, in named waits */
+	unsigned int fault_epoch; /* WPT_FAULT: wpstat_level_epoch at entry */
 	u64 start;		/* the owner's start_time: a reused task_struct differs */
 };
 
@@ -484,6 +488,7 @@ extern const struct wpstat_handler_set wpstat_floor_handlers[WPP_NR];
  * between levels; flipped only under stop_machine() (wpstat_attach.c).
  */
 extern int wpstat_counting_level;
+extern unsigned int wpstat_level_epoch;	/* level switches so far */
 
 /* Whether folio_wait_bit()'s kretprobe is there to time stable waits. */
 extern bool wpstat_wait_bit_attached;

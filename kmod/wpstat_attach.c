@@ -17,6 +17,7 @@
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
 #include <linux/rcupdate_wait.h>
+#include <linux/slab.h>
 #include <linux/stop_machine.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
@@ -230,14 +231,17 @@ static bool wpstat_probe_skipped(const char *name)
  * (static functions are not in any exported table).  A FTRACE point must
  * be an ftrace site: the kprobe says so with KPROBE_FLAG_FTRACE, and its
  * address is then the ip ftrace hands to callbacks (after endbr64 on IBT
- * kernels).  Unresolved points keep addr 0.
+ * kernels).  Unresolved points keep addr 0, as all do without memory for
+ * the kprobes (too large for the stack).
  */
 static void wpstat_resolve_addresses(void)
 {
-	struct kprobe kps[WPP_NR], *reg[WPP_NR];
+	struct kprobe *kps, *reg[WPP_NR];
 	int p, n = 0;
 
-	memset(kps, 0, sizeof(kps));
+	kps = kcalloc(WPP_NR, sizeof(*kps), GFP_KERNEL);
+	if (!kps)
+		return;
 	for (p = 0; p < WPP_NR; p++) {
 		struct wpstat_probe *wp = &wpstat_probes[p];
 		bool ftrace = wp->mech[WPL_COUNTS] == WPM_FTRACE ||
@@ -257,6 +261,7 @@ static void wpstat_resolve_addresses(void)
 	}
 	if (n)
 		unregister_kprobes(reg, n);
+	kfree(kps);
 	for (p = 0; p < WPP_NR; p++)
 		if (wpstat_probes[p].mech[WPL_COUNTS] == WPM_FTRACE ||
 		    wpstat_probes[p].mech[WPL_TIMING] == WPM_FTRACE)
@@ -277,6 +282,8 @@ static int attach_mech(enum wpstat_probe_id p, enum wpstat_mech m)
 	int ret;
 
 	switch (m) {
+	case WPM_NONE:		/* nothing at this level, and nothing wrong */
+		return 0;
 	case WPM_FTRACE:
 		if (!wp->addr)
 			return -ENOENT;
@@ -394,6 +401,7 @@ static void wpstat_report_unavailable(struct wpstat_probe *wp, u32 bit)
 static int wpstat_flip_level(void *data)
 {
 	WRITE_ONCE(wpstat_counting_level, *(int *)data);
+	WRITE_ONCE(wpstat_level_epoch, wpstat_level_epoch + 1);
 	return 0;
 }
 
@@ -591,7 +599,9 @@ void wpstat_probes_show(struct seq_file *m)
 
 		seq_printf(m, "%s %s %s ", wp->name, wp->target,
 			   wpstat_mech_names[mech]);
-		if (wp->on & BIT(mech))
+		if (mech == WPM_NONE)
+			seq_puts(m, "off");
+		else if (wp->on & BIT(mech))
 			seq_puts(m, "attached");
 		else if (wp->err == -ECANCELED)
 			seq_puts(m, "skipped");

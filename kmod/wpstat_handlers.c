@@ -75,6 +75,12 @@ MODULE_PARM_DESC(enable, "Count from load (default 1); toggled at run time throu
 u32 wpstat_filter_dev;
 struct pid *wpstat_filter_pid;
 int wpstat_counting_level;
+/*
+ * A timed fault's return probe may be detached while the task is inside
+ * (a switch to level counts): its WPT_FAULT is then stale, and is known
+ * so by the epoch it was set in.
+ */
+unsigned int wpstat_level_epoch;
 bool wpstat_wait_bit_attached;
 unsigned long wpstat_entry_ip[WPP_NR];
 struct wpstat_range wpstat_fault_dirty_range;
@@ -473,12 +479,28 @@ static void notrace wpstat_entry(WPSTAT_FTRACE_CB_PROTO)
 struct mkwrite_data {
 	struct wpstat_key key;
 	u64 start;
+	bool ctx;		/* it holds WPT_FAULT of the task's context */
 };
+
+/*
+ * Whether the task is inside a timed do_page_mkwrite(); a WPT_FAULT of an
+ * earlier level is dropped.  The owner's context only, as every tctx use.
+ */
+static bool in_timed_fault(struct wpstat_tctx *c)
+{
+	if (!c || !(c->active & WPT_FAULT))
+		return false;
+	if (c->fault_epoch == READ_ONCE(wpstat_level_epoch))
+		return true;
+	wpstat_tctx_put(c, WPT_FAULT);
+	return false;
+}
 
 /* Level timing: counted at entry as at level counts, timed to the return. */
 static int mkwrite_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct mkwrite_data *d = (void *)ri->data;
+	struct wpstat_tctx *c;
 	bool first;
 
 	wpstat_hit(WPP_MKWRITE);
@@ -486,6 +508,18 @@ static int mkwrite_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	    !mkwrite_key(wpstat_mkwrite_vmf(regs), &d->key, &first))
 		return 1;
 	mkwrite_count(&d->key, first);
+	/*
+	 * The waits inside the fault (writeback, journal) add their time to
+	 * the task's context; what is left at the return is unnamed.
+	 */
+	c = wpstat_tctx_get();
+	d->ctx = c;	/* faults do not nest: a WPT_FAULT left is stale */
+	if (c) {
+		c->active |= WPT_FAULT;
+		c->fault_key = d->key;
+		c->fault_named_ns = 0;
+		c->fault_epoch = READ_ONCE(wpstat_level_epoch);
+	}
 	d->start = ktime_get_ns();
 	return 0;
 }
@@ -495,10 +529,18 @@ static int mkwrite_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct mkwrite_data *d = (void *)ri->data;
 	u64 ns = ktime_get_ns() - d->start;
+	struct wpstat_tctx *c;
 
 	wpstat_count_time(&d->key, WPC_MKWRITE_NS, WPC_MKWRITE_MAX_NS, ns);
 	wpstat_stall_time(&d->key, WPS_FAULT_NS, ns);
 	wpstat_hist_add(WPH_MKWRITE, &d->key, ns);
+	c = d->ctx ? wpstat_tctx_find() : NULL;
+	if (in_timed_fault(c)) {
+		ns -= min(ns, c->fault_named_ns);
+		wpstat_count(&d->key, WPC_MKWRITE_UNNAMED_NS, ns);
+		wpstat_stall_add(&d->key, WPS_FAULT_UNNAMED_NS, ns);
+		wpstat_tctx_put(c, WPT_FAULT);
+	}
 	return 0;
 }
 NOKPROBE_SYMBOL(mkwrite_return);
@@ -609,6 +651,8 @@ static int wait_bit_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct wpstat_tctx *c = wpstat_tctx_find();
 
 	if (c && (c->active & WPT_WAIT)) {
+		if (in_timed_fault(c))
+			c->fault_named_ns += ns;
 		if (c->wait_stable) {
 			wpstat_count_time(&c->wait_key, WPC_STABLE_WAIT_NS,
 					  WPC_STABLE_WAIT_MAX_NS, ns);
@@ -622,6 +666,66 @@ static int wait_bit_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	return 0;
 }
 NOKPROBE_SYMBOL(wait_bit_return);
+
+/*
+ * jbd2__journal_start() and jbd2_journal_get_write_access() inside a timed
+ * write fault: a call in which the task slept (its voluntary context
+ * switches moved) waited for the journal, e.g. ext4_page_mkwrite()'s mtime
+ * update (ext4_dirty_inode) on the inode buffer a commit is writing
+ * (do_get_write_access: BH_Shadow, lock_buffer), or for a locked or full
+ * transaction (start_this_handle).  Calls that did not sleep are not waits.
+ */
+struct journal_data {
+	u64 start;
+	unsigned long nvcsw;
+};
+
+static int journal_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct journal_data *d = (void *)ri->data;
+
+	if (!in_timed_fault(wpstat_tctx_find()))
+		return 1;
+	d->nvcsw = READ_ONCE(current->nvcsw);
+	d->start = ktime_get_ns();
+	return 0;
+}
+NOKPROBE_SYMBOL(journal_entry);
+
+static int jbd2_start_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	wpstat_hit(WPP_JBD2_START);
+	return journal_entry(ri, regs);
+}
+NOKPROBE_SYMBOL(jbd2_start_entry);
+
+static int jbd2_access_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	wpstat_hit(WPP_JBD2_ACCESS);
+	return journal_entry(ri, regs);
+}
+NOKPROBE_SYMBOL(jbd2_access_entry);
+
+static int journal_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct journal_data *d = (void *)ri->data;
+	u64 ns = ktime_get_ns() - d->start;
+	struct wpstat_tctx *c;
+
+	if (READ_ONCE(current->nvcsw) == d->nvcsw)
+		return 0;
+	c = wpstat_tctx_find();
+	if (!in_timed_fault(c))
+		return 0;
+	c->fault_named_ns += ns;
+	wpstat_count(&c->fault_key, WPC_JOURNAL_WAITS, 1);
+	wpstat_count_time(&c->fault_key, WPC_JOURNAL_WAIT_NS,
+			  WPC_JOURNAL_WAIT_MAX_NS, ns);
+	wpstat_stall_add(&c->fault_key, WPS_JOURNAL, 1);
+	wpstat_stall_time(&c->fault_key, WPS_JOURNAL_NS, ns);
+	return 0;
+}
+NOKPROBE_SYMBOL(journal_return);
 
 /* ---- tracepoints -------------------------------------------------------- */
 
@@ -796,6 +900,12 @@ const struct wpstat_handler_set wpstat_handlers[WPP_NR] = {
 	[WPP_TP_WB_START] = { .tp = tp_wb_start },
 	[WPP_TP_WB_WRITTEN] = { .tp = tp_wb_written },
 	[WPP_TP_EXIT] = { .tp = tp_process_exit },
+	[WPP_JBD2_START] = { .krp_entry = jbd2_start_entry,
+			     .krp_return = journal_return,
+			     .krp_data_size = sizeof(struct journal_data) },
+	[WPP_JBD2_ACCESS] = { .krp_entry = jbd2_access_entry,
+			      .krp_return = journal_return,
+			      .krp_data_size = sizeof(struct journal_data) },
 };
 
 /* ---- floor mode: the same attachments, empty handlers ------------------ */
@@ -852,6 +962,8 @@ const struct wpstat_handler_set wpstat_floor_handlers[WPP_NR] = {
 	[WPP_TP_WB_START] = { .tp = floor_tp_wb },
 	[WPP_TP_WB_WRITTEN] = { .tp = floor_tp_wb },
 	[WPP_TP_EXIT] = { .tp = floor_tp_exit },
+	FLOOR_KRP(WPP_JBD2_START, sizeof(struct journal_data)),
+	FLOOR_KRP(WPP_JBD2_ACCESS, sizeof(struct journal_data)),
 };
 
 /* ---- set-up --------------------------------------------------------------- */

@@ -289,11 +289,13 @@ teardown() {
 		(.tracked_inodes | type) == "number" and .debugfs == "ok" and
 		.filter == {"dev": null, "pid": $pid, "pid_exited": false} and
 		(.probes | length) == $n and
-		(.probes_attached | length) + (.probes_unavailable | length) == $n and
+		(.probes_attached | length) + (.probes_unavailable | length) +
+			(.probes_off | length) == $n and
 		(.probes_attached | index("mkwrite")) != null and
+		.probes_off == ["jbd2_start", "jbd2_access"] and
 		.level == "counts" and
-		.counters_unavailable == ["mkwrite_ns", "mkclean_ptes", "mkwrite_max_ns"] and
-		.counters_timing_only == ["mkwrite_ns", "mkclean_ptes", "mkwrite_max_ns"]' <<<"$output"
+		.counters_unavailable == ["mkwrite_ns", "mkclean_ptes", "mkwrite_max_ns", "journal_waits", "journal_wait_ns", "journal_wait_max_ns", "mkwrite_unnamed_ns"] and
+		.counters_timing_only == ["mkwrite_ns", "mkclean_ptes", "mkwrite_max_ns", "journal_waits", "journal_wait_ns", "journal_wait_max_ns", "mkwrite_unnamed_ns"]' <<<"$output"
 }
 
 @test "status with probes skipped: unavailable probes and counters" {
@@ -305,8 +307,8 @@ teardown() {
 		([.probes[] | select(.status == "skipped") | .name] == ["bdp", "tp_bdp"]) and
 		.counters_unavailable == ["mkwrite_ns", "mkclean_ptes", "bdp_throttled",
 					  "bdp_pauses", "bdp_pause_ns", "mkwrite_max_ns",
-					  "bdp_pause_max_ns"] and
-		.counters_timing_only == ["mkwrite_ns", "mkclean_ptes", "mkwrite_max_ns"]' <<<"$output"
+					  "bdp_pause_max_ns", "journal_waits", "journal_wait_ns", "journal_wait_max_ns", "mkwrite_unnamed_ns"] and
+		.counters_timing_only == ["mkwrite_ns", "mkclean_ptes", "mkwrite_max_ns", "journal_waits", "journal_wait_ns", "journal_wait_max_ns", "mkwrite_unnamed_ns"]' <<<"$output"
 	run --separate-stderr wpstat status
 	assert_success
 	assert_line --regexp '^unavailable: bdp \(balance_dirty_pages, skipped\) tp_bdp'

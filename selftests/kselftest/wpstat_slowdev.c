@@ -23,6 +23,7 @@
  */
 #include "wpstat_test.h"	/* first: it defines _GNU_SOURCE */
 #include <stdarg.h>
+#include <time.h>
 #include "kselftest_harness.h"
 
 #define DELAY_MS	200
@@ -138,6 +139,134 @@ TEST_F_TIMEOUT(stable, store_while_writeback_in_flight, 120)
 		EXPECT_EQ(0, d.stable_waits);
 		EXPECT_EQ(0, d.stable_wait_ns);
 	}
+}
+
+/*
+ * The journal inside a write fault: a process stores to a mapped 32-page
+ * file on ext4 (data=ordered, delalloc) over a 20 ms dm-delay with
+ * stable_writes=1 while another fsyncs the file every 30 ms.  Each store
+ * after an fsync takes a write-protect fault; ext4_page_mkwrite() first
+ * updates mtime (file_update_time -> ext4_dirty_inode ->
+ * jbd2__journal_start, then ext4_reserve_inode_write ->
+ * jbd2_journal_get_write_access on the inode table buffer), and while the
+ * fsync's commit writes that buffer to the journal it is BH_Shadow:
+ * do_get_write_access() sleeps in wait_on_bit_io() until the journal
+ * write, 20 ms late, completes.  Then block_page_mkwrite ->
+ * folio_wait_stable() waits for the page's own writeback.
+ * Expected, for the storer's row at level timing:
+ *   stable_ns + wb_ns + journal_ns >= 90 % of fault_ns (the issue's
+ *   goal: what remains is CPU time and waits wpstat does not name);
+ *   measured: 6.1 stable 49 %, journal 48 %; 7.2 stable 97 %, journal 0
+ *   (its commits did not meet the faults' mtime updates here);
+ *   fault_ns - fault_unnamed_ns == stable_ns + wb_ns + journal_ns, to the
+ *   nanosecond: a pure storer's waits are all inside its faults, and the
+ *   unnamed time is the fault's time less them, fault by fault.
+ * The fsyncer never faults: no row, whatever its own journal waits.
+ */
+#define JOURNAL_PAGES		32
+#define JOURNAL_DELAY_MS	20
+#define JOURNAL_FSYNC_MS	30
+#define JOURNAL_RUN_MS		3000
+
+FIXTURE(journal) {
+	char path[256];
+	int fd;
+	bool switched;		/* the test set level timing: set it back */
+};
+
+FIXTURE_SETUP(journal)
+{
+	ASSERT_TRUE(wps_loaded());
+	ASSERT_LE(0, wps_timing());
+	/* Timing's probes name the waits; slowdev runs at counts on most kernels. */
+	if (!wps_timing()) {
+		ASSERT_EQ(0, wps_control("level timing"));
+		self->switched = true;
+	}
+	ASSERT_EQ(0, slowdev_up("ext4", "", JOURNAL_DELAY_MS, 1))
+		TH_LOG("cannot set up ext4 on null_blk behind dm-delay");
+	snprintf(self->path, sizeof(self->path), SLOW_DIR "/journal");
+	self->fd = open(self->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ftruncate(self->fd, JOURNAL_PAGES * PAGE));
+	/* Blocks allocated and clean: the run's faults are write-protect ones. */
+	ASSERT_EQ(0, pwrite_pages(self->fd, 0, JOURNAL_PAGES, 1));
+	ASSERT_EQ(0, fsync(self->fd));
+}
+
+FIXTURE_TEARDOWN(journal)
+{
+	close(self->fd);
+	slowdev_down();
+	if (self->switched)
+		wps_control("level counts");
+}
+
+/* Store to each page in turn until @end_ns. */
+static void journal_storer(int fd, uint64_t end_ns)
+{
+	char *map = mmap(NULL, JOURNAL_PAGES * PAGE, PROT_READ | PROT_WRITE,
+			 MAP_SHARED, fd, 0);
+	unsigned int i = 0;
+
+	if (map == MAP_FAILED)
+		_exit(2);
+	for (; wpstat_now_ns() < end_ns; i++)
+		map[(i % JOURNAL_PAGES) * PAGE] = (char)i;
+	_exit(0);
+}
+
+static void journal_fsyncer(int fd, uint64_t end_ns)
+{
+	const struct timespec gap = { 0, JOURNAL_FSYNC_MS * 1000000L };
+
+	while (wpstat_now_ns() < end_ns) {
+		if (fsync(fd))
+			_exit(2);
+		nanosleep(&gap, NULL);
+	}
+	_exit(0);
+}
+
+TEST_F_TIMEOUT(journal, fsync_neighbour_stalls_are_named, 120)
+{
+	uint64_t end = wpstat_now_ns() + JOURNAL_RUN_MS * 1000000ULL;
+	struct stall_row st, fs;
+	pid_t storer, fsyncer;
+	int64_t named;
+	int status;
+
+	if (wps_summary("journal_waits") < 0)
+		SKIP(return, "journal_waits reads '-': jbd2's probes are not attached (debugfs wpstat/probes)");
+	storer = fork();
+	ASSERT_LE(0, storer);
+	if (!storer)
+		journal_storer(self->fd, end);
+	fsyncer = fork();
+	ASSERT_LE(0, fsyncer);
+	if (!fsyncer)
+		journal_fsyncer(self->fd, end);
+	ASSERT_EQ(storer, waitpid(storer, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	ASSERT_EQ(fsyncer, waitpid(fsyncer, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+
+	ASSERT_EQ(1, stall_of(self->path, storer, &st));
+	EXPECT_EQ(0, stall_of(self->path, fsyncer, &fs));
+	named = st.stable_ns + st.wb_ns + st.journal_ns;
+	TH_LOG("storer: %lld wp faults, fault %.1f ms: stable %lld waits "
+	       "%.1f ms, wb %lld %.1f ms, journal %lld %.1f ms (worst "
+	       "%.1f ms), unnamed %.1f ms: %.1f %% named",
+	       (long long)st.fault_wp, st.fault_ns / 1e6,
+	       (long long)st.stable_waits, st.stable_ns / 1e6,
+	       (long long)st.wb_waits, st.wb_ns / 1e6,
+	       (long long)st.journal_waits, st.journal_ns / 1e6,
+	       st.journal_max_ns / 1e6, st.fault_unnamed_ns / 1e6,
+	       st.fault_ns > 0 ? 100.0 * named / st.fault_ns : 0);
+	EXPECT_LE(1, st.fault_wp);
+	EXPECT_LE(st.journal_max_ns, st.journal_ns);
+	EXPECT_EQ(st.fault_ns - st.fault_unnamed_ns, named);
+	EXPECT_LE(st.fault_ns * 9, named * 10);
 }
 
 /*

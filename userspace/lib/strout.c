@@ -11,6 +11,14 @@ void json_string_or_null(FILE *out, const char *s)
 		fputs("null", out);
 }
 
+void json_u64_or_null(FILE *out, uint64_t v, bool have)
+{
+	if (have)
+		fprintf(out, "%" PRIu64, v);
+	else
+		fputs("null", out);
+}
+
 static void prom_byte(FILE *out, unsigned char c)
 {
 	if (c == '\\')

@@ -160,6 +160,10 @@ static void run_report_stalls(FILE *out, const struct run_result *r,
 		    rs->have_fault_wp)
 			fprintf(out, " (%" PRIu64 " first, %" PRIu64 " write-protect)",
 				rs->fault_first, rs->fault_wp);
+		if (k == CAUSE_FAULT && s->have_unnamed)
+			fprintf(out, ", unnamed %s",
+				wpstat_fmt_duration(buf, sizeof(buf),
+						    s->unnamed_ns));
 		if (s->have_max[k])
 			fprintf(out, ", worst %s",
 				wpstat_fmt_duration(buf, sizeof(buf), s->max_ns[k]));
@@ -193,14 +197,6 @@ static void run_report_text(FILE *out, const struct run_result *r,
 		fprintf(out, " (killed by signal %d, %s)", r->signal,
 			strsignal(r->signal));
 	fputs("\n\n", out);
-}
-
-static void json_u64_or_null(FILE *out, uint64_t v, bool have)
-{
-	if (have)
-		fprintf(out, "%" PRIu64, v);
-	else
-		fputs("null", out);
 }
 
 /* {"msync": N, ...}: the triggers' changes over the run's files. */
@@ -245,6 +241,8 @@ static void json_run_stalls(FILE *out, const struct run_result *r,
 					 rs->have_fault_first);
 			fputs(", \"wp\": ", out);
 			json_u64_or_null(out, rs->fault_wp, rs->have_fault_wp);
+			fputs(", \"unnamed_ns\": ", out);
+			json_u64_or_null(out, s->unnamed_ns, s->have_unnamed);
 		}
 		fputs(", \"ns\": ", out);
 		json_u64_or_null(out, s->ns[k], s->have_ns[k]);

@@ -149,8 +149,8 @@ const struct wpstat_cmd wpstat_cmd_stalls = {
 	"who stalled, on which file, why: one row per process\n"
 	"and file, most stall time first; columns pid, comm,\n"
 	"cause, stall, worst, fault_first, fault_wp unless -o\n"
-	"names others (stable, wb, pause, fault, events,\n"
-	"cgroup) or --all",
+	"names others (stable, wb, pause, journal, fault,\n"
+	"unnamed, events, cgroup) or --all",
 };
 
 const struct wpstat_cmd wpstat_cmd_top = {

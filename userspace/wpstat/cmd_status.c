@@ -165,6 +165,18 @@ static bool probe_attached(const struct probe_info *p)
 	return !strcmp(p->status, "attached");
 }
 
+/* Nothing to attach at this level (jbd2's probes at level counts). */
+static bool probe_off(const struct probe_info *p)
+{
+	return !strcmp(p->status, "off");
+}
+
+/* 0: attached, 1: unavailable, 2: not used at this level. */
+static int probe_state(const struct probe_info *p)
+{
+	return probe_attached(p) ? 0 : probe_off(p) ? 2 : 1;
+}
+
 /* Whether /proc/wpstat/counters ("name level available help") says timing. */
 static bool counter_needs_timing(const struct wpstat_kvlist *counters,
 				 const char *name)
@@ -262,10 +274,11 @@ static void status_json(bool loaded, int refcnt,
 		printf(", \"hits\": %" PRIu64 ", \"missed\": %" PRIu64 "}",
 		       p->hits, p->missed);
 	}
-	for (c = 0; c < 2; c++) {
-		printf("], \"probes_%s\": [", c ? "unavailable" : "attached");
+	for (c = 0; c < 3; c++) {
+		printf("], \"probes_%s\": [",
+		       c == 2 ? "off" : c ? "unavailable" : "attached");
 		for (i = 0, first = 1; i < probes->n; i++) {
-			if (probe_attached(&probes->p[i]) == !!c)
+			if (probe_state(&probes->p[i]) != c)
 				continue;
 			fputs(first ? "" : ", ", stdout);
 			json_string(stdout, probes->p[i].name);
@@ -283,7 +296,7 @@ static void status_text(bool loaded, int refcnt,
 			const struct probe_list *probes, int debugfs_err)
 {
 	const char *hint, *v, *w, *alive;
-	size_t i, nattached = 0;
+	size_t i, nattached = 0, noff = 0;
 	bool first;
 	int c;
 
@@ -312,19 +325,27 @@ static void status_text(bool loaded, int refcnt,
 		       !w ? "?" : strcmp(w, "0") ? w : "none",
 		       alive && !strcmp(alive, "0") ?
 		       " (exited: matches nothing)" : "");
-		for (i = 0; i < probes->n; i++)
+		for (i = 0; i < probes->n; i++) {
 			nattached += probe_attached(&probes->p[i]);
-		printf("probes:      %zu of %zu attached:", nattached, probes->n);
+			noff += probe_off(&probes->p[i]);
+		}
+		printf("probes:      %zu of %zu attached:", nattached,
+		       probes->n - noff);
 		for (i = 0; i < probes->n; i++)
 			if (probe_attached(&probes->p[i]))
 				printf(" %s", probes->p[i].name);
 		fputs("\nunavailable:", stdout);
-		if (nattached == probes->n)
+		if (nattached + noff == probes->n)
 			fputs(" none", stdout);
 		for (i = 0; i < probes->n; i++)
-			if (!probe_attached(&probes->p[i]))
+			if (probe_state(&probes->p[i]) == 1)
 				printf(" %s (%s, %s)", probes->p[i].name,
 				       probes->p[i].target, probes->p[i].status);
+		if (noff)
+			fputs("\nother level:", stdout);
+		for (i = 0; i < probes->n; i++)
+			if (probe_off(&probes->p[i]))
+				printf(" %s", probes->p[i].name);
 		putchar('\n');
 	}
 	v = param_value(params, nparams, "level");

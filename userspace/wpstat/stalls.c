@@ -40,6 +40,7 @@ const struct stall_cause_info stall_causes[CAUSE_NR] = {
 	[CAUSE_STABLE]	= { "stable", "waits" },
 	[CAUSE_WB]	= { "wb", "waits" },
 	[CAUSE_PAUSE]	= { "pause", "pauses" },
+	[CAUSE_JOURNAL]	= { "journal", "waits" },
 	[CAUSE_FAULT]	= { "fault", "faults" },
 };
 
@@ -47,6 +48,7 @@ const struct stall_cause_info stall_causes[CAUSE_NR] = {
 #define STALL_ROLE_SUM_EVENTS	STALL_EVENTS
 #define STALL_ROLE_SUM_NS	STALL_NS
 #define STALL_ROLE_MAX_NS	STALL_MAX_NS
+#define STALL_ROLE_SUM_UNNAMED	STALL_UNNAMED_NS
 
 const struct stall_field_info stall_fields[STALL_NR] = {
 #define WPSTAT_STALL(id, name, like, kind, unit, cause, help) \
@@ -102,6 +104,10 @@ void stall_sum_add(struct stall_sum *sum, const struct stall_cols *sc,
 				sum->max_ns[k] = val[c];
 			sum->have_max[k] = true;
 			break;
+		case STALL_UNNAMED_NS:
+			sum->unnamed_ns += val[c];
+			sum->have_unnamed = true;
+			break;
 		}
 	}
 }
@@ -116,25 +122,32 @@ bool stall_have_time(const struct stall_sum *s)
 	return false;
 }
 
-/* Time in page_mkwrite that is not one of the waits counted on their own. */
-static uint64_t stall_fault_own_ns(const struct stall_sum *s)
+/*
+ * Time in page_mkwrite that is not one of the waits counted on their own:
+ * the module's unnamed time, measured fault by fault, where it has it;
+ * else fault less the waits, exact for a process that only stores to
+ * mappings (a stable wait may also be in write(2)).
+ */
+uint64_t stall_fault_own_ns(const struct stall_sum *s)
 {
-	uint64_t waits = s->ns[CAUSE_STABLE] + s->ns[CAUSE_WB];
+	uint64_t waits = s->ns[CAUSE_STABLE] + s->ns[CAUSE_WB] +
+			 s->ns[CAUSE_JOURNAL];
 
+	if (s->have_unnamed)
+		return s->unnamed_ns;
 	return s->ns[CAUSE_FAULT] > waits ? s->ns[CAUSE_FAULT] - waits : 0;
 }
 
 /*
  * The time stalled.  Adding fault_ns to the waits would count twice the
- * waits made inside page_mkwrite (all wb waits, and the stable waits of a
- * store to a mapping); pauses come after page_mkwrite returns.  So:
- * pause + max(fault, stable + wb), exact for a process that only stores
- * to mappings or only calls write(2), and at level counts (no fault_ns).
+ * waits made inside page_mkwrite (all wb and journal waits, and the
+ * stable waits of a store to a mapping); pauses come after page_mkwrite
+ * returns.  So: the waits, the pauses, and fault's own (unnamed) time.
  */
 uint64_t stall_total_ns(const struct stall_sum *s)
 {
 	return s->ns[CAUSE_PAUSE] + s->ns[CAUSE_STABLE] + s->ns[CAUSE_WB] +
-	       stall_fault_own_ns(s);
+	       s->ns[CAUSE_JOURNAL] + stall_fault_own_ns(s);
 }
 
 static uint64_t stall_events(const struct stall_sum *s)
@@ -178,6 +191,7 @@ const char *stall_dominant(const struct stall_sum *s)
 	own[CAUSE_STABLE] = s->ns[CAUSE_STABLE];
 	own[CAUSE_WB] = s->ns[CAUSE_WB];
 	own[CAUSE_PAUSE] = s->ns[CAUSE_PAUSE];
+	own[CAUSE_JOURNAL] = s->ns[CAUSE_JOURNAL];
 	own[CAUSE_FAULT] = stall_fault_own_ns(s);
 	for (k = 0; k < CAUSE_NR; k++) {
 		if (own[k] > best) {

@@ -11,10 +11,14 @@
 
 /*
  * Why a task waited, and the columns that say how often and how long.
- * fault is the time inside page_mkwrite, which includes the stable-page
- * and writeback waits made there (wb waits are only those).
+ * fault is the time inside page_mkwrite, which includes the stable-page,
+ * writeback and journal waits made there (wb and journal waits are only
+ * those); its unnamed part is the rest.
  */
-enum stall_cause { CAUSE_STABLE, CAUSE_WB, CAUSE_PAUSE, CAUSE_FAULT, CAUSE_NR };
+enum stall_cause {
+	CAUSE_STABLE, CAUSE_WB, CAUSE_PAUSE, CAUSE_JOURNAL, CAUSE_FAULT,
+	CAUSE_NR
+};
 
 struct stall_cause_info {
 	const char *name;
@@ -32,7 +36,7 @@ enum stall_field {
 };
 
 /* What a field says of its cause: how often, how long, the worst one. */
-enum stall_role { STALL_EVENTS, STALL_NS, STALL_MAX_NS };
+enum stall_role { STALL_EVENTS, STALL_NS, STALL_MAX_NS, STALL_UNNAMED_NS };
 
 struct stall_field_info {
 	const char *name;	/* the /proc/wpstat/stalls column */
@@ -55,6 +59,8 @@ struct stall_sum {
 	uint64_t max_ns[CAUSE_NR];
 	bool have_ns[CAUSE_NR];		/* the column reads a number */
 	bool have_max[CAUSE_NR];
+	uint64_t unnamed_ns;		/* of ns[CAUSE_FAULT], in no named wait */
+	bool have_unnamed;
 };
 
 /*
@@ -106,6 +112,7 @@ void stall_sum_add(struct stall_sum *sum, const struct stall_cols *sc,
 		   const uint64_t *val, const bool *avail);
 bool stall_have_time(const struct stall_sum *s);
 uint64_t stall_total_ns(const struct stall_sum *s);
+uint64_t stall_fault_own_ns(const struct stall_sum *s);
 bool stall_worst_ns(const struct stall_sum *s, uint64_t *worst);
 const char *stall_dominant(const struct stall_sum *s);
 void stall_list_free(struct stall_list *l);

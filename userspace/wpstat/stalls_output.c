@@ -7,8 +7,8 @@
 /* The table's columns, the file last; text columns are left-aligned. */
 enum {
 	SC_PID, SC_COMM, SC_CAUSE, SC_STALL, SC_STABLE, SC_WB, SC_PAUSE,
-	SC_FAULT, SC_WORST, SC_EVENTS, SC_FAULT_FIRST, SC_FAULT_WP, SC_CGROUP,
-	SC_NR,
+	SC_JOURNAL, SC_FAULT, SC_UNNAMED, SC_WORST, SC_EVENTS, SC_FAULT_FIRST,
+	SC_FAULT_WP, SC_CGROUP, SC_NR,
 };
 
 static const struct {
@@ -22,7 +22,9 @@ static const struct {
 	[SC_STABLE] = { "stable", false },
 	[SC_WB] = { "wb", false },
 	[SC_PAUSE] = { "pause", false },
+	[SC_JOURNAL] = { "journal", false },
 	[SC_FAULT] = { "fault", false },
+	[SC_UNNAMED] = { "unnamed", false },
 	[SC_WORST] = { "worst", false },
 	[SC_EVENTS] = { "events", false },
 	[SC_FAULT_FIRST] = { "fault_first", false },
@@ -58,12 +60,18 @@ static const char *stall_cell(char *buf, size_t len, const struct stall_list *l,
 	case SC_STABLE:
 	case SC_WB:
 	case SC_PAUSE:
+	case SC_JOURNAL:
 	case SC_FAULT:
 		k = col == SC_STABLE ? CAUSE_STABLE : col == SC_WB ? CAUSE_WB :
-		    col == SC_PAUSE ? CAUSE_PAUSE : CAUSE_FAULT;
+		    col == SC_PAUSE ? CAUSE_PAUSE :
+		    col == SC_JOURNAL ? CAUSE_JOURNAL : CAUSE_FAULT;
 		if (!s->have_ns[k])
 			return "-";
 		return wpstat_fmt_duration(buf, len, s->ns[k]);
+	case SC_UNNAMED:
+		if (!s->have_unnamed)
+			return "-";
+		return wpstat_fmt_duration(buf, len, s->unnamed_ns);
 	case SC_WORST:
 		if (!stall_worst_ns(s, &worst))
 			return "-";
@@ -125,7 +133,7 @@ int stall_cols_select(const char *spec, bool all, struct col_sel *sel)
 	}
 	return col_sel_parse(spec ? spec : stall_cols_default, false,
 			     stall_col_of, NULL,
-			     "pid, comm, cause, stall, stable, wb, pause, fault, worst, events, fault_first, fault_wp, cgroup",
+			     "pid, comm, cause, stall, stable, wb, pause, journal, fault, unnamed, worst, events, fault_first, fault_wp, cgroup",
 			     sel);
 }
 
