@@ -425,6 +425,8 @@ void wpstat_stall_add(const struct wpstat_key *key, enum wpstat_stall_field f,
 		      u64 delta);
 void wpstat_stall_time(const struct wpstat_key *key,
 		       enum wpstat_stall_field ns_field, u64 ns);
+void wpstat_stall_ns(const struct wpstat_key *key, enum wpstat_stall_field f,
+		     u64 ns);
 void wpstat_stalls_summary(struct seq_file *m);
 
 /* ---- wpstat_tctx.c ------------------------------------------------------ */

@@ -538,7 +538,7 @@ static int mkwrite_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	if (in_timed_fault(c)) {
 		ns -= min(ns, c->fault_named_ns);
 		wpstat_count(&d->key, WPC_MKWRITE_UNNAMED_NS, ns);
-		wpstat_stall_add(&d->key, WPS_FAULT_UNNAMED_NS, ns);
+		wpstat_stall_ns(&d->key, WPS_FAULT_UNNAMED_NS, ns);
 		wpstat_tctx_put(c, WPT_FAULT);
 	}
 	return 0;

@@ -254,7 +254,8 @@ void notrace wpstat_stall_time(const struct wpstat_key *key,
 	BUILD_BUG_ON(WPS_FAULT_MAX - WPS_FAULT_NS != 1 ||
 		     WPS_STABLE_MAX - WPS_STABLE_NS != 1 ||
 		     WPS_WB_MAX - WPS_WB_NS != 1 ||
-		     WPS_PAUSE_MAX - WPS_PAUSE_NS != 1);
+		     WPS_PAUSE_MAX - WPS_PAUSE_NS != 1 ||
+		     WPS_JOURNAL_MAX - WPS_JOURNAL_NS != 1);
 	if (unlikely(!s))
 		return;
 	r = stall_find(s, key, false);
@@ -262,6 +263,24 @@ void notrace wpstat_stall_time(const struct wpstat_key *key,
 		atomic64_add(ns, &r->count[ns_field]);
 		wpstat_atomic_max(&r->count[ns_field + 1], ns);
 	}
+}
+
+/*
+ * Time with no maximum of its own (fault_unnamed_ns), to the row the
+ * event's count made: like wpstat_stall_time(), it makes no row and is
+ * no overflow.
+ */
+void notrace wpstat_stall_ns(const struct wpstat_key *key,
+			     enum wpstat_stall_field f, u64 ns)
+{
+	struct wpstat_stalls *s = rcu_dereference_sched(wpstat_stalls);
+	struct wpstat_stall *r;
+
+	if (unlikely(!s))
+		return;
+	r = stall_find(s, key, false);
+	if (likely(r))
+		atomic64_add(ns, &r->count[f]);
 }
 
 /* ---- recycling the rows of exited processes ---------------------------------- */
