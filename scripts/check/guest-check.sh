@@ -86,8 +86,9 @@ timing_suites=${WPSTAT_TIMING_SUITES-ksft:wpstat_iface ksft:wpstat_predict ksft:
 # on every kernel of make check, and the quick ones again at level timing
 # (the full set, on one kernel, reruns every count-checking suite there).
 # bats:predictions checks the predictions of wpstat_predict once more
-# through wpload and the CLI: the full set has it.
-kernel_suites="ksft:wpstat_iface ksft:wpstat_predict ksft:wpstat_lifetime ksft:wpstat_stalls ksft:wpstat_slowdev ksft:wpstat_fs ksft:wpstat_threads ksft:wpstat_fuse"
+# through wpload and the CLI: the full set has it.  bats:diagnose is in
+# both: whether a remedy takes a finding away is the kernel's to say.
+kernel_suites="ksft:wpstat_iface ksft:wpstat_predict ksft:wpstat_lifetime ksft:wpstat_stalls ksft:wpstat_slowdev ksft:wpstat_fs ksft:wpstat_threads ksft:wpstat_fuse bats:diagnose"
 kernel_timing_suites="ksft:wpstat_predict ksft:wpstat_stalls ksft:wpstat_fs ksft:wpstat_lifetime"
 
 suites=("$@")

@@ -50,5 +50,6 @@ sleep 1
 say wpstat top --interval 2 --count 1 --resolve $dir
 wait $writer
 say wpstat stalls --resolve $dir
+say wpstat diagnose --pid $writer $dir
 say wpstat run -- wpload --file data --size 128K --duration 2 --quiet
 kill $syncer

@@ -28,6 +28,7 @@ static const struct wpstat_cmd *const commands[] = {
 	&wpstat_cmd_run,
 	&wpstat_cmd_stalls,
 	&wpstat_cmd_top,
+	&wpstat_cmd_diagnose,
 	&wpstat_cmd_export,
 	&wpstat_cmd_reset,
 	&wpstat_cmd_enable,

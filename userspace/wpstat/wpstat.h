@@ -173,6 +173,7 @@ extern const struct wpstat_cmd wpstat_cmd_watch;
 extern const struct wpstat_cmd wpstat_cmd_run;
 extern const struct wpstat_cmd wpstat_cmd_stalls;
 extern const struct wpstat_cmd wpstat_cmd_top;
+extern const struct wpstat_cmd wpstat_cmd_diagnose;
 extern const struct wpstat_cmd wpstat_cmd_export;
 extern const struct wpstat_cmd wpstat_cmd_reset;
 extern const struct wpstat_cmd wpstat_cmd_enable;

@@ -1,0 +1,277 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# wpstat diagnose (issue 34): for each rule, a scenario that must produce
+# its finding and, where a remedy can be applied in the guest, the same
+# scenario with the remedy applied, where the finding must be gone.
+# Runs inside the guest as root with the module loaded (guest-check.sh).
+#
+# The slow device is the C suites' (wps-slowdev: null_blk, optionally
+# behind dm-delay, mounted at /tmp/wpstat-slow).  The writer-next-to-an-
+# fsync scenario is the README session's: wpload stores to every page of a
+# 32-page shared mapping in a loop while another process fsyncs the file
+# every 30 ms, on ext4 over a 20 ms dm-delay.  Each fsync write-protects
+# the pages (folio_mkclean), so each next store faults; the fault waits
+# for the page's writeback when the device asks for stable pages
+# (folio_wait_stable), and for the journal when ext4_page_mkwrite's mtime
+# update (ext4_dirty_inode) meets the fsync's commit on the inode buffer
+# (do_get_write_access).
+
+bats_require_minimum_version 1.5.0
+
+load helpers
+
+SLOW=/tmp/wpstat-slow
+PY=/usr/bin/python3
+
+# The fsync loop of the scenario, in the background: FSYNC_PID.  It
+# fsyncs once before saying it is ready, so the writer meets a rhythm.
+start_fsync_loop() {
+	local f=$1
+	rm -f "$f.ready"
+	"$PY" -c '
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.fsync(fd)
+open(sys.argv[1] + ".ready", "w").close()
+while True:
+    os.fsync(fd)
+    time.sleep(0.03)
+' "$f" &
+	FSYNC_PID=$!
+	for _ in $(seq 600); do
+		[ -e "$f.ready" ] && return 0
+		sleep 0.1
+	done
+	fail "the fsync loop did not start"
+}
+
+# The writer of the scenario, 3 s of stores: WPLOAD_PID (its rows stay).
+run_writer() {
+	wpload --file "$1" --size 128K --duration 3 --quiet >/dev/null &
+	WPLOAD_PID=$!
+	wait "$WPLOAD_PID"
+}
+
+# The whole scenario on ${FS:-ext4} over a 20 ms dm-delay with
+# stable_writes $1 (and mount option $2), then `wpstat diagnose --json
+# --pid` of the writer in $output.
+writer_next_to_fsync() {
+	wps-slowdev up "${FS:-ext4}" 20 "$1" || fail "cannot set up the slow device"
+	[ -z "${2:-}" ] || mount -o "remount,$2" "$SLOW" || fail "remount $2"
+	touch "$SLOW/data"
+	start_fsync_loop "$SLOW/data"
+	wpstat_control reset
+	run_writer "$SLOW/data"
+	kill "$FSYNC_PID"
+	wait "$FSYNC_PID" 2>/dev/null || true
+	FSYNC_PID=
+	run --separate-stderr wpstat diagnose --json --pid "$WPLOAD_PID" "$SLOW"
+	assert_success
+	echo "# $(jq -c '[.findings[] | {rule, severity, share}]' <<<"$output")" >&3
+}
+
+# The rules of the findings in $output, sorted, space-separated.
+rules() {
+	jq -r '[.findings[].rule] | sort | join(" ")' <<<"$output"
+}
+
+setup_file() {
+	grep -q '^wpstat ' /proc/modules || insmod "$WPSTAT_MODULE"
+}
+
+setup() {
+	require_module
+	wpstat_control filter none
+	wpstat_control enable
+	wpstat_control reset
+	FSYNC_PID=
+}
+
+teardown() {
+	[ -z "${FSYNC_PID:-}" ] || kill "$FSYNC_PID" 2>/dev/null || true
+	wps-slowdev down
+	module_loaded || insmod "$WPSTAT_MODULE"
+	[ "$(module_level)" = counts ] || wpstat_control level counts
+	if [ -n "${SAVED_DIRTY:-}" ]; then
+		# A *_bytes of 0 is refused (the ratio was in force): the
+		# ratios after them put it back.
+		# shellcheck disable=SC2086
+		sysctl -q $SAVED_DIRTY 2>/dev/null || true
+		SAVED_DIRTY=
+	fi
+	rm -f "$WPSTAT_FS_DIR"/*/"$BATS_TEST_NAME".*
+}
+
+@test "diagnose: bad arguments are usage errors" {
+	local args
+	for args in "--interval 0" "--interval x" "--pid 0" "--pid x" \
+		"--path /nonexistent" "--bogus" "--json=1"; do
+		# shellcheck disable=SC2086
+		run --separate-stderr wpstat diagnose $args
+		[ "$status" -eq 2 ] || fail "diagnose $args: status $status"
+		assert_one_error
+	done
+}
+
+@test "diagnose: nothing notable when nothing stalled" {
+	wpstat level timing >/dev/null
+	wpstat_control reset
+	run --separate-stderr wpstat diagnose
+	assert_success
+	assert_line "nothing notable"
+	run --separate-stderr wpstat diagnose --json
+	assert_success
+	jq -e '.findings == [] and .level == "timing"' <<<"$output"
+}
+
+@test "diagnose at level counts: no times, and the way to get them" {
+	local f
+	f=$(scratch_file ext4)
+	wpload --file "$f" --size 256K --passes 2 --sync fsync --quiet >/dev/null
+	run --separate-stderr wpstat diagnose --json
+	assert_success
+	jq -e '.level == "counts" and
+		([.findings[] | select(.share != null)] == []) and
+		(.findings[] | select(.rule == "limits") |
+		 .remedies[0].change | startswith("wpstat level timing"))' <<<"$output"
+}
+
+# Expected from the source (see the top): the writer's stall time is in
+# stable-page waits and journal waits, each a finding of its own with the
+# device's stable_writes (1) and the trigger (fsync) as evidence.  The
+# journal's share was 48 % on 6.1 and 8 % on 7.2 (whose stable waits took
+# 88 %): required up to 6.x, and checked where it is found on 7.x.
+@test "diagnose: a writer next to an fsync loop gets stable and journal findings" {
+	local need_journal=true
+	wpstat level timing >/dev/null
+	writer_next_to_fsync 1
+	case $(uname -r) in 5.* | 6.*) ;; *) need_journal=false ;; esac
+	jq -e --argjson pid "$WPLOAD_PID" --arg f "$SLOW/data" --argjson need $need_journal '
+		.stall_ns > 0 and
+		([.findings[] | select(.share != null) | .share] | add) <= 1.0001 and
+		(.findings[] | select(.rule == "stable") |
+		 .pid == $pid and .file == $f and .share >= 0.05 and
+		 (.evidence[] | select(.name == "stable_writes") | .value | startswith("1 ")) and
+		 (.evidence[] | select(.name == "write_protected_by") | .value | test("fsync")) and
+		 (.remedies[0].change | startswith("echo 0 > /sys/dev/block/"))) and
+		([.findings[] | select(.rule == "journal")] | length >= (if $need then 1 else 0 end)) and
+		([.findings[] | select(.rule == "journal") |
+		  .pid == $pid and .share >= 0.05 and
+		  (.evidence[] | select(.name == "journal_waits") | .value > 0) and
+		  (.mechanism | test("do_get_write_access"))] | all)' <<<"$output"
+	run --separate-stderr wpstat diagnose --pid "$WPLOAD_PID" "$SLOW"
+	assert_success
+	assert_line --regexp '^[0-9]+\. \[(high|medium|low) [0-9]+%\] stores waited for pages under writeback'
+	assert_line --regexp '^   mechanism: folio_wait_stable\(\)'
+}
+
+# The stable rule's first remedy, applied: with stable_writes 0 at mount,
+# folio_wait_stable() does not wait (mapping_stable_writes() is false), so
+# the same scenario has no stable finding.
+@test "diagnose: with stable_writes 0 (its remedy) the stable finding is gone" {
+	wpstat level timing >/dev/null
+	writer_next_to_fsync 0
+	[[ " $(rules) " != *" stable "* ]] || fail "rules: $(rules)"
+	# ext4 waits for writeback only through folio_wait_stable().
+	[[ " $(rules) " != *" wb "* ]] || fail "rules: $(rules)"
+	jq -e '.stall_ns != null' <<<"$output"
+}
+
+# btrfs_page_mkwrite() waits for a page's writeback itself, stable_writes
+# 0 or not: the same scenario on btrfs has a wb finding, and no stable one.
+@test "diagnose: btrfs waits for writeback in its page_mkwrite: a wb finding" {
+	wpstat level timing >/dev/null
+	FS=btrfs writer_next_to_fsync 0
+	jq -e --argjson pid "$WPLOAD_PID" '
+		(.findings[] | select(.rule == "wb") | .pid == $pid and .share >= 0.05 and
+		 (.mechanism | test("btrfs_page_mkwrite"))) and
+		([.findings[] | select(.rule == "stable")] == [])' <<<"$output"
+}
+
+# The journal rule's remedy, lazytime, applied (a remount, as a user
+# would): under lazytime generic_update_time() marks the inode
+# I_DIRTY_TIME, and __mark_inode_dirty() calls ext4_dirty_inode() (the
+# journal) only for I_DIRTY_INODE, so the mtime update in the fault no
+# longer meets the commits: the finding must be gone.  Not from 6.2 until
+# 7.2: ext4 keeps i_version always (ext4_init_fs_context: SB_I_VERSION)
+# and an mtime change forces its increment (6.12: inode_update_timestamps),
+# which adds I_DIRTY_SYNC; measured there, the journal share stayed at
+# 40 % once and fell under 5 % once, so diagnose does not offer lazytime
+# there, and this test says so instead of asserting either.
+@test "diagnose: lazytime (the journal remedy) takes the journal finding away" {
+	case $(uname -r) in
+	6.[2-9].* | 6.[1-9][0-9].* | 7.[01].*)
+		skip "lazytime does not keep ext4's mtime update out of the journal on $(uname -r) (forced i_version increment): diagnose does not offer it" ;;
+	esac
+	wpstat level timing >/dev/null
+	writer_next_to_fsync 1 lazytime
+	[[ " $(rules) " != *" journal "* ]] || fail "journal finding with lazytime on $(uname -r): $(rules)"
+	jq -e '.stall_ns != null' <<<"$output"
+}
+
+# ... and where it does not help, diagnose says so rather than offer it.
+@test "diagnose: where lazytime cannot help, the journal finding says so" {
+	case $(uname -r) in
+	6.[2-9].* | 6.[1-9][0-9].* | 7.[01].*) ;;
+	*) skip "lazytime helps on $(uname -r): the test above applies it" ;;
+	esac
+	wpstat level timing >/dev/null
+	writer_next_to_fsync 1
+	jq -e '[.findings[] | select(.rule == "journal")] | length >= 1 and
+		all(.[]; (.evidence[] | select(.name == "lazytime") | .value | startswith("no help")) and
+		    ([.remedies[].change | select(test("lazytime"))] == []))' <<<"$output"
+}
+
+# Dirty throttling: 12 MiB written with pwrite(2) to a ~2 MB/s device with
+# dirty_bytes 4 MiB (dirty_background_bytes 1 MiB) pauses the writer in
+# balance_dirty_pages() (the freerun point is 2.5 MiB); with dirty_bytes
+# 64 MiB (16 MiB) the freerun point, 40 MiB, is never reached: no pause.
+@test "diagnose: dirty throttling, and its remedy, larger dirty limits" {
+	SAVED_DIRTY="vm.dirty_bytes=$(cat /proc/sys/vm/dirty_bytes) vm.dirty_background_bytes=$(cat /proc/sys/vm/dirty_background_bytes) vm.dirty_ratio=$(cat /proc/sys/vm/dirty_ratio) vm.dirty_background_ratio=$(cat /proc/sys/vm/dirty_background_ratio)"
+	wpstat level timing >/dev/null
+	wps-slowdev up ext4 0 0 "irqmode=2 completion_nsec=2000000 hw_queue_depth=1 max_sectors=8" ||
+		fail "cannot set up the slow device"
+	sysctl -q vm.dirty_bytes=$((4 << 20)) vm.dirty_background_bytes=$((1 << 20))
+	wpstat_control reset
+	wpload --file "$SLOW/big" --size 12M --mode write --passes 1 --quiet >/dev/null &
+	WPLOAD_PID=$!
+	wait "$WPLOAD_PID"
+	run --separate-stderr wpstat diagnose --json --pid "$WPLOAD_PID"
+	assert_success
+	jq -e '.findings[] | select(.rule == "throttle") | .share >= 0.05 and
+		(.evidence[] | select(.name == "dirty_limits") | .value | startswith("dirty_bytes 4194304,"))' <<<"$output"
+
+	sysctl -q vm.dirty_bytes=$((64 << 20)) vm.dirty_background_bytes=$((16 << 20))
+	rm -f "$SLOW/big"
+	wpstat_control reset
+	wpload --file "$SLOW/big" --size 12M --mode write --passes 1 --quiet >/dev/null &
+	WPLOAD_PID=$!
+	wait "$WPLOAD_PID"
+	run --separate-stderr wpstat diagnose --json --pid "$WPLOAD_PID"
+	assert_success
+	[[ " $(rules) " != *" throttle "* ]] || fail "throttled with 64 MiB dirty_bytes: $(rules)"
+}
+
+# First writes: one pass over a fresh 1 MiB file on the RAM disk; nothing
+# waits for writeback (brd has no stable pages, nothing is written back),
+# so the stall time is page_mkwrite's own work on fresh pages (a journal
+# commit of jbd2's 5 s timer may add a wait: not more than half).  Where
+# ext4 maps large folios (7.x: since 6.16) a few faults cover the file and
+# may not add up to the millisecond below which nothing is notable.
+@test "diagnose: first-write faults on a fresh file" {
+	local f
+	wpstat level timing >/dev/null
+	f=$(scratch_file ext4)
+	wpload --file "$f" --size 1M --passes 1 --quiet >/dev/null &
+	WPLOAD_PID=$!
+	wait "$WPLOAD_PID"
+	run --separate-stderr wpstat diagnose --json --pid "$WPLOAD_PID"
+	assert_success
+	echo "# $(jq -c '{stall_ns, f: [.findings[] | {rule, share}]}' <<<"$output")" >&3
+	jq -e 'if .stall_ns >= 1000000 then
+		(.findings[0] | .rule == "first_write" and .share > 0.5 and
+		 (.evidence[] | select(.name == "fault_first") | .value > 0) and
+		 (.remedies[0].change | startswith("fallocate(2)")))
+		else .findings == [] end' <<<"$output"
+}

@@ -1,0 +1,597 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "diagnose.h"
+
+/*
+ * The rules of wpstat diagnose.  Each stall cause of a process x file row
+ * that holds at least DX_MIN_SHARE of the stall time is a finding; its
+ * evidence is the row's numbers plus the settings that decide the
+ * mechanism (the device's stable_writes, the dirty limits, the mount
+ * options), read now.  The kernel functions named are those of Linux 6.12;
+ * 5.10 has the page-based names (wait_for_stable_page()).
+ */
+
+const char *dx_severity_name(enum dx_severity s)
+{
+	static const char *const names[] = {
+		[DX_INFO] = "info", [DX_LOW] = "low", [DX_MEDIUM] = "medium",
+		[DX_HIGH] = "high",
+	};
+
+	return names[s];
+}
+
+static enum dx_severity severity_of(double share)
+{
+	return share >= 0.5 ? DX_HIGH : share >= 0.2 ? DX_MEDIUM : DX_LOW;
+}
+
+/* ---- the system's settings ---------------------------------------------- */
+
+/* A sysfs or procfs file's first line, trimmed, into @buf; false if none. */
+static bool read_setting(const char *path, char *buf, size_t len)
+{
+	char *line = read_first_line(path);
+
+	if (!line)
+		return false;
+	snprintf(buf, len, "%s", line);
+	free(line);
+	return true;
+}
+
+/*
+ * The queue attribute @attr of the block device MAJ:MIN, or of its disk
+ * for a partition; false for a device with no queue (btrfs's anonymous
+ * devices, tmpfs, NFS).
+ */
+static bool queue_attr(unsigned int major, unsigned int minor,
+		       const char *attr, char *buf, size_t len, char *path,
+		       size_t plen)
+{
+	snprintf(path, plen, "/sys/dev/block/%u:%u/queue/%s", major, minor,
+		 attr);
+	if (read_setting(path, buf, len))
+		return true;
+	snprintf(path, plen, "/sys/dev/block/%u:%u/../queue/%s", major, minor,
+		 attr);
+	return read_setting(path, buf, len);
+}
+
+struct dx_mount {
+	char point[PATH_MAX];
+	char fstype[32];
+	char options[512];	/* per-mount and superblock options, joined */
+};
+
+/* /proc/self/mountinfo's first mount of device MAJ:MIN. */
+static bool mount_of(unsigned int major, unsigned int minor,
+		     struct dx_mount *m)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL, want[32], *save, *tok, *sep;
+	size_t n = 0;
+	bool found = false;
+	int field;
+
+	if (!f)
+		return false;
+	snprintf(want, sizeof(want), "%u:%u", major, minor);
+	while (!found && getline(&line, &n, f) > 0) {
+		sep = strstr(line, " - ");
+		if (!sep)
+			continue;
+		*sep = '\0';
+		for (field = 0, tok = strtok_r(line, " ", &save); tok;
+		     tok = strtok_r(NULL, " ", &save), field++) {
+			if (field == 2 && strcmp(tok, want))
+				break;
+			if (field == 4)
+				wpstat_unescape_octal(m->point, sizeof(m->point), tok);
+			if (field == 5) {
+				snprintf(m->options, sizeof(m->options), "%s", tok);
+				found = true;
+			}
+		}
+		if (!found)
+			continue;
+		/* After " - ": fstype, source, superblock options. */
+		tok = strtok_r(sep + 3, " \n", &save);
+		snprintf(m->fstype, sizeof(m->fstype), "%s", tok ? tok : "?");
+		strtok_r(NULL, " \n", &save);
+		tok = strtok_r(NULL, " \n", &save);
+		if (tok && strlen(m->options) + strlen(tok) + 2 < sizeof(m->options)) {
+			strcat(m->options, ",");
+			strcat(m->options, tok);
+		}
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+static bool has_option(const char *options, const char *name)
+{
+	size_t len = strlen(name);
+	const char *p = options;
+
+	while ((p = strstr(p, name))) {
+		if ((p == options || p[-1] == ',') &&
+		    (p[len] == ',' || p[len] == '\0'))
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+/* ---- building findings -------------------------------------------------- */
+
+static void ev_num(struct dx_finding *f, const char *name, uint64_t v,
+		   const char *unit, const char *source)
+{
+	struct dx_evidence *e;
+
+	if (f->nev == DX_MAX_EVIDENCE)
+		return;
+	e = &f->ev[f->nev++];
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	e->numeric = true;
+	e->value = v;
+	e->unit = unit;
+	e->source = source;
+}
+
+static void __attribute__((format(printf, 4, 5)))
+ev_text(struct dx_finding *f, const char *name, const char *source,
+	const char *fmt, ...)
+{
+	struct dx_evidence *e;
+	va_list ap;
+
+	if (f->nev == DX_MAX_EVIDENCE)
+		return;
+	e = &f->ev[f->nev++];
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	e->numeric = false;
+	e->source = source;
+	va_start(ap, fmt);
+	vsnprintf(e->text, sizeof(e->text), fmt, ap);
+	va_end(ap);
+}
+
+static void __attribute__((format(printf, 4, 5)))
+remedy(struct dx_finding *f, const char *effect, const char *cost,
+       const char *fmt, ...)
+{
+	struct dx_remedy *r;
+	va_list ap;
+
+	if (f->nrem == DX_MAX_REMEDIES)
+		return;
+	r = &f->rem[f->nrem++];
+	r->effect = effect;
+	r->cost = cost;
+	va_start(ap, fmt);
+	vsnprintf(r->change, sizeof(r->change), fmt, ap);
+	va_end(ap);
+}
+
+static struct dx_finding *finding_new(struct dx_report *r, const char *rule,
+				      const char *title, uint64_t ns)
+{
+	struct dx_finding *f;
+
+	if (r->n == DX_MAX_FINDINGS)
+		return NULL;
+	f = &r->f[r->n++];
+	memset(f, 0, sizeof(*f));
+	f->rule = rule;
+	f->title = title;
+	f->ns = ns;
+	f->share = r->stall_ns ? (double)ns / r->stall_ns : -1;
+	f->severity = r->stall_ns ? severity_of(f->share) : DX_INFO;
+	return f;
+}
+
+static void finding_of_item(struct dx_finding *f, const struct stall_item *it)
+{
+	f->pid = it->row->tgid;
+	snprintf(f->comm, sizeof(f->comm), "%s", it->row->comm);
+	if (it->path)
+		snprintf(f->file, sizeof(f->file), "%s", it->path);
+	else
+		snprintf(f->file, sizeof(f->file), "%u:%u:%" PRIu64,
+			 it->row->file.major, it->row->file.minor,
+			 it->row->file.ino);
+}
+
+/* A stall column of @it, 0 if absent or "-". */
+static uint64_t item_val(const struct stall_list *l,
+			 const struct stall_item *it, enum stall_field f)
+{
+	int c = l->cols.col[f];
+
+	return c >= 0 && it->avail[c] ? it->val[c] : 0;
+}
+
+/* An inode counter of the file of @it, 0 if absent or "-". */
+static uint64_t file_val(const struct file_list *fl,
+			 const struct stall_item *it, const char *name)
+{
+	int c = wpstat_counter_index(fl->snap, name);
+	size_t i;
+
+	if (c < 0)
+		return 0;
+	for (i = 0; i < fl->n; i++) {
+		const struct wpstat_row *r = fl->rows[i].row;
+
+		if (!wpstat_row_key_cmp(r, &it->row->file))
+			return fl->rows[i].avail[c] ? fl->rows[i].val[c] : 0;
+	}
+	return 0;
+}
+
+/*
+ * What write-protected the file's pages, as evidence, and the remedy for
+ * the trigger that did most: the waits in a write-protect fault exist only
+ * because writeback cleaned the page the process keeps storing to.
+ */
+static void triggers(struct dx_finding *f, const struct dx_input *in,
+		     const struct stall_item *it)
+{
+	uint64_t n[NR_MKCLEAN_TRIGGERS], all = 0, best = 0;
+	char list[DX_TEXT] = "", val[32];
+	int i, top = -1;
+	size_t len;
+
+	for (i = 0; i < NR_MKCLEAN_TRIGGERS; i++) {
+		n[i] = file_val(in->files, it, mkclean_triggers[i].column);
+		all += n[i];
+		if (n[i] > best) {
+			best = n[i];
+			top = i;
+		}
+	}
+	if (top < 0)
+		return;
+	for (i = 0; i < NR_MKCLEAN_TRIGGERS; i++) {
+		len = strlen(list);
+		if (n[i] && len < sizeof(list) - 1)
+			snprintf(list + len, sizeof(list) - len, "%s%s %" PRIu64,
+				 len ? ", " : "", mkclean_triggers[i].name, n[i]);
+	}
+	ev_text(f, "write_protected_by", "/proc/wpstat/inodes mkclean_<trigger>",
+		"%s (of %" PRIu64 " folio_mkclean calls)", list, all);
+	switch (top) {
+	case 0:
+		remedy(f, "fewer write-protect faults", "data reaches the disk later",
+		       "msync(MS_SYNC) less often, or over the cold part of the mapping only: each one cleans and write-protects every dirty page it covers");
+		break;
+	case 1:
+	case 2:
+		remedy(f, "fewer write-protect faults", "data reaches the disk later, or the file is split in two",
+		       "fsync the file less often, or stop storing to the pages being synced (double-buffer: sync the half not being written); wpstat does not record which process synced");
+		break;
+	case 3:
+		remedy(f, "fewer write-protect faults", "none for this file; the sync(2)/syncfs(2) caller loses its guarantee",
+		       "find what calls sync(2) or syncfs(2) on this filesystem (e.g. a backup or container runtime)");
+		break;
+	case 4:
+		read_setting("/proc/sys/vm/dirty_expire_centisecs", val, sizeof(val));
+		remedy(f, "the flusher cleans pages older than this only", "more dirty data lost on a crash; larger writeback bursts",
+		       "sysctl vm.dirty_expire_centisecs=<longer than the pages stay hot> (now %s)", val);
+		break;
+	case 5:
+		read_setting("/proc/sys/vm/dirty_background_bytes", val, sizeof(val));
+		remedy(f, "background writeback starts later", "more dirty memory; longer fsync",
+		       "sysctl vm.dirty_background_bytes=<larger> (now %s; 0: dirty_background_ratio applies)", val);
+		break;
+	case 6:
+		remedy(f, "reclaim stops writing the file back", "memory",
+		       "give the workload more memory (or raise its cgroup's memory.high): reclaim is writing dirty pages back to free them");
+		break;
+	}
+}
+
+/* ---- the rules ---------------------------------------------------------- */
+
+static void rule_stable(struct dx_report *r, const struct dx_input *in,
+			const struct stall_item *it, uint64_t ns)
+{
+	struct dx_finding *f = finding_new(r, "stable",
+		"stores waited for pages under writeback (stable pages)", ns);
+	char val[32] = "?", path[PATH_MAX];
+	const struct stall_list *l = in->stalls;
+
+	if (!f)
+		return;
+	finding_of_item(f, it);
+	f->mechanism = "folio_wait_stable() (mm/page-writeback.c) makes a store to a page under writeback wait for the write to complete when the device asks for stable pages (its queue's stable_writes, read at mount: SB_I_STABLE_WRITES)";
+	ev_num(f, "stable_waits", item_val(l, it, STALL_STABLE), "events", "/proc/wpstat/stalls");
+	ev_num(f, "stable_ns", ns, "ns", "/proc/wpstat/stalls");
+	ev_num(f, "stable_max_ns", item_val(l, it, STALL_STABLE_MAX), "ns", "/proc/wpstat/stalls");
+	if (queue_attr(it->row->file.major, it->row->file.minor,
+		       "stable_writes", val, sizeof(val), path, sizeof(path)))
+		ev_text(f, "stable_writes", "sysfs", "%s (%s)", val, path);
+	else
+		ev_text(f, "stable_writes", "sysfs", "not a block device's (%u:%u)",
+			it->row->file.major, it->row->file.minor);
+	if (!strcmp(val, "1"))
+		remedy(f, "every stable-page wait", "data may change while the device reads it: only where nothing checksums it in flight (no T10 PI/DIF, no iSCSI data digest, not under md RAID parity)",
+		       "echo 0 > %s, then remount (the flag is read at mount)", path);
+	triggers(f, in, it);
+	remedy(f, "the wait, not the fault", "a copy per write",
+	       "write(2) the data instead of storing to the mapping: a write into the page cache waits the same way, but an application buffer does not");
+}
+
+static void rule_wb(struct dx_report *r, const struct dx_input *in,
+		    const struct stall_item *it, uint64_t ns)
+{
+	struct dx_finding *f = finding_new(r, "wb",
+		"write faults waited for writeback below page_mkwrite", ns);
+	const struct stall_list *l = in->stalls;
+
+	if (!f)
+		return;
+	finding_of_item(f, it);
+	f->mechanism = "a wait for a page's writeback in the write path that is not a stable-page wait: btrfs_page_mkwrite() (fs/btrfs/inode.c) calls folio_wait_writeback() itself, whatever the device, since btrfs checksums what it writes; a write(2) waits there where the filesystem's write_begin does";
+	ev_num(f, "wb_waits", item_val(l, it, STALL_WB), "events", "/proc/wpstat/stalls");
+	ev_num(f, "wb_ns", ns, "ns", "/proc/wpstat/stalls");
+	ev_num(f, "wb_max_ns", item_val(l, it, STALL_WB_MAX), "ns", "/proc/wpstat/stalls");
+	triggers(f, in, it);
+	remedy(f, "the wait (nodatacow files are not checksummed, but btrfs still waits)", "no checksums, no snapshots' sharing for the file",
+	       "chattr +C on an empty file (nodatacow), or keep hot mapped files off btrfs");
+}
+
+static void rule_throttle(struct dx_report *r, const struct dx_input *in,
+			  const struct stall_item *it, uint64_t ns)
+{
+	struct dx_finding *f = finding_new(r, "throttle",
+		"dirty throttling paused the writer", ns);
+	const struct stall_list *l = in->stalls;
+	char ratio[32] = "?", bytes[32] = "?", bg[32] = "?", bgb[32] = "?";
+	char path[PATH_MAX], maxr[32], strict[32];
+
+	if (!f)
+		return;
+	finding_of_item(f, it);
+	f->mechanism = "balance_dirty_pages() (mm/page-writeback.c) sleeps a task that dirties pages once the dirty pages pass the freerun point (halfway between the background and the dirty limit), longer the further over the setpoint and the slower the device writes";
+	ev_num(f, "pauses", item_val(l, it, STALL_PAUSE), "events", "/proc/wpstat/stalls");
+	ev_num(f, "pause_ns", ns, "ns", "/proc/wpstat/stalls");
+	ev_num(f, "pause_max_ns", item_val(l, it, STALL_PAUSE_MAX), "ns", "/proc/wpstat/stalls");
+	read_setting("/proc/sys/vm/dirty_ratio", ratio, sizeof(ratio));
+	read_setting("/proc/sys/vm/dirty_bytes", bytes, sizeof(bytes));
+	read_setting("/proc/sys/vm/dirty_background_ratio", bg, sizeof(bg));
+	read_setting("/proc/sys/vm/dirty_background_bytes", bgb, sizeof(bgb));
+	ev_text(f, "dirty_limits", "/proc/sys/vm",
+		"dirty_bytes %s, dirty_ratio %s, dirty_background_bytes %s, dirty_background_ratio %s (bytes win when not 0)",
+		bytes, ratio, bgb, bg);
+	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/max_ratio",
+		 it->row->file.major, it->row->file.minor);
+	if (read_setting(path, maxr, sizeof(maxr))) {
+		snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/strict_limit",
+			 it->row->file.major, it->row->file.minor);
+		if (!read_setting(path, strict, sizeof(strict)))
+			snprintf(strict, sizeof(strict), "?");
+		ev_text(f, "bdi", "/sys/class/bdi",
+			"max_ratio %s, strict_limit %s", maxr, strict);
+	}
+	remedy(f, "pauses until the device catches up", "more dirty memory; longer fsync and a larger loss on a crash",
+	       "sysctl vm.dirty_bytes=<larger> vm.dirty_background_bytes=<a quarter of it> (now %s and %s; 0: the ratios apply)",
+	       bytes, bgb);
+	remedy(f, "the cause: the writer dirties faster than the device writes", "hardware, or the workload's shape",
+	       "a faster device, or fewer dirtied pages: store to fewer distinct pages per second, or write the data once instead of rewriting it");
+	remedy(f, "throttling inside a cgroup", "the cgroup's memory",
+	       "if the writer runs in a cgroup with memory.max, its dirty limit is a share of that: raise it");
+}
+
+/*
+ * Whether lazytime keeps ext4's mtime update out of the journal on this
+ * kernel.  Under lazytime generic_update_time() marks the inode
+ * I_DIRTY_TIME, and __mark_inode_dirty() calls ->dirty_inode (the
+ * journal) only for I_DIRTY_INODE.  But ext4 keeps i_version always since
+ * 6.2 (ext4_init_fs_context: SB_I_VERSION), and from then on an mtime
+ * change forces its increment (6.12: inode_update_timestamps()), which
+ * adds I_DIRTY_SYNC, until inode_update_cmtime() stopped forcing it for a
+ * pure time update (7.2 has it; 7.0 and 7.1 are taken to lack it).
+ */
+static bool ext4_lazytime_helps(void)
+{
+	int major = 0, minor = 0;
+
+	if (sscanf(kernel_release(), "%d.%d", &major, &minor) != 2)
+		return true;
+	if (major == 6)
+		return minor < 2;
+	return major < 6 || major > 7 || minor >= 2;
+}
+
+static void rule_journal(struct dx_report *r, const struct dx_input *in,
+			 const struct stall_item *it, uint64_t ns)
+{
+	struct dx_finding *f = finding_new(r, "journal",
+		"write faults waited for the filesystem journal", ns);
+	const struct stall_list *l = in->stalls;
+	struct dx_mount m;
+	bool lazy = false;
+
+	if (!f)
+		return;
+	finding_of_item(f, it);
+	f->mechanism = "ext4_page_mkwrite() updates mtime (file_update_time -> ext4_dirty_inode), which takes journal write access to the inode's buffer (jbd2_journal_get_write_access -> do_get_write_access, fs/jbd2/transaction.c) and sleeps while a commit, such as an fsync's, is writing that buffer, or waits for a locked transaction (start_this_handle)";
+	ev_num(f, "journal_waits", item_val(l, it, STALL_JOURNAL), "events", "/proc/wpstat/stalls");
+	ev_num(f, "journal_ns", ns, "ns", "/proc/wpstat/stalls");
+	ev_num(f, "journal_max_ns", item_val(l, it, STALL_JOURNAL_MAX), "ns", "/proc/wpstat/stalls");
+	memset(&m, 0, sizeof(m));
+	if (mount_of(it->row->file.major, it->row->file.minor, &m)) {
+		lazy = has_option(m.options, "lazytime");
+		ev_text(f, "mount", "/proc/self/mountinfo", "%s on %s: %s",
+			m.fstype, m.point, m.options);
+	}
+	if (!strcmp(m.fstype, "ext4") && !ext4_lazytime_helps())
+		ev_text(f, "lazytime", "fs/inode.c",
+			"no help on %s: ext4 keeps i_version always (since 6.2) and an mtime change forces its increment, which journals the inode",
+			kernel_release());
+	else if (!lazy)
+		remedy(f, "the mtime update's journal access in the fault", "mtime reaches the disk lazily (within a day, or with the next other inode change or fsync)",
+		       "mount -o remount,lazytime %s", m.point[0] ? m.point : "<the mount point>");
+	triggers(f, in, it);
+	remedy(f, "the commits the writer's faults meet", "the data of the two is synced apart",
+	       "move the fsync off the file being stored to (fsync a different file, or sync on a schedule the writer does not share)");
+}
+
+static void rule_unnamed(struct dx_report *r, const struct dx_input *in,
+			 const struct stall_item *it, uint64_t ns)
+{
+	const struct stall_list *l = in->stalls;
+	uint64_t first = item_val(l, it, STALL_FAULT_FIRST);
+	uint64_t wp = item_val(l, it, STALL_FAULT_WP);
+	struct dx_finding *f;
+
+	if (first >= wp) {
+		f = finding_new(r, "first_write",
+			"first-write faults on fresh pages of the file", ns);
+		if (!f)
+			return;
+		f->mechanism = "the first store to a page not yet written allocates or reserves its blocks in ->page_mkwrite (ext4: block_page_mkwrite -> ext4_da_get_block_prep; xfs: iomap_page_mkwrite; btrfs: btrfs_delalloc_reserve_space), and a hole is zero-filled first";
+		remedy(f, "block allocation inside the faults", "the space, allocated up front",
+		       "fallocate(2) the file before mapping it (posix_fallocate; a sparse ftruncate allocates nothing)");
+		remedy(f, "the faults themselves, while the process is not latency-bound", "the time, moved earlier",
+		       "prefault: store once to every page ahead of use (MAP_POPULATE maps pages read-only, so the first store still faults; mlock does not prevent write-protect faults either)");
+	} else {
+		f = finding_new(r, "unnamed",
+			"time in write faults wpstat cannot attribute to a wait", ns);
+		if (!f)
+			return;
+		f->mechanism = "the part of the time in ->page_mkwrite outside the waits wpstat names (stable pages, writeback, the journal): the filesystem's own work or a wait it does not probe";
+		remedy(f, "an unnamed wait, once named", "none",
+		       "profile the faulting thread off-CPU (perf sched timehist, or offcputime) to name the wait");
+	}
+	finding_of_item(f, it);
+	ev_num(f, "fault_first", first, "events", "/proc/wpstat/stalls");
+	ev_num(f, "fault_wp", wp, "events", "/proc/wpstat/stalls");
+	ev_num(f, "fault_ns", item_val(l, it, STALL_FAULT_NS), "ns", "/proc/wpstat/stalls");
+	ev_num(f, "fault_unnamed_ns", ns, "ns", "/proc/wpstat/stalls");
+}
+
+/* What wpstat itself could not see, from the summary and the level. */
+static void rule_limits(struct dx_report *r, const struct dx_input *in)
+{
+	static const struct {
+		const char *key, *what, *change;
+	} lost[] = {
+		{ "untracked_events", "events found no row: the inode table was full",
+		  "wpstat unload; wpstat load max_inodes=<larger>" },
+		{ "stall_overflow_events", "events found no stall row: the stall table was full",
+		  "wpstat unload; wpstat load max_stalls=<larger>" },
+		{ "bdp_unattributed", "throttling calls whose file was lost",
+		  "none: rare by design (the task slept between its ratelimited call and the throttle)" },
+	};
+	const char *v;
+	struct dx_finding *f;
+	size_t i;
+
+	if (in->level && !strcmp(in->level, "counts")) {
+		f = finding_new(r, "limits", "no stall time at level counts", 0);
+		if (f) {
+			f->severity = DX_INFO;
+			f->share = -1;
+			f->mechanism = "level counts attaches entry probes only: faults, waits and pauses are counted, but fault and journal times need the return probes of level timing";
+			ev_text(f, "level", "/sys/module/wpstat/parameters/level", "counts");
+			remedy(f, "findings ranked by time", "a few hundred ns per write fault",
+			       "wpstat level timing, then run the workload again");
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE(lost); i++) {
+		uint64_t n;
+
+		v = wpstat_kv_get(in->summary, lost[i].key);
+		if (!v || !isdigit((unsigned char)v[0]))
+			continue;
+		n = strtoull(v, NULL, 10);
+		if (!n)
+			continue;
+		f = finding_new(r, "limits", lost[i].what, 0);
+		if (!f)
+			return;
+		f->severity = DX_INFO;
+		f->share = -1;
+		f->mechanism = "wpstat's tables are preallocated and bounded; what does not fit is counted, not kept";
+		ev_num(f, lost[i].key, n, "events", "/proc/wpstat/summary");
+		remedy(f, "the loss", "memory", "%s", lost[i].change);
+	}
+}
+
+/* Filesystems where a store's real waits are not where wpstat looks. */
+static void rule_blind_spots(struct dx_report *r, const struct dx_input *in)
+{
+	const struct stall_list *l = in->stalls;
+	struct dx_finding *f;
+	struct dx_mount m;
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		const struct stall_item *it = &l->items[i];
+
+		if (!mount_of(it->row->file.major, it->row->file.minor, &m))
+			continue;
+		if (strcmp(m.fstype, "nfs") && strcmp(m.fstype, "nfs4") &&
+		    strncmp(m.fstype, "fuse", 4))
+			continue;
+		f = finding_new(r, "blind_spot", "a network or FUSE filesystem: part of the cost is not seen", 0);
+		if (!f)
+			return;
+		f->severity = DX_INFO;
+		f->share = -1;
+		finding_of_item(f, it);
+		f->mechanism = "NFS writes back at close and on fsync (close-to-open) and FUSE through its daemon: the waits of those flushes are in close(2), fsync(2) or the daemon, not in the write fault";
+		ev_text(f, "mount", "/proc/self/mountinfo", "%s on %s", m.fstype, m.point);
+		remedy(f, "nothing: says what the numbers cannot show", "none",
+		       "time close(2) and fsync(2) in the application, or trace the daemon");
+		return;
+	}
+}
+
+static int finding_cmp(const void *pa, const void *pb)
+{
+	const struct dx_finding *a = pa, *b = pb;
+
+	if (a->severity != b->severity)
+		return a->severity > b->severity ? -1 : 1;
+	if (a->ns != b->ns)
+		return a->ns > b->ns ? -1 : 1;
+	return 0;
+}
+
+void dx_diagnose(const struct dx_input *in, struct dx_report *r)
+{
+	const struct stall_list *l = in->stalls;
+	size_t i;
+
+	memset(r, 0, sizeof(*r));
+	for (i = 0; i < l->n; i++) {
+		r->stall_ns += l->items[i].stall_ns;
+		r->timed |= stall_have_time(&l->items[i].sum);
+	}
+	if (r->stall_ns < DX_MIN_STALL_NS)
+		r->stall_ns = 0;
+	for (i = 0; r->stall_ns && i < l->n; i++) {
+		const struct stall_item *it = &l->items[i];
+		const struct stall_sum *s = &it->sum;
+		uint64_t min = (uint64_t)(DX_MIN_SHARE * r->stall_ns);
+
+		if (s->ns[CAUSE_STABLE] >= min && s->ns[CAUSE_STABLE])
+			rule_stable(r, in, it, s->ns[CAUSE_STABLE]);
+		if (s->ns[CAUSE_WB] >= min && s->ns[CAUSE_WB])
+			rule_wb(r, in, it, s->ns[CAUSE_WB]);
+		if (s->ns[CAUSE_PAUSE] >= min && s->ns[CAUSE_PAUSE])
+			rule_throttle(r, in, it, s->ns[CAUSE_PAUSE]);
+		if (s->ns[CAUSE_JOURNAL] >= min && s->ns[CAUSE_JOURNAL])
+			rule_journal(r, in, it, s->ns[CAUSE_JOURNAL]);
+		if (stall_fault_own_ns(s) >= min && stall_fault_own_ns(s))
+			rule_unnamed(r, in, it, stall_fault_own_ns(s));
+	}
+	rule_blind_spots(r, in);
+	rule_limits(r, in);
+	qsort(r->f, r->n, sizeof(r->f[0]), finding_cmp);
+}
