@@ -261,6 +261,8 @@ wpstat_mapping_stable_writes(const struct address_space *mapping)
 
 /* __destroy_inode(struct inode *inode), both kernels (fs/inode.c). */
 #define wpstat_inode_arg(p)	((struct inode *)wpstat_arg(p, 0))
+/* file_modified(file): the same from 5.10 to 7.2. */
+#define wpstat_file_arg(p)	((struct file *)wpstat_arg(p, 0))
 
 /*
  * folio_wait_bit(struct folio *folio, int bit_nr), 5.10's

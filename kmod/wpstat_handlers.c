@@ -515,7 +515,8 @@ static int mkwrite_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	c = wpstat_tctx_get();
 	d->ctx = c;	/* faults do not nest: a WPT_FAULT left is stale */
 	if (c) {
-		c->active |= WPT_FAULT;
+		/* Nor are they in file_modified(): a WPT_MODIFIED left is too. */
+		c->active = (c->active & ~WPT_MODIFIED) | WPT_FAULT;
 		c->fault_key = d->key;
 		c->fault_named_ns = 0;
 		c->fault_epoch = READ_ONCE(wpstat_level_epoch);
@@ -680,11 +681,60 @@ struct journal_data {
 	unsigned long nvcsw;
 };
 
+/* Inside a timed fault or file_modified(); a leftover of a switch dropped. */
+static bool in_journal_scope(struct wpstat_tctx *c)
+{
+	if (!c || !(c->active & (WPT_FAULT | WPT_MODIFIED)))
+		return false;
+	if (c->fault_epoch == READ_ONCE(wpstat_level_epoch))
+		return true;
+	wpstat_tctx_put(c, WPT_FAULT | WPT_MODIFIED);
+	return false;
+}
+
+/*
+ * file_modified(): write(2) and its kin update mtime here, before the
+ * copy (ext4_write_checks), through the same ext4_dirty_inode() as the
+ * fault; its journal waits go to the file's row.  Not inside a fault.
+ */
+static int modified_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct file *file = wpstat_file_arg(regs);
+	struct wpstat_tctx *c;
+	struct wpstat_key key;
+
+	wpstat_hit(WPP_FILE_MODIFIED);
+	if (!wpstat_want_task() || !file ||
+	    !wpstat_key_of(file_inode(file), &key))
+		return 1;
+	c = wpstat_tctx_get();
+	if (!c || in_journal_scope(c))
+		return 1;
+	c = wpstat_tctx_get();	/* dropping a stale scope may release it */
+	if (!c)
+		return 1;
+	c->active |= WPT_MODIFIED;
+	c->fault_key = key;
+	c->fault_epoch = READ_ONCE(wpstat_level_epoch);
+	return 0;
+}
+NOKPROBE_SYMBOL(modified_entry);
+
+static int modified_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct wpstat_tctx *c = wpstat_tctx_find();
+
+	if (c && (c->active & WPT_MODIFIED))
+		wpstat_tctx_put(c, WPT_MODIFIED);
+	return 0;
+}
+NOKPROBE_SYMBOL(modified_return);
+
 static int journal_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct journal_data *d = (void *)ri->data;
 
-	if (!in_timed_fault(wpstat_tctx_find()))
+	if (!in_journal_scope(wpstat_tctx_find()))
 		return 1;
 	d->nvcsw = READ_ONCE(current->nvcsw);
 	d->start = ktime_get_ns();
@@ -715,7 +765,7 @@ static int journal_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	if (READ_ONCE(current->nvcsw) == d->nvcsw)
 		return 0;
 	c = wpstat_tctx_find();
-	if (!in_timed_fault(c))
+	if (!in_journal_scope(c))
 		return 0;
 	c->fault_named_ns += ns;
 	wpstat_count(&c->fault_key, WPC_JOURNAL_WAITS, 1);
@@ -900,6 +950,8 @@ const struct wpstat_handler_set wpstat_handlers[WPP_NR] = {
 	[WPP_TP_WB_START] = { .tp = tp_wb_start },
 	[WPP_TP_WB_WRITTEN] = { .tp = tp_wb_written },
 	[WPP_TP_EXIT] = { .tp = tp_process_exit },
+	[WPP_FILE_MODIFIED] = { .krp_entry = modified_entry,
+				.krp_return = modified_return },
 	[WPP_JBD2_START] = { .krp_entry = jbd2_start_entry,
 			     .krp_return = journal_return,
 			     .krp_data_size = sizeof(struct journal_data) },
@@ -962,6 +1014,7 @@ const struct wpstat_handler_set wpstat_floor_handlers[WPP_NR] = {
 	[WPP_TP_WB_START] = { .tp = floor_tp_wb },
 	[WPP_TP_WB_WRITTEN] = { .tp = floor_tp_wb },
 	[WPP_TP_EXIT] = { .tp = floor_tp_exit },
+	FLOOR_KRP(WPP_FILE_MODIFIED, 0),
 	FLOOR_KRP(WPP_JBD2_START, sizeof(struct journal_data)),
 	FLOOR_KRP(WPP_JBD2_ACCESS, sizeof(struct journal_data)),
 };

@@ -162,6 +162,12 @@ TEST_F_TIMEOUT(stable, store_while_writeback_in_flight, 120)
  *   nanosecond: a pure storer's waits are all inside its faults, and the
  *   unnamed time is the fault's time less them, fault by fault.
  * The fsyncer never faults: no row, whatever its own journal waits.
+ *
+ * Variant pwrite: the writer pwrite()s a byte to each page in turn
+ * instead.  ext4_buffered_write_iter -> ext4_write_checks ->
+ * file_modified() updates mtime through the same ext4_dirty_inode(), and
+ * meets the same commits: journal_waits >= 1 in its row, no faults
+ * (measured: 34 waits, 674 ms in 3 s on 5.10; 33, 618 ms on 7.2).
  */
 #define JOURNAL_PAGES		32
 #define JOURNAL_DELAY_MS	20
@@ -173,6 +179,13 @@ FIXTURE(journal) {
 	int fd;
 	bool switched;		/* the test set level timing: set it back */
 };
+
+FIXTURE_VARIANT(journal) {
+	bool pwrite;
+};
+
+FIXTURE_VARIANT_ADD(journal, mmap) { .pwrite = false };
+FIXTURE_VARIANT_ADD(journal, pwrite) { .pwrite = true };
 
 FIXTURE_SETUP(journal)
 {
@@ -202,17 +215,26 @@ FIXTURE_TEARDOWN(journal)
 		wps_control("level counts");
 }
 
-/* Store to each page in turn until @end_ns. */
-static void journal_storer(int fd, uint64_t end_ns)
+/* Store (or pwrite) to each page in turn until @end_ns. */
+static void journal_storer(int fd, uint64_t end_ns, bool use_pwrite)
 {
-	char *map = mmap(NULL, JOURNAL_PAGES * PAGE, PROT_READ | PROT_WRITE,
+	char *map = use_pwrite ? NULL :
+		    mmap(NULL, JOURNAL_PAGES * PAGE, PROT_READ | PROT_WRITE,
 			 MAP_SHARED, fd, 0);
 	unsigned int i = 0;
+	char c;
 
 	if (map == MAP_FAILED)
 		_exit(2);
-	for (; wpstat_now_ns() < end_ns; i++)
-		map[(i % JOURNAL_PAGES) * PAGE] = (char)i;
+	for (; wpstat_now_ns() < end_ns; i++) {
+		c = (char)i;
+		if (!map) {
+			if (pwrite(fd, &c, 1, (off_t)(i % JOURNAL_PAGES) * PAGE) != 1)
+				_exit(2);
+		} else {
+			map[(i % JOURNAL_PAGES) * PAGE] = c;
+		}
+	}
 	_exit(0);
 }
 
@@ -241,7 +263,7 @@ TEST_F_TIMEOUT(journal, fsync_neighbour_stalls_are_named, 120)
 	storer = fork();
 	ASSERT_LE(0, storer);
 	if (!storer)
-		journal_storer(self->fd, end);
+		journal_storer(self->fd, end, variant->pwrite);
 	fsyncer = fork();
 	ASSERT_LE(0, fsyncer);
 	if (!fsyncer)
@@ -263,8 +285,13 @@ TEST_F_TIMEOUT(journal, fsync_neighbour_stalls_are_named, 120)
 	       (long long)st.journal_waits, st.journal_ns / 1e6,
 	       st.journal_max_ns / 1e6, st.fault_unnamed_ns / 1e6,
 	       st.fault_ns > 0 ? 100.0 * named / st.fault_ns : 0);
-	EXPECT_LE(1, st.fault_wp);
 	EXPECT_LE(st.journal_max_ns, st.journal_ns);
+	if (variant->pwrite) {
+		EXPECT_EQ(0, st.fault_first + st.fault_wp);
+		EXPECT_LE(1, st.journal_waits);
+		return;
+	}
+	EXPECT_LE(1, st.fault_wp);
 	EXPECT_EQ(st.fault_ns - st.fault_unnamed_ns, named);
 	EXPECT_LE(st.fault_ns * 9, named * 10);
 }

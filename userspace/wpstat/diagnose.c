@@ -418,7 +418,7 @@ static void rule_journal(struct dx_report *r, const struct dx_input *in,
 	if (!f)
 		return;
 	finding_of_item(f, it);
-	f->mechanism = "ext4_page_mkwrite() updates mtime (file_update_time -> ext4_dirty_inode), which takes journal write access to the inode's buffer (jbd2_journal_get_write_access -> do_get_write_access, fs/jbd2/transaction.c) and sleeps while a commit, such as an fsync's, is writing that buffer, or waits for a locked transaction (start_this_handle)";
+	f->mechanism = "ext4_page_mkwrite(), and write(2) in file_modified(), update mtime (file_update_time -> ext4_dirty_inode), which takes journal write access to the inode's buffer (jbd2_journal_get_write_access -> do_get_write_access, fs/jbd2/transaction.c) and sleeps while a commit, such as an fsync's, is writing that buffer, or waits for a locked transaction (start_this_handle)";
 	ev_num(f, "journal_waits", item_val(l, it, STALL_JOURNAL), "events", "/proc/wpstat/stalls");
 	ev_num(f, "journal_ns", ns, "ns", "/proc/wpstat/stalls");
 	ev_num(f, "journal_max_ns", item_val(l, it, STALL_JOURNAL_MAX), "ns", "/proc/wpstat/stalls");
