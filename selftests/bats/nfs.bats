@@ -138,3 +138,30 @@ sys.stdin.readline()'
 	wait "$WRITER_PID" || true
 	[ "$after" -gt "$before" ] || fail "close cleaned nothing: $before -> $after"
 }
+
+# wpstat diagnose's blind-spot rule: NFS writes back at close and on
+# fsync (close-to-open: nfs_file_flush, nfs_file_fsync), so what a writer
+# waits for there is in close(2) and fsync(2), which wpstat does not time;
+# a row on an NFS file gets a finding that says so, of severity info
+# (no share of the stall time).  On ext4 the same workload gets none.
+@test "nfs: diagnose says what it cannot see on NFS, and not on ext4" {
+	local f pid
+	f=$(scratch_file nfs)
+	wpstat_control reset
+	wpload --file "$f" --size 256K --passes 2 --sync msync --quiet >/dev/null &
+	pid=$!
+	wait "$pid"
+	run --separate-stderr wpstat diagnose --json --pid "$pid" "$WPSTAT_FS_DIR/nfs"
+	assert_success
+	jq -e --argjson pid "$pid" '[.findings[] | select(.rule == "blind_spot")] |
+		length == 1 and .[0].pid == $pid and .[0].severity == "info" and
+		.[0].share == null and
+		(.[0].evidence[] | select(.name == "mount") | .value | startswith("nfs"))' <<<"$output"
+	f=$(scratch_file ext4)
+	wpload --file "$f" --size 256K --passes 2 --sync msync --quiet >/dev/null &
+	pid=$!
+	wait "$pid"
+	run --separate-stderr wpstat diagnose --json --pid "$pid"
+	assert_success
+	jq -e '[.findings[] | select(.rule == "blind_spot")] == []' <<<"$output"
+}
