@@ -483,16 +483,18 @@ struct mkwrite_data {
 };
 
 /*
- * Whether the task is inside a timed do_page_mkwrite(); a WPT_FAULT of an
- * earlier level is dropped.  The owner's context only, as every tctx use.
+ * Whether the task is inside one of the timed calls @scope names
+ * (WPT_FAULT: do_page_mkwrite(); WPT_MODIFIED: file_modified()); one left
+ * by an earlier level is dropped.  The owner's context only, as every
+ * tctx use.
  */
-static bool in_timed_fault(struct wpstat_tctx *c)
+static bool in_scope(struct wpstat_tctx *c, unsigned int scope)
 {
-	if (!c || !(c->active & WPT_FAULT))
+	if (!c || !(c->active & scope))
 		return false;
 	if (c->fault_epoch == READ_ONCE(wpstat_level_epoch))
 		return true;
-	wpstat_tctx_put(c, WPT_FAULT);
+	wpstat_tctx_put(c, scope);
 	return false;
 }
 
@@ -536,7 +538,7 @@ static int mkwrite_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	wpstat_stall_time(&d->key, WPS_FAULT_NS, ns);
 	wpstat_hist_add(WPH_MKWRITE, &d->key, ns);
 	c = d->ctx ? wpstat_tctx_find() : NULL;
-	if (in_timed_fault(c)) {
+	if (in_scope(c, WPT_FAULT)) {
 		ns -= min(ns, c->fault_named_ns);
 		wpstat_count(&d->key, WPC_MKWRITE_UNNAMED_NS, ns);
 		wpstat_stall_ns(&d->key, WPS_FAULT_UNNAMED_NS, ns);
@@ -652,7 +654,7 @@ static int wait_bit_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct wpstat_tctx *c = wpstat_tctx_find();
 
 	if (c && (c->active & WPT_WAIT)) {
-		if (in_timed_fault(c))
+		if (in_scope(c, WPT_FAULT))
 			c->fault_named_ns += ns;
 		if (c->wait_stable) {
 			wpstat_count_time(&c->wait_key, WPC_STABLE_WAIT_NS,
@@ -681,17 +683,6 @@ struct journal_data {
 	unsigned long nvcsw;
 };
 
-/* Inside a timed fault or file_modified(); a leftover of a switch dropped. */
-static bool in_journal_scope(struct wpstat_tctx *c)
-{
-	if (!c || !(c->active & (WPT_FAULT | WPT_MODIFIED)))
-		return false;
-	if (c->fault_epoch == READ_ONCE(wpstat_level_epoch))
-		return true;
-	wpstat_tctx_put(c, WPT_FAULT | WPT_MODIFIED);
-	return false;
-}
-
 /*
  * file_modified(): write(2) and its kin update mtime here, before the
  * copy (ext4_write_checks), through the same ext4_dirty_inode() as the
@@ -708,7 +699,7 @@ static int modified_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	    !wpstat_key_of(file_inode(file), &key))
 		return 1;
 	c = wpstat_tctx_get();
-	if (!c || in_journal_scope(c))
+	if (!c || in_scope(c, WPT_FAULT | WPT_MODIFIED))
 		return 1;
 	c = wpstat_tctx_get();	/* dropping a stale scope may release it */
 	if (!c)
@@ -734,7 +725,7 @@ static int journal_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct journal_data *d = (void *)ri->data;
 
-	if (!in_journal_scope(wpstat_tctx_find()))
+	if (!in_scope(wpstat_tctx_find(), WPT_FAULT | WPT_MODIFIED))
 		return 1;
 	d->nvcsw = READ_ONCE(current->nvcsw);
 	d->start = ktime_get_ns();
@@ -765,7 +756,7 @@ static int journal_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	if (READ_ONCE(current->nvcsw) == d->nvcsw)
 		return 0;
 	c = wpstat_tctx_find();
-	if (!in_journal_scope(c))
+	if (!in_scope(c, WPT_FAULT | WPT_MODIFIED))
 		return 0;
 	c->fault_named_ns += ns;
 	wpstat_count(&c->fault_key, WPC_JOURNAL_WAITS, 1);
