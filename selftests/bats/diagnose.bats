@@ -71,6 +71,18 @@ writer_next_to_fsync() {
 	echo "# $(jq -c '[.findings[] | {rule, severity, share}]' <<<"$output")" >&3
 }
 
+# 12 MiB written with pwrite(2) to $SLOW/big from a reset, then `wpstat
+# diagnose --json --pid` of the writer in $output.
+throttled_writer() {
+	rm -f "$SLOW/big"
+	wpstat_control reset
+	wpload --file "$SLOW/big" --size 12M --mode write --passes 1 --quiet >/dev/null &
+	WPLOAD_PID=$!
+	wait "$WPLOAD_PID"
+	run --separate-stderr wpstat diagnose --json --pid "$WPLOAD_PID"
+	assert_success
+}
+
 # The rules of the findings in $output, sorted, space-separated.
 rules() {
 	jq -r '[.findings[].rule] | sort | join(" ")' <<<"$output"
@@ -233,23 +245,12 @@ teardown() {
 	wps-slowdev up ext4 0 0 "irqmode=2 completion_nsec=2000000 hw_queue_depth=1 max_sectors=8" ||
 		fail "cannot set up the slow device"
 	sysctl -q vm.dirty_bytes=$((4 << 20)) vm.dirty_background_bytes=$((1 << 20))
-	wpstat_control reset
-	wpload --file "$SLOW/big" --size 12M --mode write --passes 1 --quiet >/dev/null &
-	WPLOAD_PID=$!
-	wait "$WPLOAD_PID"
-	run --separate-stderr wpstat diagnose --json --pid "$WPLOAD_PID"
-	assert_success
+	throttled_writer
 	jq -e '.findings[] | select(.rule == "throttle") | .share >= 0.05 and
 		(.evidence[] | select(.name == "dirty_limits") | .value | startswith("dirty_bytes 4194304,"))' <<<"$output"
 
 	sysctl -q vm.dirty_bytes=$((64 << 20)) vm.dirty_background_bytes=$((16 << 20))
-	rm -f "$SLOW/big"
-	wpstat_control reset
-	wpload --file "$SLOW/big" --size 12M --mode write --passes 1 --quiet >/dev/null &
-	WPLOAD_PID=$!
-	wait "$WPLOAD_PID"
-	run --separate-stderr wpstat diagnose --json --pid "$WPLOAD_PID"
-	assert_success
+	throttled_writer
 	[[ " $(rules) " != *" throttle "* ]] || fail "throttled with 64 MiB dirty_bytes: $(rules)"
 }
 

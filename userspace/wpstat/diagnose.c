@@ -231,6 +231,26 @@ static uint64_t file_val(const struct file_list *fl,
 	return 0;
 }
 
+/* A cause's columns, events then ns then the worst, in the module's order. */
+_Static_assert(STALL_STABLE_NS == STALL_STABLE + 1 && STALL_STABLE_MAX == STALL_STABLE + 2 &&
+	       STALL_WB_NS == STALL_WB + 1 && STALL_WB_MAX == STALL_WB + 2 &&
+	       STALL_PAUSE_NS == STALL_PAUSE + 1 && STALL_PAUSE_MAX == STALL_PAUSE + 2 &&
+	       STALL_JOURNAL_NS == STALL_JOURNAL + 1 &&
+	       STALL_JOURNAL_MAX == STALL_JOURNAL + 2,
+	       "wpstat_stalls.def: each cause's events, ns and max in a row");
+
+/* The row's three columns of the cause counted by @events, as evidence. */
+static void ev_cause(struct dx_finding *f, const struct stall_list *l,
+		     const struct stall_item *it, enum stall_field events)
+{
+	ev_num(f, stall_fields[events].name, item_val(l, it, events), "events",
+	       "/proc/wpstat/stalls");
+	ev_num(f, stall_fields[events + 1].name, item_val(l, it, events + 1),
+	       "ns", "/proc/wpstat/stalls");
+	ev_num(f, stall_fields[events + 2].name, item_val(l, it, events + 2),
+	       "ns", "/proc/wpstat/stalls");
+}
+
 /*
  * What write-protected the file's pages, as evidence, and the remedy for
  * the trigger that did most: the waits in a write-protect fault exist only
@@ -307,9 +327,7 @@ static void rule_stable(struct dx_report *r, const struct dx_input *in,
 		return;
 	finding_of_item(f, it);
 	f->mechanism = "folio_wait_stable() (mm/page-writeback.c) makes a store to a page under writeback wait for the write to complete when the device asks for stable pages (its queue's stable_writes, read at mount: SB_I_STABLE_WRITES)";
-	ev_num(f, "stable_waits", item_val(l, it, STALL_STABLE), "events", "/proc/wpstat/stalls");
-	ev_num(f, "stable_ns", ns, "ns", "/proc/wpstat/stalls");
-	ev_num(f, "stable_max_ns", item_val(l, it, STALL_STABLE_MAX), "ns", "/proc/wpstat/stalls");
+	ev_cause(f, l, it, STALL_STABLE);
 	if (queue_attr(it->row->file.major, it->row->file.minor,
 		       "stable_writes", val, sizeof(val), path, sizeof(path)))
 		ev_text(f, "stable_writes", "sysfs", "%s (%s)", val, path);
@@ -335,9 +353,7 @@ static void rule_wb(struct dx_report *r, const struct dx_input *in,
 		return;
 	finding_of_item(f, it);
 	f->mechanism = "a wait for a page's writeback in the write path that is not a stable-page wait: btrfs_page_mkwrite() (fs/btrfs/inode.c) calls folio_wait_writeback() itself, whatever the device, since btrfs checksums what it writes; a write(2) waits there where the filesystem's write_begin does";
-	ev_num(f, "wb_waits", item_val(l, it, STALL_WB), "events", "/proc/wpstat/stalls");
-	ev_num(f, "wb_ns", ns, "ns", "/proc/wpstat/stalls");
-	ev_num(f, "wb_max_ns", item_val(l, it, STALL_WB_MAX), "ns", "/proc/wpstat/stalls");
+	ev_cause(f, l, it, STALL_WB);
 	triggers(f, in, it);
 	remedy(f, "the wait (nodatacow files are not checksummed, but btrfs still waits)", "no checksums, no snapshots' sharing for the file",
 	       "chattr +C on an empty file (nodatacow), or keep hot mapped files off btrfs");
@@ -356,9 +372,7 @@ static void rule_throttle(struct dx_report *r, const struct dx_input *in,
 		return;
 	finding_of_item(f, it);
 	f->mechanism = "balance_dirty_pages() (mm/page-writeback.c) sleeps a task that dirties pages once the dirty pages pass the freerun point (halfway between the background and the dirty limit), longer the further over the setpoint and the slower the device writes";
-	ev_num(f, "pauses", item_val(l, it, STALL_PAUSE), "events", "/proc/wpstat/stalls");
-	ev_num(f, "pause_ns", ns, "ns", "/proc/wpstat/stalls");
-	ev_num(f, "pause_max_ns", item_val(l, it, STALL_PAUSE_MAX), "ns", "/proc/wpstat/stalls");
+	ev_cause(f, l, it, STALL_PAUSE);
 	read_setting("/proc/sys/vm/dirty_ratio", ratio, sizeof(ratio));
 	read_setting("/proc/sys/vm/dirty_bytes", bytes, sizeof(bytes));
 	read_setting("/proc/sys/vm/dirty_background_ratio", bg, sizeof(bg));
@@ -419,9 +433,7 @@ static void rule_journal(struct dx_report *r, const struct dx_input *in,
 		return;
 	finding_of_item(f, it);
 	f->mechanism = "ext4_page_mkwrite(), and write(2) in file_modified(), update mtime (file_update_time -> ext4_dirty_inode), which takes journal write access to the inode's buffer (jbd2_journal_get_write_access -> do_get_write_access, fs/jbd2/transaction.c) and sleeps while a commit, such as an fsync's, is writing that buffer, or waits for a locked transaction (start_this_handle)";
-	ev_num(f, "journal_waits", item_val(l, it, STALL_JOURNAL), "events", "/proc/wpstat/stalls");
-	ev_num(f, "journal_ns", ns, "ns", "/proc/wpstat/stalls");
-	ev_num(f, "journal_max_ns", item_val(l, it, STALL_JOURNAL_MAX), "ns", "/proc/wpstat/stalls");
+	ev_cause(f, l, it, STALL_JOURNAL);
 	memset(&m, 0, sizeof(m));
 	if (mount_of(it->row->file.major, it->row->file.minor, &m)) {
 		lazy = has_option(m.options, "lazytime");
