@@ -29,15 +29,7 @@ wpstat reset >/dev/null
 # The other process: fsync the file every 30 ms until killed; the writer
 # starts once it has (python3 takes seconds to start under TCG).
 touch $file
-python3 -c '
-import os, sys, time
-fd = os.open(sys.argv[1], os.O_RDONLY)
-os.fsync(fd)
-open(sys.argv[1] + ".ready", "w").close()
-while True:
-    os.fsync(fd)
-    time.sleep(0.03)
-' $file &
+python3 "$WPSTAT_TOP/scripts/lib/fsync-loop.py" $file &
 syncer=$!
 for _ in $(seq 600); do [ -e $file.ready ] && break; sleep 0.1; done
 [ -e $file.ready ] || { echo "session: the fsync loop did not start" >&2; exit 1; }

@@ -29,15 +29,7 @@ PY=/usr/bin/python3
 start_fsync_loop() {
 	local f=$1
 	rm -f "$f.ready"
-	"$PY" -c '
-import os, sys, time
-fd = os.open(sys.argv[1], os.O_RDONLY)
-os.fsync(fd)
-open(sys.argv[1] + ".ready", "w").close()
-while True:
-    os.fsync(fd)
-    time.sleep(0.03)
-' "$f" &
+	"$PY" "$WPSTAT_TOP/scripts/lib/fsync-loop.py" "$f" &
 	FSYNC_PID=$!
 	for _ in $(seq 600); do
 		[ -e "$f.ready" ] && return 0
