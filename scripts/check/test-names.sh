@@ -92,5 +92,20 @@ machine_paths >"$tmp/paths" || true
 check "no page in README.md or docs/ carries a path of the machine that wrote it" \
 	bash -c '[ ! -s "$1" ] || { head -n 5 "$1"; exit 1; }' _ "$tmp/paths"
 
+# The README is a map, not the manual (issue #33): a screenful of pitch,
+# session and commands, and a link to every page or directory of docs/.
+readme_is_a_map() {
+	local lines doc missing=
+	lines=$(wc -l <"$top/README.md")
+	[ "$lines" -le 250 ] || { echo "README.md has $lines lines, more than 250"; return 1; }
+	for doc in "$top"/docs/*; do
+		doc=${doc#"$top"/}
+		grep -q "](${doc}[/)#]" "$top/README.md" || missing+=" $doc"
+	done
+	[ -z "$missing" ] || { echo "not linked from README.md:$missing"; return 1; }
+}
+check "README.md is at most 250 lines and links every page and directory of docs/" \
+	readme_is_a_map
+
 echo "1..$n"
 [ "$failed" = 0 ]
