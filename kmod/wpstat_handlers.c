@@ -561,12 +561,22 @@ static int mkclean_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(mkclean_entry);
 
+/*
+ * The PTEs a clean write-protected, and, when a process cleaned them in
+ * its own system call (msync, fsync: not a flusher, not reclaim), that
+ * process's share: its stall row for the file says who set up the
+ * write-protect faults of every process storing to it.
+ */
 static int mkclean_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	int ptes = (int)regs_return_value(regs);
 
-	if (ptes > 0)
-		wpstat_count((void *)ri->data, WPC_MKCLEAN_PTES, ptes);
+	if (ptes <= 0)
+		return 0;
+	wpstat_count((void *)ri->data, WPC_MKCLEAN_PTES, ptes);
+	if (!(current->flags & (PF_KTHREAD | PF_MEMALLOC)) &&
+	    wpstat_want_task())
+		wpstat_stall_add((void *)ri->data, WPS_WP_CAUSED, ptes);
 	return 0;
 }
 NOKPROBE_SYMBOL(mkclean_return);

@@ -46,6 +46,7 @@
 #define WPSTAT_UNIT_EVENTS_EVENTS	true
 #define WPSTAT_UNIT_EVENTS_NS		false
 #define WPSTAT_UNIT_EVENTS_UNNAMED	false
+#define WPSTAT_UNIT_EVENTS_PTES		false
 const struct wpstat_stall_field_info wpstat_stall_fields[WPS_NR] = {
 #define WPSTAT_STALL(id, nm, lk, knd, unit, ...)			\
 	[WPS_##id] = { .name = #nm, .like = WPC_##lk,			\

@@ -47,7 +47,7 @@ run_writer() {
 
 # The whole scenario on ${FS:-ext4} over a 20 ms dm-delay with
 # stable_writes $1 (and mount option $2), then `wpstat diagnose --json
-# --pid` of the writer in $output.
+# --pid` of the writer in $output; the fsync loop was SYNC_PID.
 writer_next_to_fsync() {
 	wps-slowdev up "${FS:-ext4}" 20 "$1" || fail "cannot set up the slow device"
 	[ -z "${2:-}" ] || mount -o "remount,$2" "$SLOW" || fail "remount $2"
@@ -57,6 +57,7 @@ writer_next_to_fsync() {
 	run_writer "$SLOW/data"
 	kill "$FSYNC_PID"
 	wait "$FSYNC_PID" 2>/dev/null || true
+	SYNC_PID=$FSYNC_PID
 	FSYNC_PID=
 	run --separate-stderr wpstat diagnose --json --pid "$WPLOAD_PID" "$SLOW"
 	assert_success
@@ -151,13 +152,20 @@ teardown() {
 	wpstat level timing >/dev/null
 	writer_next_to_fsync 1
 	case $(uname -r) in 5.* | 6.*) ;; *) need_journal=false ;; esac
-	jq -e --argjson pid "$WPLOAD_PID" --arg f "$SLOW/data" --argjson need $need_journal '
+	# Who synced: the fsync loop's row says its fsyncs write-protected
+	# the writer's PTEs (wp_caused); the writer synced nothing itself.
+	jq -e --argjson pid "$WPLOAD_PID" --arg f "$SLOW/data" --argjson need $need_journal \
+		--arg sync "$SYNC_PID" '
 		.stall_ns > 0 and
 		([.findings[] | select(.share != null) | .share] | add) <= 1.0001 and
 		(.findings[] | select(.rule == "stable") |
 		 .pid == $pid and .file == $f and .share >= 0.05 and
 		 (.evidence[] | select(.name == "stable_writes") | .value | startswith("1 ")) and
 		 (.evidence[] | select(.name == "write_protected_by") | .value | test("fsync")) and
+		 (.evidence[] | select(.name == "synced_by") | .value |
+		  startswith("pid \($sync) (python3) ") and (test("itself") | not)) and
+		 ([.remedies[].change | select(test("^fsync the file less often"))] |
+		  length == 1 and (.[0] | test("the syncs are pid \($sync)'s, not its own"))) and
 		 (.remedies[0].change | startswith("echo 0 > /sys/dev/block/"))) and
 		([.findings[] | select(.rule == "journal")] | length >= (if $need then 1 else 0 end)) and
 		([.findings[] | select(.rule == "journal") |

@@ -132,7 +132,7 @@ teardown() {
 	run --separate-stderr wpstat stalls --all --resolve "$WPSTAT_FS_DIR/ext4"
 	assert_success
 	[ "$(awk 'NR == 1 { $1 = $1; print; exit }' <<<"$output")" = \
-		"pid comm cause stall stable wb pause journal fault unnamed worst events fault_first fault_wp cgroup file" ]
+		"pid comm cause stall stable wb pause journal fault unnamed worst events fault_first fault_wp wp_caused cgroup file" ]
 	run --separate-stderr wpstat stalls -o pid,fault_first --pid "$pid"
 	assert_success
 	assert_line --index 0 --regexp '^ *pid +fault_first +file$'

@@ -222,7 +222,7 @@ static int cmd_diagnose(int argc, char **argv)
 	struct wpstat_snapshot i0, i1;
 	struct wpstat_kvlist summary = { 0 };
 	struct wpstat_file_key key;
-	struct stall_list stalls;
+	struct stall_list stalls, everyone = { 0 };
 	struct file_list files;
 	struct diagnose_opts o;
 	struct dx_report *rep;
@@ -261,6 +261,12 @@ static int cmd_diagnose(int argc, char **argv)
 		ret = runtime_error("out of memory");
 		goto out_i1;
 	}
+	/* Who synced a file may be another process than --pid's. */
+	if (o.pid && stall_list_build(o.interval ? &s0 : NULL,
+				      o.interval ? &s1 : &s0, 0, &everyone)) {
+		ret = runtime_error("out of memory");
+		goto out_stalls;
+	}
 	if (file_list_build(o.interval ? &i0 : NULL, o.interval ? &i1 : &i0,
 			    &files)) {
 		ret = runtime_error("out of memory");
@@ -275,7 +281,9 @@ static int cmd_diagnose(int argc, char **argv)
 	wpstat_kv_read(WPSTAT_SUMMARY_PATH, &summary);	/* optional */
 	level = read_first_line(SYSFS_PARAMS_DIR "/level");
 
-	in = (struct dx_input){ .stalls = &stalls, .files = &files,
+	in = (struct dx_input){ .stalls = &stalls,
+				.everyone = o.pid ? &everyone : &stalls,
+				.files = &files,
 				.summary = &summary, .level = level,
 				.window_ns = o.interval };
 	dx_diagnose(&in, rep);
@@ -288,6 +296,8 @@ static int cmd_diagnose(int argc, char **argv)
 	wpstat_kv_free(&summary);
 	file_list_free(&files);
 out_stalls:
+	if (o.pid)
+		stall_list_free(&everyone);
 	stall_list_free(&stalls);
 	free(rep);
 out_i1:

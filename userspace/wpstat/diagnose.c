@@ -252,6 +252,54 @@ static void ev_cause(struct dx_finding *f, const struct stall_list *l,
 }
 
 /*
+ * Who synced the file of @it, from the wp_caused column of every
+ * process's row for it (PTEs write-protected in its own msync, fsync or
+ * sync_file_range), the most first, as evidence.  The pid of the process
+ * that did most, or 0 if none did.
+ */
+static uint32_t synced_by(struct dx_finding *f, const struct dx_input *in,
+			  const struct stall_item *it)
+{
+	const struct stall_list *all = in->everyone ? in->everyone : in->stalls;
+	const struct stall_item *top[3] = { NULL, NULL, NULL };
+	char list[DX_TEXT] = "";
+	uint64_t sum = 0;
+	size_t i, len;
+	int k, j;
+
+	for (i = 0; i < all->n; i++) {
+		const struct stall_item *o = &all->items[i];
+
+		if (!o->sum.have_wp_caused || !o->sum.wp_caused ||
+		    wpstat_row_key_cmp(&o->row->file, &it->row->file))
+			continue;
+		sum += o->sum.wp_caused;
+		for (k = 0; k < 3; k++) {
+			if (top[k] && top[k]->sum.wp_caused >= o->sum.wp_caused)
+				continue;
+			for (j = 2; j > k; j--)
+				top[j] = top[j - 1];
+			top[k] = o;
+			break;
+		}
+	}
+	if (!top[0])
+		return 0;
+	for (k = 0; k < 3 && top[k]; k++) {
+		len = strlen(list);
+		snprintf(list + len, sizeof(list) - len,
+			 "%spid %" PRIu32 " (%s%s) %" PRIu64, k ? ", " : "",
+			 top[k]->row->tgid, top[k]->row->comm,
+			 top[k]->row->tgid == it->row->tgid ? ", itself" : "",
+			 top[k]->sum.wp_caused);
+	}
+	ev_text(f, "synced_by", "/proc/wpstat/stalls wp_caused",
+		"%s (of %" PRIu64 " PTEs write-protected by processes' own syncs)",
+		list, sum);
+	return top[0]->row->tgid;
+}
+
+/*
  * What write-protected the file's pages, as evidence, and the remedy for
  * the trigger that did most: the waits in a write-protect fault exist only
  * because writeback cleaned the page the process keeps storing to.
@@ -260,8 +308,9 @@ static void triggers(struct dx_finding *f, const struct dx_input *in,
 		     const struct stall_item *it)
 {
 	uint64_t n[NR_MKCLEAN_TRIGGERS], all = 0, best = 0;
-	char list[DX_TEXT] = "", val[32];
+	char list[DX_TEXT] = "", val[32], who[96];
 	int i, top = -1;
+	uint32_t syncer;
 	size_t len;
 
 	for (i = 0; i < NR_MKCLEAN_TRIGGERS; i++) {
@@ -282,15 +331,22 @@ static void triggers(struct dx_finding *f, const struct dx_input *in,
 	}
 	ev_text(f, "write_protected_by", "/proc/wpstat/inodes mkclean_<trigger>",
 		"%s (of %" PRIu64 " folio_mkclean calls)", list, all);
+	syncer = synced_by(f, in, it);
+	if (!syncer)
+		snprintf(who, sizeof(who), "no process's sync was seen (level counts, or a reset since)");
+	else if (syncer == it->row->tgid)
+		snprintf(who, sizeof(who), "the syncs are its own");
+	else
+		snprintf(who, sizeof(who), "the syncs are pid %" PRIu32 "'s, not its own", syncer);
 	switch (top) {
 	case 0:
 		remedy(f, "fewer write-protect faults", "data reaches the disk later",
-		       "msync(MS_SYNC) less often, or over the cold part of the mapping only: each one cleans and write-protects every dirty page it covers");
+		       "msync(MS_SYNC) less often, or over the cold part of the mapping only: each one cleans and write-protects every dirty page it covers (%s)", who);
 		break;
 	case 1:
 	case 2:
 		remedy(f, "fewer write-protect faults", "data reaches the disk later, or the file is split in two",
-		       "fsync the file less often, or stop storing to the pages being synced (double-buffer: sync the half not being written); wpstat does not record which process synced");
+		       "fsync the file less often, or stop storing to the pages being synced (double-buffer: sync the half not being written); %s", who);
 		break;
 	case 3:
 		remedy(f, "fewer write-protect faults", "none for this file; the sync(2)/syncfs(2) caller loses its guarantee",

@@ -56,6 +56,7 @@ struct dx_finding {
 /* What the rules read besides the rows: the system's settings. */
 struct dx_input {
 	const struct stall_list *stalls;	/* rows (or their deltas) */
+	const struct stall_list *everyone;	/* the same, any process */
 	const struct file_list *files;		/* inodes rows, the same way */
 	const struct wpstat_kvlist *summary;
 	const char *level;			/* "counts", "timing", or NULL */

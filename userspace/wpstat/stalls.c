@@ -49,6 +49,7 @@ const struct stall_cause_info stall_causes[CAUSE_NR] = {
 #define STALL_ROLE_SUM_NS	STALL_NS
 #define STALL_ROLE_MAX_NS	STALL_MAX_NS
 #define STALL_ROLE_SUM_UNNAMED	STALL_UNNAMED_NS
+#define STALL_ROLE_SUM_PTES	STALL_CAUSED_PTES
 
 const struct stall_field_info stall_fields[STALL_NR] = {
 #define WPSTAT_STALL(id, name, like, kind, unit, cause, help) \
@@ -107,6 +108,10 @@ void stall_sum_add(struct stall_sum *sum, const struct stall_cols *sc,
 		case STALL_UNNAMED_NS:
 			sum->unnamed_ns += val[c];
 			sum->have_unnamed = true;
+			break;
+		case STALL_CAUSED_PTES:
+			sum->wp_caused += val[c];
+			sum->have_wp_caused = true;
 			break;
 		}
 	}
@@ -181,7 +186,8 @@ bool stall_worst_ns(const struct stall_sum *s, uint64_t *worst)
  * The cause with the most time of its own (fault: less the waits inside
  * it).  Without any time (no timing probe, or no wait lasted a
  * nanosecond), the wait or pause with the most events; else "faults":
- * only faults were seen.
+ * only faults were seen; "none" for a row of no wait and no fault (a
+ * process that only synced the file: wp_caused).
  */
 const char *stall_dominant(const struct stall_sum *s)
 {
@@ -207,6 +213,8 @@ const char *stall_dominant(const struct stall_sum *s)
 			}
 		}
 	}
+	if (found < 0 && !s->events[CAUSE_FAULT] && !s->ns[CAUSE_FAULT])
+		return "none";
 	return found < 0 ? "faults" : stall_causes[found].name;
 }
 

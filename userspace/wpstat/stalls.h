@@ -17,7 +17,8 @@
  */
 enum stall_cause {
 	CAUSE_STABLE, CAUSE_WB, CAUSE_PAUSE, CAUSE_JOURNAL, CAUSE_FAULT,
-	CAUSE_NR
+	CAUSE_NR,
+	CAUSE_NONE = CAUSE_NR	/* a field that is no wait (wp_caused) */
 };
 
 struct stall_cause_info {
@@ -36,7 +37,10 @@ enum stall_field {
 };
 
 /* What a field says of its cause: how often, how long, the worst one. */
-enum stall_role { STALL_EVENTS, STALL_NS, STALL_MAX_NS, STALL_UNNAMED_NS };
+enum stall_role {
+	STALL_EVENTS, STALL_NS, STALL_MAX_NS, STALL_UNNAMED_NS,
+	STALL_CAUSED_PTES,	/* PTEs the process's syncs write-protected */
+};
 
 struct stall_field_info {
 	const char *name;	/* the /proc/wpstat/stalls column */
@@ -61,6 +65,8 @@ struct stall_sum {
 	bool have_max[CAUSE_NR];
 	uint64_t unnamed_ns;		/* of ns[CAUSE_FAULT], in no named wait */
 	bool have_unnamed;
+	uint64_t wp_caused;		/* not a stall: what its syncs cleaned */
+	bool have_wp_caused;
 };
 
 /*

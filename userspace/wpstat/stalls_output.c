@@ -8,7 +8,7 @@
 enum {
 	SC_PID, SC_COMM, SC_CAUSE, SC_STALL, SC_STABLE, SC_WB, SC_PAUSE,
 	SC_JOURNAL, SC_FAULT, SC_UNNAMED, SC_WORST, SC_EVENTS, SC_FAULT_FIRST,
-	SC_FAULT_WP, SC_CGROUP, SC_NR,
+	SC_FAULT_WP, SC_WP_CAUSED, SC_CGROUP, SC_NR,
 };
 
 static const struct {
@@ -29,6 +29,7 @@ static const struct {
 	[SC_EVENTS] = { "events", false },
 	[SC_FAULT_FIRST] = { "fault_first", false },
 	[SC_FAULT_WP] = { "fault_wp", false },
+	[SC_WP_CAUSED] = { "wp_caused", false },
 	[SC_CGROUP] = { "cgroup", true },
 };
 
@@ -85,6 +86,10 @@ static const char *stall_cell(char *buf, size_t len, const struct stall_list *l,
 		if (c < 0 || !it->avail[c])
 			return "-";
 		return fmt_count(buf, len, it->val[c]);
+	case SC_WP_CAUSED:
+		if (!s->have_wp_caused)
+			return "-";
+		return fmt_count(buf, len, s->wp_caused);
 	case SC_CGROUP:
 		if (!it->cgroup_path)
 			return "-";
@@ -133,7 +138,7 @@ int stall_cols_select(const char *spec, bool all, struct col_sel *sel)
 	}
 	return col_sel_parse(spec ? spec : stall_cols_default, false,
 			     stall_col_of, NULL,
-			     "pid, comm, cause, stall, stable, wb, pause, journal, fault, unnamed, worst, events, fault_first, fault_wp, cgroup",
+			     "pid, comm, cause, stall, stable, wb, pause, journal, fault, unnamed, worst, events, fault_first, fault_wp, wp_caused, cgroup",
 			     sel);
 }
 
