@@ -68,8 +68,10 @@ PREDICTIONS = [
      [r"two_processes", r"two processes", r"threads"]),
     ("11", "A store while another process fsyncs the file on a stable-writes "
            "device: the storing process's row has the stable-page wait "
-           "(about the 200 ms device delay); the fsyncing process has no "
-           "row; the NPAGES (16) write-protects are attributed to fsync.",
+           "(about the 200 ms device delay); the fsyncing process waits in "
+           "no write: at level timing its row holds only the NPAGES (16) "
+           "PTEs its fsync write-protected (wp_caused), at counts it has "
+           "none; the NPAGES write-protects are attributed to fsync.",
      "ext4_sync_file -> filemap_fdatawrite -> folio_clear_dirty_for_io -> "
      "folio_mkclean in the fsync(2) caller; block_page_mkwrite -> "
      "folio_wait_stable; __filemap_fdatawait_range is not a write",
