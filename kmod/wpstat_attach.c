@@ -562,6 +562,19 @@ void wpstat_attach_exit(void)
 
 /* ---- what is available, for /proc and debugfs ----------------------------- */
 
+/*
+ * The journal counters name every journal's probes in their needs, but
+ * one filesystem's are enough: jbd2's pair (ext4) or xfs's.
+ */
+static u32 wpstat_journal_any(u32 mask)
+{
+	const u32 jbd2 = BIT(WPP_JBD2_START) | BIT(WPP_JBD2_ACCESS);
+
+	if ((mask & jbd2) == jbd2 || (mask & BIT(WPP_XFS_TIME)))
+		mask |= jbd2 | BIT(WPP_XFS_TIME);
+	return mask;
+}
+
 bool wpstat_counter_available(enum wpstat_counter c)
 {
 	u32 need = wpstat_counters[c].needs;
@@ -569,7 +582,7 @@ bool wpstat_counter_available(enum wpstat_counter c)
 	/* Floor mode counts nothing: no column may look like a real zero. */
 	return !wpstat_floor &&
 	       wpstat_counters[c].level <= READ_ONCE(wpstat_level) &&
-	       (READ_ONCE(wpstat_attached_mask) & need) == need;
+	       (wpstat_journal_any(READ_ONCE(wpstat_attached_mask)) & need) == need;
 }
 
 const char *wpstat_probe_name(enum wpstat_probe_id p)

@@ -757,6 +757,19 @@ static int jbd2_access_entry(struct kretprobe_instance *ri, struct pt_regs *regs
 }
 NOKPROBE_SYMBOL(jbd2_access_entry);
 
+/*
+ * xfs_vn_update_time(): xfs's mtime update in the fault (and in
+ * file_modified), a transaction of its own: it sleeps for log space
+ * (xfs_trans_alloc -> xfs_log_reserve) or for the inode lock
+ * (xfs_ilock(XFS_ILOCK_EXCL)) while an fsync's log force holds it.
+ */
+static int xfs_time_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	wpstat_hit(WPP_XFS_TIME);
+	return journal_entry(ri, regs);
+}
+NOKPROBE_SYMBOL(xfs_time_entry);
+
 static int journal_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct journal_data *d = (void *)ri->data;
@@ -959,6 +972,9 @@ const struct wpstat_handler_set wpstat_handlers[WPP_NR] = {
 	[WPP_JBD2_ACCESS] = { .krp_entry = jbd2_access_entry,
 			      .krp_return = journal_return,
 			      .krp_data_size = sizeof(struct journal_data) },
+	[WPP_XFS_TIME] = { .krp_entry = xfs_time_entry,
+			   .krp_return = journal_return,
+			   .krp_data_size = sizeof(struct journal_data) },
 };
 
 /* ---- floor mode: the same attachments, empty handlers ------------------ */
@@ -1018,6 +1034,7 @@ const struct wpstat_handler_set wpstat_floor_handlers[WPP_NR] = {
 	FLOOR_KRP(WPP_FILE_MODIFIED, 0),
 	FLOOR_KRP(WPP_JBD2_START, sizeof(struct journal_data)),
 	FLOOR_KRP(WPP_JBD2_ACCESS, sizeof(struct journal_data)),
+	FLOOR_KRP(WPP_XFS_TIME, sizeof(struct journal_data)),
 };
 
 /* ---- set-up --------------------------------------------------------------- */

@@ -456,24 +456,35 @@ static void rule_throttle(struct dx_report *r, const struct dx_input *in,
 }
 
 /*
- * Whether lazytime keeps ext4's mtime update out of the journal on this
- * kernel.  Under lazytime generic_update_time() marks the inode
- * I_DIRTY_TIME, and __mark_inode_dirty() calls ->dirty_inode (the
- * journal) only for I_DIRTY_INODE.  But ext4 keeps i_version always since
- * 6.2 (ext4_init_fs_context: SB_I_VERSION), and from then on an mtime
- * change forces its increment (6.12: inode_update_timestamps()), which
- * adds I_DIRTY_SYNC, until inode_update_cmtime() stopped forcing it for a
- * pure time update (7.2 has it; 7.0 and 7.1 are taken to lack it).
+ * Why lazytime does not keep the mtime update's journal wait out of a
+ * write fault of @fstype on this kernel, or NULL if it does.  Under
+ * lazytime generic_update_time() marks the inode I_DIRTY_TIME, and
+ * __mark_inode_dirty() calls ->dirty_inode (ext4's journal;
+ * xfs_fs_dirty_inode()'s transaction) only for I_DIRTY_INODE.  But ext4
+ * keeps i_version always since 6.2 (ext4_init_fs_context: SB_I_VERSION),
+ * as xfs v5 always did, and an mtime change forces its increment (6.12:
+ * inode_update_timestamps()), which adds I_DIRTY_SYNC, until
+ * inode_update_cmtime() stopped forcing it for a pure time update (7.2
+ * has it; 7.0 and 7.1 are taken to lack it).  Measured with the
+ * writer-next-to-an-fsync scenario: ext4 loses its journal waits under
+ * lazytime on 5.10, 6.1 and 7.2 and keeps them on 6.12; xfs loses them
+ * on 5.10, keeps them on 6.12, and on 6.1 the same time moves to the
+ * inode lock of the fault's block mapping (xfs_ilock_for_iomap), where
+ * wpstat does not name it; xfs on 7.2 has no such waits.
  */
-static bool ext4_lazytime_helps(void)
+static const char *lazytime_no_help(const char *fstype)
 {
 	int major = 0, minor = 0;
+	bool forced;
 
 	if (sscanf(kernel_release(), "%d.%d", &major, &minor) != 2)
-		return true;
-	if (major == 6)
-		return minor < 2;
-	return major < 6 || major > 7 || minor >= 2;
+		return NULL;
+	forced = major == 6 ? minor >= 2 : major == 7 && minor < 2;
+	if (forced)
+		return "ext4 (since 6.2) and xfs keep i_version always and an mtime change forces its increment, which journals the inode";
+	if (!strcmp(fstype, "xfs") && major == 6)
+		return "on xfs the fault then waits for the same inode lock in its block mapping (xfs_ilock_for_iomap), as measured on 6.1";
+	return NULL;
 }
 
 static void rule_journal(struct dx_report *r, const struct dx_input *in,
@@ -482,13 +493,13 @@ static void rule_journal(struct dx_report *r, const struct dx_input *in,
 	struct dx_finding *f = finding_new(r, "journal",
 		"write faults waited for the filesystem journal", ns);
 	const struct stall_list *l = in->stalls;
+	const char *no_help;
 	struct dx_mount m;
 	bool lazy = false;
 
 	if (!f)
 		return;
 	finding_of_item(f, it);
-	f->mechanism = "ext4_page_mkwrite(), and write(2) in file_modified(), update mtime (file_update_time -> ext4_dirty_inode), which takes journal write access to the inode's buffer (jbd2_journal_get_write_access -> do_get_write_access, fs/jbd2/transaction.c) and sleeps while a commit, such as an fsync's, is writing that buffer, or waits for a locked transaction (start_this_handle)";
 	ev_cause(f, l, it, STALL_JOURNAL);
 	memset(&m, 0, sizeof(m));
 	if (mount_of(it->row->file.major, it->row->file.minor, &m)) {
@@ -496,10 +507,14 @@ static void rule_journal(struct dx_report *r, const struct dx_input *in,
 		ev_text(f, "mount", "/proc/self/mountinfo", "%s on %s: %s",
 			m.fstype, m.point, m.options);
 	}
-	if (!strcmp(m.fstype, "ext4") && !ext4_lazytime_helps())
-		ev_text(f, "lazytime", "fs/inode.c",
-			"no help on %s: ext4 keeps i_version always (since 6.2) and an mtime change forces its increment, which journals the inode",
-			kernel_release());
+	if (!strcmp(m.fstype, "xfs"))
+		f->mechanism = "xfs_vn_update_time() (fs/xfs/xfs_iops.c), the mtime update of a write fault (__xfs_filemap_fault -> file_update_time) and of write(2) (file_modified()), logs it in a transaction of its own: it sleeps for log space (xfs_trans_alloc) or for the inode lock (xfs_ilock(XFS_ILOCK_EXCL)) while an fsync holds it to force the log";
+	else
+		f->mechanism = "ext4_page_mkwrite(), and write(2) in file_modified(), update mtime (file_update_time -> ext4_dirty_inode), which takes journal write access to the inode's buffer (jbd2_journal_get_write_access -> do_get_write_access, fs/jbd2/transaction.c) and sleeps while a commit, such as an fsync's, is writing that buffer, or waits for a locked transaction (start_this_handle)";
+	no_help = lazytime_no_help(m.fstype);
+	if (no_help)
+		ev_text(f, "lazytime", "fs/inode.c", "no help on %s: %s",
+			kernel_release(), no_help);
 	else if (!lazy)
 		remedy(f, "the mtime update's journal access in the fault", "mtime reaches the disk lazily (within a day, or with the next other inode change or fsync)",
 		       "mount -o remount,lazytime %s", m.point[0] ? m.point : "<the mount point>");
