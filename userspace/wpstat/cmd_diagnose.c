@@ -223,6 +223,7 @@ static int cmd_diagnose(int argc, char **argv)
 	struct wpstat_kvlist summary = { 0 };
 	struct wpstat_file_key key;
 	struct stall_list stalls, everyone = { 0 };
+	struct cgroup_map cgroups = { 0 };
 	struct file_list files;
 	struct diagnose_opts o;
 	struct dx_report *rep;
@@ -278,11 +279,13 @@ static int cmd_diagnose(int argc, char **argv)
 	named[0] = (char *)o.path;
 	stall_list_resolve(&stalls, SIZE_MAX, NULL, NULL, named, o.dirs.dirs,
 			   o.dirs.n);
+	cgroup_map_resolve(&cgroups, &stalls, SIZE_MAX);
 	wpstat_kv_read(WPSTAT_SUMMARY_PATH, &summary);	/* optional */
 	level = read_first_line(SYSFS_PARAMS_DIR "/level");
 
 	in = (struct dx_input){ .stalls = &stalls,
 				.everyone = o.pid ? &everyone : &stalls,
+				.cgroup_mount = cgroups.mount,
 				.files = &files,
 				.summary = &summary, .level = level,
 				.window_ns = o.interval };
@@ -293,6 +296,7 @@ static int cmd_diagnose(int argc, char **argv)
 		diagnose_text(stdout, rep, &o, stalls.n);
 	ret = 0;
 	free(level);
+	cgroup_map_free(&cgroups);
 	wpstat_kv_free(&summary);
 	file_list_free(&files);
 out_stalls:

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "diagnose.h"
+#include "parse.h"
 
 /*
  * The rules of wpstat diagnose.  Each stall cause of a process x file row
@@ -415,6 +416,55 @@ static void rule_wb(struct dx_report *r, const struct dx_input *in,
 	       "chattr +C on an empty file (nodatacow), or keep hot mapped files off btrfs");
 }
 
+/*
+ * The tightest memory.max or memory.high on the way from the writer's
+ * cgroup to the root, as evidence, into @where and @limit; false if none
+ * is set (or the cgroup is unknown).  balance_dirty_pages() also limits a
+ * task against its memcg's domain (mdtc: mem_cgroup_wb_stats() and the
+ * dirty ratios of what the cgroup may still use), so a small limit
+ * throttles a writer long before the global limits.
+ */
+static bool cgroup_limit(struct dx_finding *f, const struct dx_input *in,
+			 const struct stall_item *it, char *where,
+			 size_t wlen, uint64_t *limit)
+{
+	static const char *const files[] = { "memory.max", "memory.high" };
+	char path[2 * PATH_MAX + 32], dir[PATH_MAX], val[32], *slash;
+	bool found = false;
+	uint64_t v;
+	size_t i;
+
+	if (!it->cgroup_path || !in->cgroup_mount)
+		return false;
+	snprintf(dir, sizeof(dir), "%s", it->cgroup_path);
+	for (;;) {
+		for (i = 0; i < 2; i++) {
+			snprintf(path, sizeof(path), "%s%s/%s",
+				 in->cgroup_mount, strcmp(dir, "/") ? dir : "",
+				 files[i]);
+			if (read_setting(path, val, sizeof(val)) &&
+			    !wpstat_parse_uint(val, 0, UINT64_MAX, &v) && (!found || v < *limit)) {
+				*limit = v;
+				snprintf(where, wlen, "%s %s", dir, files[i]);
+				found = true;
+			}
+		}
+		slash = strrchr(dir, '/');
+		if (!slash || slash == dir)
+			break;
+		*slash = '\0';
+	}
+	if (found)
+		ev_text(f, "cgroup", "cgroup2 memory.max, memory.high",
+			"%s: %" PRIu64 " bytes at %s (the tightest up to the root)",
+			it->cgroup_path, *limit, where);
+	else
+		ev_text(f, "cgroup", "cgroup2 memory.max, memory.high",
+			"%s: no memory.max or memory.high up to the root (the global limits apply)",
+			it->cgroup_path);
+	return found;
+}
+
 static void rule_throttle(struct dx_report *r, const struct dx_input *in,
 			  const struct stall_item *it, uint64_t ns)
 {
@@ -422,7 +472,9 @@ static void rule_throttle(struct dx_report *r, const struct dx_input *in,
 		"dirty throttling paused the writer", ns);
 	const struct stall_list *l = in->stalls;
 	char ratio[32] = "?", bytes[32] = "?", bg[32] = "?", bgb[32] = "?";
-	char path[PATH_MAX], maxr[32], strict[32];
+	char path[PATH_MAX], maxr[32], strict[32], where[PATH_MAX + 16];
+	uint64_t limit = 0;
+	bool capped;
 
 	if (!f)
 		return;
@@ -446,13 +498,16 @@ static void rule_throttle(struct dx_report *r, const struct dx_input *in,
 		ev_text(f, "bdi", "/sys/class/bdi",
 			"max_ratio %s, strict_limit %s", maxr, strict);
 	}
+	capped = cgroup_limit(f, in, it, where, sizeof(where), &limit);
 	remedy(f, "pauses until the device catches up", "more dirty memory; longer fsync and a larger loss on a crash",
 	       "sysctl vm.dirty_bytes=<larger> vm.dirty_background_bytes=<a quarter of it> (now %s and %s; 0: the ratios apply)",
 	       bytes, bgb);
 	remedy(f, "the cause: the writer dirties faster than the device writes", "hardware, or the workload's shape",
 	       "a faster device, or fewer dirtied pages: store to fewer distinct pages per second, or write the data once instead of rewriting it");
-	remedy(f, "throttling inside a cgroup", "the cgroup's memory",
-	       "if the writer runs in a cgroup with memory.max, its dirty limit is a share of that: raise it");
+	if (capped)
+		remedy(f, "throttling inside the cgroup", "the cgroup's memory",
+		       "raise %s (now %" PRIu64 "): the writer's dirty limit is a share of what its cgroup may use",
+		       where, limit);
 }
 
 /*

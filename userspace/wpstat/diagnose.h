@@ -57,6 +57,7 @@ struct dx_finding {
 struct dx_input {
 	const struct stall_list *stalls;	/* rows (or their deltas) */
 	const struct stall_list *everyone;	/* the same, any process */
+	const char *cgroup_mount;		/* cgroup2's, or NULL */
 	const struct file_list *files;		/* inodes rows, the same way */
 	const struct wpstat_kvlist *summary;
 	const char *level;			/* "counts", "timing", or NULL */
