@@ -482,6 +482,9 @@ TEST(pid_filter_does_not_follow_a_reused_pid)
 	int status;
 	pid_t outer;
 
+	/* ns_last_pid exists only with CONFIG_CHECKPOINT_RESTORE. */
+	if (access("/proc/sys/kernel/ns_last_pid", W_OK))
+		SKIP(return, "no writable /proc/sys/kernel/ns_last_pid (a kernel without CONFIG_CHECKPOINT_RESTORE): a pid cannot be forced");
 	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
 		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, res);
