@@ -275,46 +275,40 @@ teardown() {
 # dirty_bytes 4 MiB (dirty_background_bytes 1 MiB) pauses the writer in
 # balance_dirty_pages() (the freerun point is 2.5 MiB); with dirty_bytes
 # 64 MiB (16 MiB) the freerun point, 40 MiB, is never reached: no pause.
-@test "diagnose: dirty throttling, and its remedy, larger dirty limits" {
+# The limits in force include the writer's cgroup: balance_dirty_pages()
+# also throttles against its memcg's domain (a share of what the cgroup
+# may use), so the first writer runs in a cgroup with memory.max 512 MiB,
+# where the memory controller is there, and the evidence must name that
+# limit and the remedy raise it (512 MiB does not bind here, the global
+# 4 MiB does: this checks what is read, not which limit throttled).
+@test "diagnose: dirty throttling, its cgroup limit, and its remedy, larger dirty limits" {
+	local mnt=/sys/fs/cgroup
 	SAVED_DIRTY="vm.dirty_bytes=$(cat /proc/sys/vm/dirty_bytes) vm.dirty_background_bytes=$(cat /proc/sys/vm/dirty_background_bytes) vm.dirty_ratio=$(cat /proc/sys/vm/dirty_ratio) vm.dirty_background_ratio=$(cat /proc/sys/vm/dirty_background_ratio)"
 	wpstat level timing >/dev/null
 	wps-slowdev up ext4 0 0 "irqmode=2 completion_nsec=2000000 hw_queue_depth=1 max_sectors=8" ||
 		fail "cannot set up the slow device"
 	sysctl -q vm.dirty_bytes=$((4 << 20)) vm.dirty_background_bytes=$((1 << 20))
-	throttled_writer
-	jq -e '.findings[] | select(.rule == "throttle") | .share >= 0.05 and
-		(.evidence[] | select(.name == "dirty_limits") | .value | startswith("dirty_bytes 4194304,"))' <<<"$output"
+	if [ "$(stat -f -c %T $mnt)" = cgroup2fs ] && grep -qw memory $mnt/cgroup.controllers &&
+	   { grep -qw memory $mnt/cgroup.subtree_control || echo +memory >$mnt/cgroup.subtree_control; }; then
+		CGROUP_DIR=$mnt/wpstat-diag.$$
+		mkdir "$CGROUP_DIR"
+		echo $((512 << 20)) >"$CGROUP_DIR/memory.max"
+	else
+		echo "# no cgroup2 memory controller at $mnt: the cgroup evidence is not checked" >&3
+	fi
+	throttled_writer "${CGROUP_DIR:-}"
+	jq -e --arg cg "/wpstat-diag.$$" --argjson in_cg "$([ -n "${CGROUP_DIR:-}" ] && echo true || echo false)" '
+		.findings[] | select(.rule == "throttle") | .share >= 0.05 and
+		(.evidence[] | select(.name == "dirty_limits") | .value | startswith("dirty_bytes 4194304,")) and
+		(if $in_cg then
+			(.evidence[] | select(.name == "cgroup") | .value ==
+				"\($cg): 536870912 bytes at \($cg) memory.max (the tightest up to the root)") and
+			([.remedies[].change | select(startswith("raise \($cg) memory.max (now 536870912)"))] | length == 1)
+		 else true end)' <<<"$output"
 
 	sysctl -q vm.dirty_bytes=$((64 << 20)) vm.dirty_background_bytes=$((16 << 20))
 	throttled_writer
 	[[ " $(rules) " != *" throttle "* ]] || fail "throttled with 64 MiB dirty_bytes: $(rules)"
-}
-
-# The limits in force include the writer's cgroup: balance_dirty_pages()
-# also throttles against its memcg's domain (a share of what the cgroup
-# may use), so the evidence names the tightest memory.max or memory.high
-# up to the root, and the remedy raises it.  512 MiB does not bind here
-# (the 4 MiB global dirty_bytes does): this checks what is read, not which
-# limit throttled.
-@test "diagnose: the throttle finding names the writer's cgroup memory.max" {
-	local mnt=/sys/fs/cgroup
-	[ "$(stat -f -c %T $mnt)" = cgroup2fs ] && grep -qw memory $mnt/cgroup.controllers ||
-		skip "no cgroup2 with the memory controller at $mnt"
-	grep -qw memory $mnt/cgroup.subtree_control || echo +memory >$mnt/cgroup.subtree_control ||
-		skip "cannot enable the memory controller under $mnt"
-	SAVED_DIRTY="vm.dirty_bytes=$(cat /proc/sys/vm/dirty_bytes) vm.dirty_background_bytes=$(cat /proc/sys/vm/dirty_background_bytes) vm.dirty_ratio=$(cat /proc/sys/vm/dirty_ratio) vm.dirty_background_ratio=$(cat /proc/sys/vm/dirty_background_ratio)"
-	wpstat level timing >/dev/null
-	wps-slowdev up ext4 0 0 "irqmode=2 completion_nsec=2000000 hw_queue_depth=1 max_sectors=8" ||
-		fail "cannot set up the slow device"
-	sysctl -q vm.dirty_bytes=$((4 << 20)) vm.dirty_background_bytes=$((1 << 20))
-	CGROUP_DIR=$mnt/wpstat-diag.$$
-	mkdir "$CGROUP_DIR"
-	echo $((512 << 20)) >"$CGROUP_DIR/memory.max"
-	throttled_writer "$CGROUP_DIR"
-	jq -e --arg cg "/wpstat-diag.$$" '.findings[] | select(.rule == "throttle") |
-		(.evidence[] | select(.name == "cgroup") | .value ==
-			"\($cg): 536870912 bytes at \($cg) memory.max (the tightest up to the root)") and
-		([.remedies[].change | select(startswith("raise \($cg) memory.max (now 536870912)"))] | length == 1)' <<<"$output"
 }
 
 # First writes: one pass over a fresh 1 MiB file on the RAM disk; nothing
