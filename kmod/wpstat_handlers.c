@@ -241,8 +241,10 @@ static bool in_write_syscall(void)
 /*
  * Called from the folio_wait_writeback tracepoint: a task about to sleep.
  * A stable-page wait is folio_wait_writeback() returning into a
- * folio_wait_stable() call site; any other wait is the writer's if it is
- * below do_page_mkwrite() or in a write system call.
+ * folio_wait_stable() call site, or, where the compiler inlined the
+ * former into the latter (a KASAN build of 6.12), folio_wait_stable()'s
+ * own frame; any other wait is the writer's if it is below
+ * do_page_mkwrite() or in a write system call.
  */
 static noinline enum wpstat_wait_kind wait_classify(bool stable_mapping)
 {
@@ -252,6 +254,9 @@ static noinline enum wpstat_wait_kind wait_classify(bool stable_mapping)
 
 	n = stack_trace_save(entries, ARRAY_SIZE(entries), 0);
 	for (i = 0; i < n; i++) {
+		if (!fww && stable_mapping &&
+		    wpstat_in_range(entries[i], &fws_range))
+			return WPW_STABLE;
 		if (!fww && i + 1 < n && wpstat_in_range(entries[i], &fww_range)) {
 			fww = true;
 			if (stable_mapping &&
