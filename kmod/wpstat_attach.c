@@ -486,6 +486,70 @@ out:
 	return ret;
 }
 
+/* ---- points in modules ------------------------------------------------------ */
+
+/*
+ * The journal points live in modules (jbd2, xfs) that may come after the
+ * level was set (xfs at its first mount) or go and come again.  When a
+ * module comes live, a kretprobe of this level that could not attach is
+ * tried again, and kept if its target is in that module; when one goes,
+ * the kretprobes in it are detached (kprobes would leave them gone, yet
+ * counted as attached, and never revive them).  Entry-only and tracepoint
+ * points are all in the core kernel.
+ */
+static int wpstat_module_event(struct notifier_block *nb, unsigned long state,
+			       void *data)
+{
+	struct module *mod = data;
+	int p;
+
+	if (state != MODULE_STATE_LIVE && state != MODULE_STATE_GOING)
+		return NOTIFY_DONE;
+	mutex_lock(&wpstat_attach_mutex);
+	if (!wpstat_attach_ready)
+		goto out;
+	for (p = 0; p < WPP_NR; p++) {
+		struct wpstat_probe *wp = &wpstat_probes[p];
+		enum wpstat_mech m = wp->mech[wpstat_level];
+		int err;
+
+		if (m != WPM_KRETPROBE || wp->err == -ECANCELED)
+			continue;
+		if (state == MODULE_STATE_GOING) {
+			if (!(wp->on & BIT(m)) ||
+			    !within_module((unsigned long)wp->krp.kp.addr, mod))
+				continue;
+			detach_mech(p, m, NULL, NULL);
+			wp->err = -ENOENT;
+			pr_info("probe %s (%s) detached: module %s unloading\n",
+				wp->name, wp->target, mod->name);
+			continue;
+		}
+		if (!wp->err)
+			continue;
+		err = attach_mech(p, m);
+		if (err)
+			continue;
+		if (!within_module((unsigned long)wp->krp.kp.addr, mod)) {
+			/* Not this module's: it stays as it was reported. */
+			detach_mech(p, m, NULL, NULL);
+			continue;
+		}
+		wp->err = 0;
+		pr_info("probe %s (%s) attached: module %s loaded\n",
+			wp->name, wp->target, mod->name);
+	}
+	wpstat_update_mask();
+out:
+	mutex_unlock(&wpstat_attach_mutex);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block wpstat_module_nb = {
+	.notifier_call = wpstat_module_event,
+};
+static bool wpstat_module_nb_registered;
+
 /* ---- load and unload ------------------------------------------------------ */
 
 int wpstat_attach_init(void)
@@ -494,6 +558,16 @@ int wpstat_attach_init(void)
 
 	wpstat_counting_level = wpstat_level;
 	wpstat_resolve_addresses();
+	/*
+	 * Before the points: a module that comes while they attach is then
+	 * either found by the attach or handled by the notifier, which waits
+	 * for the mutex and for wpstat_attach_ready.
+	 */
+	ret = register_module_notifier(&wpstat_module_nb);
+	if (ret)
+		pr_warn("no module notifier (error %d): journal points attach only with the level\n",
+			ret);
+	wpstat_module_nb_registered = !ret;
 
 	mutex_lock(&wpstat_attach_mutex);
 	/*
@@ -537,6 +611,10 @@ void wpstat_attach_exit(void)
 	struct kretprobe *krps[WPP_NR];
 	int p, nkrp = 0;
 
+	/* Waits for a notification in flight (the chain's rwsem). */
+	if (wpstat_module_nb_registered)
+		unregister_module_notifier(&wpstat_module_nb);
+	wpstat_module_nb_registered = false;
 	mutex_lock(&wpstat_attach_mutex);
 	wpstat_attach_ready = false;
 	WRITE_ONCE(wpstat_attached_mask, 0);

@@ -12,7 +12,8 @@
 # out of the default list, space-separated; scripts/check/check-debug.sh
 # leaves out bats:experiment.
 # WPSTAT_KSFT_ARGS: arguments for every kselftest binary, e.g. "-f churn"
-# (the harness's fixture, variant and test filters) to run one test.
+# (the harness's fixture, variant and test filters) to run one test;
+# WPSTAT_BATS_ARGS: the same for bats, e.g. "--filter xfs".
 # WPSTAT_SUITE_SET=kernel: the default list is only the suites that check
 # what the kernel does ($kernel_suites, $kernel_timing_suites): make check
 # runs them on every kernel and everything on one.
@@ -156,8 +157,8 @@ for s in "${suites[@]}"; do
 	case $s in
 	ksft:*) cmd=(bash -c 'cd /tmp && exec "$0" "$@"' "$top/build/selftests/$name" ${WPSTAT_KSFT_ARGS:-}) ;;
 	# bats:clients/NAME: a suite outside selftests/bats (make clients).
-	bats:*/*) cmd=(bats --tap "$top/selftests/$name.bats") ;;
-	bats:*) cmd=(bats --tap "$top/selftests/bats/$name.bats") ;;
+	bats:*/*) cmd=(bats --tap ${WPSTAT_BATS_ARGS:-} "$top/selftests/$name.bats") ;;
+	bats:*) cmd=(bats --tap ${WPSTAT_BATS_ARGS:-} "$top/selftests/bats/$name.bats") ;;
 	*) echo "guest-check: unknown suite '$s'" >&2; continue ;;
 	esac
 	# timeout kills the suite's whole process group, bats' children too.

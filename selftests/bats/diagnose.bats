@@ -96,11 +96,22 @@ setup() {
 	wpstat_control reset
 	FSYNC_PID=
 	WPLOAD_PID=
+	XFS_REMOUNT=
+	FUSE_MNT=
 }
 
 teardown() {
+	if [ -n "${XFS_REMOUNT:-}" ]; then
+		modprobe xfs
+		mount "$XFS_REMOUNT" "$WPSTAT_FS_DIR/xfs"
+		XFS_REMOUNT=
+	fi
 	[ -z "${FSYNC_PID:-}" ] || kill "$FSYNC_PID" 2>/dev/null || true
 	[ -z "${WPLOAD_PID:-}" ] || kill "$WPLOAD_PID" 2>/dev/null || true
+	if [ -n "${FUSE_MNT:-}" ]; then
+		{ sleep 0.5; umount "$FUSE_MNT"; } 2>/dev/null || umount -l "$FUSE_MNT" 2>/dev/null || true
+		FUSE_MNT=
+	fi
 	wps-slowdev down
 	[ -z "${CGROUP_DIR:-}" ] || rmdir "$CGROUP_DIR" 2>/dev/null || true
 	CGROUP_DIR=
@@ -271,6 +282,68 @@ teardown() {
 	[[ " $(rules) " != *" journal "* ]] || fail "journal finding on xfs with lazytime: $(rules)"
 }
 
+# The status of probe $1 in debugfs wpstat/probes, and its hits.
+probe_status() {
+	awk -v p="$1" '$1 == p { print $4 }' /sys/kernel/debug/wpstat/probes
+}
+probe_hits() {
+	awk -v p="$1" '$1 == p { print $5 }' /sys/kernel/debug/wpstat/probes
+}
+
+# xfs is a module, loaded at its first mount: an agent that loads wpstat
+# and sets level timing at boot meets it later.  wpstat's module notifier
+# attaches xfs_time's kretprobe when xfs comes live and detaches it when
+# xfs goes (wpstat_attach.c); without it the probe stays not-found, and
+# after an unload kprobes would leave it "gone" but reported attached.
+# Each mapped store's fault updates mtime through xfs_vn_update_time, so
+# three passes over a fresh 16-page file must hit it (one update can
+# cover several faults: the timestamp's granularity).
+@test "xfs loaded after level timing: its journal probe attaches with it and goes with it" {
+	grep -q '^xfs ' /proc/modules || skip "xfs is not a loaded module here"
+	wpstat level timing >/dev/null
+	wps-slowdev down
+	XFS_REMOUNT=$(findmnt -n -o SOURCE "$WPSTAT_FS_DIR/xfs") ||
+		skip "no scratch xfs to unmount"
+	[ "$(findmnt -n -t xfs -o TARGET | wc -l)" = 1 ] ||
+		skip "another xfs is mounted: $(findmnt -n -t xfs -o TARGET | tr '\n' ' ')"
+	umount "$WPSTAT_FS_DIR/xfs"
+	modprobe -r xfs || skip "xfs cannot be unloaded: $(lsmod | grep '^xfs ')"
+	[ "$(probe_status xfs_time)" = not-found ] ||
+		fail "xfs_time with xfs unloaded: $(probe_status xfs_time)"
+
+	modprobe xfs
+	[ "$(probe_status xfs_time)" = attached ] ||
+		fail "xfs_time after modprobe xfs: $(probe_status xfs_time)"
+	mount "$XFS_REMOUNT" "$WPSTAT_FS_DIR/xfs"
+	XFS_REMOUNT=
+	local f hits
+	f=$(scratch_file xfs)
+	hits=$(probe_hits xfs_time)
+	wpload --file "$f" --size 64K --passes 3 --sync msync --quiet >/dev/null
+	[ "$(probe_hits xfs_time)" -gt "$hits" ] ||
+		fail "no xfs_vn_update_time call seen: hits $hits -> $(probe_hits xfs_time)"
+	dmesg | grep -q 'probe xfs_time (xfs_vn_update_time) attached: module xfs loaded' ||
+		fail "no kernel log line for the attach"
+	rm -f "$f"
+
+	# Gone with xfs, and back with it: a second load is a new module.
+	XFS_REMOUNT=$(findmnt -n -o SOURCE "$WPSTAT_FS_DIR/xfs")
+	umount "$WPSTAT_FS_DIR/xfs"
+	modprobe -r xfs
+	[ "$(probe_status xfs_time)" = not-found ] ||
+		fail "xfs_time after rmmod xfs: $(probe_status xfs_time)"
+	modprobe xfs
+	mount "$XFS_REMOUNT" "$WPSTAT_FS_DIR/xfs"
+	XFS_REMOUNT=
+	[ "$(probe_status xfs_time)" = attached ] ||
+		fail "xfs_time after the second modprobe: $(probe_status xfs_time)"
+	hits=$(probe_hits xfs_time)
+	f=$(scratch_file xfs)
+	wpload --file "$f" --size 64K --passes 3 --sync msync --quiet >/dev/null
+	[ "$(probe_hits xfs_time)" -gt "$hits" ] ||
+		fail "xfs_time counts nothing after xfs came back"
+}
+
 # Dirty throttling: 12 MiB written with pwrite(2) to a ~2 MB/s device with
 # dirty_bytes 4 MiB (dirty_background_bytes 1 MiB) pauses the writer in
 # balance_dirty_pages() (the freerun point is 2.5 MiB); with dirty_bytes
@@ -365,4 +438,61 @@ teardown() {
 	wait "$WPLOAD_PID" 2>/dev/null || true
 	echo "# $(jq -c '{stall_ns, f: [.findings[] | {rule, share}]}' <<<"$output")" >&3
 	jq -e '[.findings[] | select(.rule == "first_write")] == []' <<<"$output"
+}
+
+# The unnamed rule's write-protect branch.  A store to a page whose WRITE
+# a FUSE server has not answered waits in fuse_page_mkwrite ->
+# fuse_wait_on_page_writeback (wait_event on fi->page_waitq), which no
+# wpstat probe names (wpstat_fuse's prediction F2).  The scenario: the
+# fsync loop sends the writer's 32 pages to a fuse-passthrough server
+# that sleeps 50 ms in every WRITE, and the writer's next stores wait for
+# the reply in their faults.  The bdi gets min_ratio 1, as in wpstat_fuse:
+# a fresh FUSE bdi (strictlimit) would otherwise throttle every dirtying.
+# Expected for the writer: an "unnamed" finding, not "first_write"
+# (fault_wp > fault_first: 32 first-write faults, then one per page per
+# fsync), that explains most of its stall time, with the off-CPU profile
+# as its remedy; and the FUSE blind_spot finding.  From 6.14 FUSE keeps
+# PG_writeback until the server replies (no temporary folio) and the
+# fault waits in folio_wait_writeback: there the finding is "wb" instead
+# (measured on 7.2: 99.8 % of the writer's stall time).
+@test "diagnose: a FUSE server's slow WRITE, waited for in the fault, is unnamed time (wb from 6.14)" {
+	local server=$WPSTAT_TOP/build/bin/fuse-passthrough f
+	[ -x "$server" ] || skip "no build/bin/fuse-passthrough (libfuse3-dev missing at build time?)"
+	[ -e /dev/fuse ] || modprobe fuse || skip "no /dev/fuse"
+	wpstat level timing >/dev/null
+	FUSE_MNT=$WPSTAT_FS_DIR/fuse
+	mkdir -p "$FUSE_MNT" "$WPSTAT_FS_DIR/ext4/fuse-backing"
+	umount -l "$FUSE_MNT" 2>/dev/null || true
+	"$server" --write-delay-ms 50 "$WPSTAT_FS_DIR/ext4/fuse-backing" "$FUSE_MNT" ||
+		fail "cannot mount fuse-passthrough"
+	echo 1 >"/sys/class/bdi/$(mountpoint -d "$FUSE_MNT")/min_ratio"
+	f=$FUSE_MNT/$BATS_TEST_NAME.$$
+	touch "$f"
+	start_fsync_loop "$f"
+	wpstat_control reset
+	run_writer "$f"
+	kill "$FSYNC_PID"
+	wait "$FSYNC_PID" 2>/dev/null || true
+	FSYNC_PID=
+	run --separate-stderr wpstat diagnose --json --pid "$WPLOAD_PID" "$FUSE_MNT"
+	assert_success
+	echo "# $(jq -c '{stall_ns, f: [.findings[] | {rule, severity, share}]}' <<<"$output")" >&3
+	local rule=unnamed
+	case $(uname -r) in
+	[7-9].* | 6.1[4-9].* | 6.[2-9][0-9].*) rule=wb ;;
+	esac
+	jq -e --argjson pid "$WPLOAD_PID" --arg rule "$rule" '
+		([.findings[] | select(.rule == "first_write")] == []) and
+		([.findings[] | select(.rule == "blind_spot")] | length == 1) and
+		(if $rule == "wb" then
+		 (.findings[0] | .rule == "wb" and .pid == $pid and .share >= 0.5) and
+		 ([.findings[] | select(.rule == "unnamed")] == [])
+		 else
+		 (.findings[] | select(.rule == "unnamed") |
+		 .pid == $pid and .share >= 0.5 and
+		 ([.evidence[] | {(.name): .value}] | add |
+		  .fault_wp > .fault_first and .fault_unnamed_ns > 0) and
+		 (.remedies[0].change | test("off-CPU")))
+		 end)' <<<"$output"
+	rm -f "$f"
 }
