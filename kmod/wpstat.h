@@ -437,7 +437,7 @@ enum {
 	WPT_WAIT	= 2,	/* about to wait for writeback (wait_stable says where) */
 	WPT_WB		= 4,	/* a flusher inside wb_writeback() (wb_reason says why) */
 	WPT_FAULT	= 8,	/* inside a timed do_page_mkwrite() (fault_key) */
-	WPT_MODIFIED	= 16,	/* inside a timed file_modified() (fault_key) */
+	WPT_MODIFIED	= 16,	/* in a write(2) scope below (fault_key) */
 };
 
 struct wpstat_tctx {

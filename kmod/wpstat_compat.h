@@ -265,6 +265,18 @@ wpstat_mapping_stable_writes(const struct address_space *mapping)
 #define wpstat_file_arg(p)	((struct file *)wpstat_arg(p, 0))
 
 /*
+ * generic_perform_write(struct kiocb *iocb, struct iov_iter *i) since
+ * 5.18; generic_perform_write(struct file *file, struct iov_iter *i,
+ * loff_t pos) before (5.10).
+ */
+#ifdef WPSTAT_HAVE_PERFORM_WRITE_KIOCB
+#define wpstat_perform_write_file(p)					\
+	(((struct kiocb *)wpstat_arg(p, 0))->ki_filp)
+#else
+#define wpstat_perform_write_file(p)	((struct file *)wpstat_arg(p, 0))
+#endif
+
+/*
  * folio_wait_bit(struct folio *folio, int bit_nr), 5.10's
  * wait_on_page_bit(struct page *page, int bit_nr): the folio or page only
  * as an identity, compared with the one the wait tracepoint passed.

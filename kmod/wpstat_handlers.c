@@ -699,17 +699,22 @@ struct journal_data {
 };
 
 /*
- * file_modified(): write(2) and its kin update mtime here, before the
- * copy (ext4_write_checks), through the same ext4_dirty_inode() as the
- * fault; its journal waits go to the file's row.  Not inside a fault.
+ * The write(2) scopes (WPT_MODIFIED), whose journal waits go to the file's
+ * row; never inside a fault, nor one inside the other:
+ *   file_modified(): write(2) and its kin update mtime here, before the
+ *     copy (ext4_write_checks), through the same ext4_dirty_inode() as
+ *     the fault;
+ *   generic_perform_write(): the copy loop, whose ->write_begin starts a
+ *     handle per page without delalloc (ext4_write_begin), and whose
+ *     ->write_end dirties the inode when the size grows: generic_write_end
+ *     -> mark_inode_dirty (5.10, 6.1), ext4_da_do_write_end's i_disksize
+ *     update (6.3 on).  xfs and btrfs have loops of their own.
  */
-static int modified_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+static __always_inline int write_scope_entry(struct file *file)
 {
-	struct file *file = wpstat_file_arg(regs);
 	struct wpstat_tctx *c;
 	struct wpstat_key key;
 
-	wpstat_hit(WPP_FILE_MODIFIED);
 	if (!wpstat_want_task() || !file ||
 	    !wpstat_key_of(file_inode(file), &key))
 		return 1;
@@ -724,7 +729,20 @@ static int modified_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	c->fault_epoch = READ_ONCE(wpstat_level_epoch);
 	return 0;
 }
+static int modified_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	wpstat_hit(WPP_FILE_MODIFIED);
+	return write_scope_entry(wpstat_file_arg(regs));
+}
 NOKPROBE_SYMBOL(modified_entry);
+
+static int perform_write_entry(struct kretprobe_instance *ri,
+			       struct pt_regs *regs)
+{
+	wpstat_hit(WPP_PERFORM_WRITE);
+	return write_scope_entry(wpstat_perform_write_file(regs));
+}
+NOKPROBE_SYMBOL(perform_write_entry);
 
 static int modified_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
@@ -740,7 +758,9 @@ static int journal_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct journal_data *d = (void *)ri->data;
 
-	if (!in_scope(wpstat_tctx_find(), WPT_FAULT | WPT_MODIFIED))
+	/* Reclaim in the scope (an inode evicted: ext4_evict_inode) is not it. */
+	if ((current->flags & PF_MEMALLOC) ||
+	    !in_scope(wpstat_tctx_find(), WPT_FAULT | WPT_MODIFIED))
 		return 1;
 	d->nvcsw = READ_ONCE(current->nvcsw);
 	d->start = ktime_get_ns();
@@ -969,6 +989,8 @@ const struct wpstat_handler_set wpstat_handlers[WPP_NR] = {
 	[WPP_TP_WB_START] = { .tp = tp_wb_start },
 	[WPP_TP_WB_WRITTEN] = { .tp = tp_wb_written },
 	[WPP_TP_EXIT] = { .tp = tp_process_exit },
+	[WPP_PERFORM_WRITE] = { .krp_entry = perform_write_entry,
+				.krp_return = modified_return },
 	[WPP_FILE_MODIFIED] = { .krp_entry = modified_entry,
 				.krp_return = modified_return },
 	[WPP_JBD2_START] = { .krp_entry = jbd2_start_entry,
@@ -1037,6 +1059,7 @@ const struct wpstat_handler_set wpstat_floor_handlers[WPP_NR] = {
 	[WPP_TP_WB_WRITTEN] = { .tp = floor_tp_wb },
 	[WPP_TP_EXIT] = { .tp = floor_tp_exit },
 	FLOOR_KRP(WPP_FILE_MODIFIED, 0),
+	FLOOR_KRP(WPP_PERFORM_WRITE, 0),
 	FLOOR_KRP(WPP_JBD2_START, sizeof(struct journal_data)),
 	FLOOR_KRP(WPP_JBD2_ACCESS, sizeof(struct journal_data)),
 	FLOOR_KRP(WPP_XFS_TIME, sizeof(struct journal_data)),

@@ -292,7 +292,7 @@ teardown() {
 		(.probes_attached | length) + (.probes_unavailable | length) +
 			(.probes_off | length) == $n and
 		(.probes_attached | index("mkwrite")) != null and
-		.probes_off == ["file_modified", "jbd2_start", "jbd2_access", "xfs_time"] and
+		.probes_off == ["file_modified", "perform_write", "jbd2_start", "jbd2_access", "xfs_time"] and
 		.level == "counts" and
 		.counters_unavailable == ["mkwrite_ns", "mkclean_ptes", "mkwrite_max_ns", "journal_waits", "journal_wait_ns", "journal_wait_max_ns", "mkwrite_unnamed_ns"] and
 		.counters_timing_only == ["mkwrite_ns", "mkclean_ptes", "mkwrite_max_ns", "journal_waits", "journal_wait_ns", "journal_wait_max_ns", "mkwrite_unnamed_ns"]' <<<"$output"

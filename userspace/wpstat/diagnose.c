@@ -565,7 +565,7 @@ static void rule_journal(struct dx_report *r, const struct dx_input *in,
 	if (!strcmp(m.fstype, "xfs"))
 		f->mechanism = "xfs_vn_update_time() (fs/xfs/xfs_iops.c), the mtime update of a write fault (__xfs_filemap_fault -> file_update_time) and of write(2) (file_modified()), logs it in a transaction of its own: it sleeps for log space (xfs_trans_alloc) or for the inode lock (xfs_ilock(XFS_ILOCK_EXCL)) while an fsync holds it to force the log";
 	else
-		f->mechanism = "ext4_page_mkwrite(), and write(2) in file_modified(), update mtime (file_update_time -> ext4_dirty_inode), which takes journal write access to the inode's buffer (jbd2_journal_get_write_access -> do_get_write_access, fs/jbd2/transaction.c) and sleeps while a commit, such as an fsync's, is writing that buffer, or waits for a locked transaction (start_this_handle)";
+		f->mechanism = "ext4_page_mkwrite(), and write(2) in file_modified(), update mtime (file_update_time -> ext4_dirty_inode), as write(2) updates the size of a file it grows (generic_perform_write -> write_end), which takes journal write access to the inode's buffer (jbd2_journal_get_write_access -> do_get_write_access, fs/jbd2/transaction.c) and sleeps while a commit, such as an fsync's, is writing that buffer, or waits for a locked transaction (start_this_handle)";
 	no_help = lazytime_no_help(m.fstype);
 	if (no_help)
 		ev_text(f, "lazytime", "fs/inode.c", "no help on %s: %s",
