@@ -403,7 +403,8 @@ probe_hits() {
 	jq -e 'if .stall_ns >= 1000000 then
 		(.findings[0] | .rule == "first_write" and .share > 0.5 and
 		 (.evidence[] | select(.name == "fault_first") | .value > 0) and
-		 (.remedies[0].change | startswith("fallocate(2)")))
+		 (.remedies[0].change | startswith("prefault")) and
+		 (.remedies[1].change | startswith("fallocate(2)")))
 		else .findings == [] end' <<<"$output"
 }
 
