@@ -149,6 +149,10 @@ for s in "${suites[@]}"; do
 	echo "guest-check: begin $s" >/dev/kmsg
 	start=$(date +%s)
 	export WPSTAT_LEVEL=$level
+	# A suite killed mid-way (its budget, the harness's timeout) leaves
+	# its filter or a disable behind: the next one starts from neither.
+	echo "filter none" >/sys/kernel/debug/wpstat/control
+	echo enable >/sys/kernel/debug/wpstat/control
 	if ! echo "level $level" >/sys/kernel/debug/wpstat/control; then
 		echo "not ok - guest-check could not switch the module to level $level" >"$results/$tap.tap"
 		continue

@@ -732,8 +732,11 @@ static void *park_thread(void *arg)
  * reads every module file and a workload faults.  Afterwards the config
  * follows valid commands again, counting works, and the ~0.3% of writes
  * that were "reset" freed every old table (vmallocinfo).
+ * The harness's bound is for a hung test only: make check's suite budget
+ * is tighter, and make stress's 100,000 writes took over 600 s on 5.10
+ * beside two other guests.
  */
-TEST_F_TIMEOUT(rel, control_fuzz, 600)
+TEST_F_TIMEOUT(rel, control_fuzz, 3000)
 {
 	const long total = wps_stress() ? 100000 : 10000;
 	const long seq = total * 4 / 10, conc = total - seq;
