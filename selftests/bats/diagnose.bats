@@ -384,6 +384,124 @@ probe_hits() {
 	[[ " $(rules) " != *" throttle "* ]] || fail "throttled with 64 MiB dirty_bytes: $(rules)"
 }
 
+# A writer on the slow ext4 (20 ms dm-delay, stable_writes 1): wpload
+# on $SLOW/data with the options given, then `wpstat diagnose --json
+# --pid` of it in $output.
+slow_writer() {
+	wps-slowdev up ext4 20 1 || fail "cannot set up the slow device"
+	wpstat_control reset
+	wpload --file "$SLOW/data" --quiet "$@" >/dev/null &
+	WPLOAD_PID=$!
+	wait "$WPLOAD_PID"
+	run --separate-stderr wpstat diagnose --json --pid "$WPLOAD_PID" "$SLOW"
+	assert_success
+	echo "# $(jq -c '{stall_ns, f: [.findings[] | {rule, share, wp: ([.evidence[] | select(.name == "write_protected_by") | .value] | first)}]}' <<<"$output")" >&3
+	wps-slowdev down
+}
+
+# The findings' write-protect triggers and remedies, from $output.
+triggers_of() {
+	jq -r '[.findings[].evidence[] | select(.name == "write_protected_by") | .value] | join("; ")' <<<"$output"
+}
+
+# Write-protects by the writer's own msync, and their remedy, msync less
+# often, applied.  The writer stores 512 bytes at a time to a 16-page
+# mapping on the RAM disk, 4 passes, and msync(MS_SYNC)s after every
+# store: each msync cleans the page just stored to and write-protects it,
+# so each next store to it faults again (4 x 16 x 8 stores: 16 first-write
+# faults, 496 write-protect ones on 4 KiB folios).  Expected: a finding
+# whose trigger is msync, synced by the process itself, with
+# "msync(MS_SYNC) less often" among its remedies (the faults' time is the
+# filesystem's own work, an unnamed finding, or a journal one).  Applied:
+# an msync after every 8 stores, once per page: 48 write-protect faults,
+# a tenth; at least 4 times fewer, and at most half the stall time, are
+# asserted (large folios change the counts, not the ratio).
+@test "diagnose: the writer's own msync; msync less often (its remedy) cuts its faults" {
+	local f before_wp after_wp before after
+	wpstat level timing >/dev/null
+	f=$(scratch_file ext4)
+	own_msync_writer() {
+		rm -f "$f"
+		wpstat_control reset
+		wpload --file "$f" --size 64K --chunk 512 --passes 4 --sync msync --sync-every "$1" --quiet >/dev/null &
+		WPLOAD_PID=$!
+		wait "$WPLOAD_PID"
+		run --separate-stderr wpstat diagnose --json --pid "$WPLOAD_PID"
+		assert_success
+		echo "# $(jq -c '{stall_ns, f: [.findings[] | {rule, share, wp: ([.evidence[] | select(.name == "write_protected_by") | .value] | first)}]}' <<<"$output")" >&3
+	}
+	own_msync_writer 1
+	before=$(jq '.stall_ns // 0' <<<"$output")
+	before_wp=$(counter "$f" mkwrite_wp)
+	jq -e --argjson pid "$WPLOAD_PID" '
+		[.findings[] | select(.pid == $pid and
+		 (.evidence[] | select(.name == "write_protected_by") | .value | startswith("msync ")) and
+		 (.evidence[] | select(.name == "synced_by") | .value | test("itself")) and
+		 ([.remedies[].change | select(startswith("msync(MS_SYNC) less often"))] | length == 1))] |
+		length >= 1' <<<"$output"
+	own_msync_writer 8
+	after=$(jq '.stall_ns // 0' <<<"$output")
+	after_wp=$(counter "$f" mkwrite_wp)
+	echo "# msync after every store: $before_wp wp faults, $before ns; after every 8: $after_wp, $after ns" >&3
+	[ "$after_wp" -gt 0 ] && [ $((after_wp * 4)) -le "$before_wp" ] ||
+		fail "write-protect faults: $before_wp with an msync per store, $after_wp per 8"
+	[ $((after * 2)) -le "$before" ] ||
+		fail "stall $before ns with an msync per store, $after ns per 8"
+}
+
+# Write-protects by the periodic flusher, and their remedy, a longer
+# dirty_expire_centisecs, applied.  The writer stores to its 32 pages in a
+# loop for 4 s and never syncs; with dirty_writeback_centisecs 50 and
+# dirty_expire_centisecs 100 the flusher wakes every 0.5 s and writes back
+# an inode dirtied over 1 s ago (wb_check_old_data_flush: for_kupdate), so
+# the stores after it fault and wait for those writes.  Expected: a finding
+# whose top trigger is flusher-periodic, with the dirty_expire remedy.
+# Applied: dirty_expire_centisecs 6000, a minute, longer than the run:
+# no flusher-periodic write-protect is left (measured on 6.12: 128 before,
+# 0 after, stall 107 ms then 34 ms).  What stays is the same wakeups'
+# background check (wb_check_background_flush: a fresh bdi's share of the
+# background threshold is tiny), which the remedy does not claim.
+@test "diagnose: the periodic flusher; a longer dirty_expire_centisecs (its remedy) stops it" {
+	SAVED_DIRTY="vm.dirty_writeback_centisecs=$(cat /proc/sys/vm/dirty_writeback_centisecs) vm.dirty_expire_centisecs=$(cat /proc/sys/vm/dirty_expire_centisecs)"
+	wpstat level timing >/dev/null
+	sysctl -q vm.dirty_writeback_centisecs=50 vm.dirty_expire_centisecs=100
+	slow_writer --size 128K --duration 4
+	jq -e '[.findings[] |
+		(.evidence[] | select(.name == "write_protected_by") | .value | startswith("flusher-periodic ")) and
+		([.remedies[].change | select(startswith("sysctl vm.dirty_expire_centisecs="))] | length == 1)] |
+		any' <<<"$output"
+	sysctl -q vm.dirty_expire_centisecs=6000
+	slow_writer --size 128K --duration 4
+	[[ "$(triggers_of)" != *flusher-periodic* ]] ||
+		fail "periodic write-protects with a one-minute expiry: $(triggers_of)"
+}
+
+# Write-protects by background writeback, and their remedy, a larger
+# dirty_background_bytes, applied.  The writer stores to a 4 MiB file in
+# passes for 4 s and never syncs (the flusher's own wakeups are an hour
+# apart here: guest_writeback_quiet).  Dirtying new pages calls
+# balance_dirty_pages_ratelimited(), and with dirty_background_bytes 64 KiB
+# the dirty pages are over the background threshold at once:
+# wb_start_background_writeback(), whose writes clean the pages the next
+# pass stores to again.  Expected: a finding whose top trigger is
+# flusher-background, with the dirty_background_bytes remedy.  Applied:
+# dirty_background_bytes 64 MiB, above all the file: background writeback
+# never starts: no flusher-background write-protect.
+@test "diagnose: background writeback; a larger dirty_background_bytes (its remedy) stops it" {
+	SAVED_DIRTY="vm.dirty_background_bytes=$(cat /proc/sys/vm/dirty_background_bytes) vm.dirty_background_ratio=$(cat /proc/sys/vm/dirty_background_ratio)"
+	wpstat level timing >/dev/null
+	sysctl -q vm.dirty_background_bytes=65536
+	slow_writer --size 4M --duration 4
+	jq -e '[.findings[] |
+		(.evidence[] | select(.name == "write_protected_by") | .value | startswith("flusher-background ")) and
+		([.remedies[].change | select(startswith("sysctl vm.dirty_background_bytes="))] | length == 1)] |
+		any' <<<"$output"
+	sysctl -q vm.dirty_background_bytes=$((64 << 20))
+	slow_writer --size 4M --duration 4
+	[[ "$(triggers_of)" != *flusher-background* ]] ||
+		fail "background write-protects with dirty_background_bytes 64 MiB: $(triggers_of)"
+}
+
 # First writes: one pass over a fresh 1 MiB file on the RAM disk; nothing
 # waits for writeback (brd has no stable pages, nothing is written back),
 # so the stall time is page_mkwrite's own work on fresh pages (a journal

@@ -606,6 +606,8 @@ static void rule_unnamed(struct dx_report *r, const struct dx_input *in,
 		f->mechanism = "the part of the time in ->page_mkwrite outside the waits wpstat names (stable pages, writeback, the journal): the filesystem's own work or a wait it does not probe";
 		remedy(f, "an unnamed wait, once named", "none",
 		       "profile the faulting thread off-CPU (perf sched timehist, or offcputime) to name the wait");
+		/* Write-protect faults: whatever their time is, writeback made them. */
+		triggers(f, in, it);
 	}
 	finding_of_item(f, it);
 	ev_num(f, "fault_first", first, "events", "/proc/wpstat/stalls");
