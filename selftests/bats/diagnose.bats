@@ -576,6 +576,9 @@ triggers_of() {
 # (measured on 7.2: 99.8 % of the writer's stall time).
 @test "diagnose: a FUSE server's slow WRITE, waited for in the fault, is unnamed time (wb from 6.14)" {
 	local server=$WPSTAT_TOP/build/bin/fuse-passthrough f
+	case $(uname -r) in
+	5.10.*) skip "5.10's FUSE writeback is not investigated yet: wpstat_fuse once hung there in close() (scripts/check/not-yet.txt)" ;;
+	esac
 	[ -x "$server" ] || skip "no build/bin/fuse-passthrough (libfuse3-dev missing at build time?)"
 	[ -e /dev/fuse ] || modprobe fuse || skip "no /dev/fuse"
 	wpstat level timing >/dev/null
