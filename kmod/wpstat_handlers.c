@@ -489,7 +489,7 @@ struct mkwrite_data {
 
 /*
  * Whether the task is inside one of the timed calls @scope names
- * (WPT_FAULT: do_page_mkwrite(); WPT_MODIFIED: file_modified()); one left
+ * (WPT_FAULT: do_page_mkwrite(); WPT_MODIFIED: a write(2) scope); one left
  * by an earlier level is dropped.  The owner's context only, as every
  * tctx use.
  */
@@ -522,7 +522,7 @@ static int mkwrite_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	c = wpstat_tctx_get();
 	d->ctx = c;	/* faults do not nest: a WPT_FAULT left is stale */
 	if (c) {
-		/* Nor are they in file_modified(): a WPT_MODIFIED left is too. */
+		/* Nor in a write(2) scope (it reads, never stores to, user memory). */
 		c->active = (c->active & ~WPT_MODIFIED) | WPT_FAULT;
 		c->fault_key = d->key;
 		c->fault_named_ns = 0;
