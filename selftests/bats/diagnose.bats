@@ -354,7 +354,7 @@ probe_hits() {
 # where the memory controller is there, and the evidence must name that
 # limit and the remedy raise it (512 MiB does not bind here, the global
 # 4 MiB does: this checks what is read, not which limit throttled).
-@test "diagnose: dirty throttling, its cgroup limit, and its remedy, larger dirty limits" {
+@test "diagnose: dirty throttling, its cgroup limit, a device slower than the writer, and the remedy, larger dirty limits" {
 	local mnt=/sys/fs/cgroup
 	SAVED_DIRTY="vm.dirty_bytes=$(cat /proc/sys/vm/dirty_bytes) vm.dirty_background_bytes=$(cat /proc/sys/vm/dirty_background_bytes) vm.dirty_ratio=$(cat /proc/sys/vm/dirty_ratio) vm.dirty_background_ratio=$(cat /proc/sys/vm/dirty_background_ratio)"
 	wpstat level timing >/dev/null
@@ -378,6 +378,26 @@ probe_hits() {
 				"\($cg): 536870912 bytes at \($cg) memory.max (the tightest up to the root)") and
 			([.remedies[].change | select(startswith("raise \($cg) memory.max (now 536870912)"))] | length == 1)
 		 else true end)' <<<"$output"
+
+	# Over an interval inside the next run: is the device the slower?
+	# Past the freerun point (2.5 MiB, dirtied in well under a second)
+	# balance_dirty_pages() paces the writer to the device's ~2 MB/s: it
+	# sleeps most of seconds 1-3 (at least a quarter is asserted), and
+	# writeback cleans about as fast as it dirties (measured on 6.12:
+	# paused 97 %, dirtied 1.53 MiB/s, cleaned 1.88 MiB/s).
+	rm -f "$SLOW/big"
+	wpload --file "$SLOW/big" --size 12M --mode write --passes 1 --quiet >/dev/null &
+	WPLOAD_PID=$!
+	sleep 1
+	run --separate-stderr wpstat diagnose --json --interval 2 --pid "$WPLOAD_PID"
+	wait "$WPLOAD_PID"
+	assert_success
+	echo "# $(jq -c '[.findings[] | select(.rule == "throttle") | .evidence[] | select(.name == "device_slower") | .value]' <<<"$output")" >&3
+	jq -e '.findings[] | select(.rule == "throttle") | .evidence[] |
+		select(.name == "device_slower") | .value |
+		test("^yes: paused [0-9]+ % of the 2.0 s;") and
+		(capture("paused (?<p>[0-9]+) %").p | tonumber >= 25) and
+		(capture("cleaned by writeback (?<c>[0-9.]+) MiB/s").c | tonumber > 0)' <<<"$output"
 
 	sysctl -q vm.dirty_bytes=$((64 << 20)) vm.dirty_background_bytes=$((16 << 20))
 	throttled_writer

@@ -465,6 +465,31 @@ static bool cgroup_limit(struct dx_finding *f, const struct dx_input *in,
 	return found;
 }
 
+/*
+ * Whether the device is slower than the writer, over an interval: any
+ * pause means the writer dirtied past the freerun point faster than
+ * writeback cleaned, and balance_dirty_pages() then paces it to the
+ * device's write bandwidth; the share of the interval it was paused, and
+ * the file's pages dirtied and cleaned per second (dirtied_pages,
+ * mkclean_pages: folio_mkclean runs for every folio writeback cleans),
+ * say by how much.  Since a reset there is no time to divide by.
+ */
+static void device_pace(struct dx_finding *f, const struct dx_input *in,
+			const struct stall_item *it)
+{
+	const double mb = (double)sysconf(_SC_PAGESIZE) / (1 << 20);
+	uint64_t pause = item_val(in->stalls, it, STALL_PAUSE_NS);
+	double secs = in->window_ns / 1e9;
+
+	if (!in->window_ns)
+		return;
+	ev_text(f, "device_slower", "/proc/wpstat/stalls pause_ns; /proc/wpstat/inodes dirtied_pages, mkclean_pages",
+		"%s: paused %.0f %% of the %.1f s; the file's pages dirtied %.2f MiB/s, cleaned by writeback %.2f MiB/s",
+		pause ? "yes" : "no", 100.0 * pause / in->window_ns, secs,
+		file_val(in->files, it, "dirtied_pages") * mb / secs,
+		file_val(in->files, it, "mkclean_pages") * mb / secs);
+}
+
 static void rule_throttle(struct dx_report *r, const struct dx_input *in,
 			  const struct stall_item *it, uint64_t ns)
 {
@@ -498,6 +523,7 @@ static void rule_throttle(struct dx_report *r, const struct dx_input *in,
 		ev_text(f, "bdi", "/sys/class/bdi",
 			"max_ratio %s, strict_limit %s", maxr, strict);
 	}
+	device_pace(f, in, it);
 	capped = cgroup_limit(f, in, it, where, sizeof(where), &limit);
 	remedy(f, "pauses until the device catches up", "more dirty memory; longer fsync and a larger loss on a crash",
 	       "sysctl vm.dirty_bytes=<larger> vm.dirty_background_bytes=<a quarter of it> (now %s and %s; 0: the ratios apply)",
