@@ -382,9 +382,9 @@ probe_hits() {
 	# Over an interval inside the next run: is the device the slower?
 	# Past the freerun point (2.5 MiB, dirtied in well under a second)
 	# balance_dirty_pages() paces the writer to the device's ~2 MB/s: it
-	# sleeps most of seconds 1-3 (at least a quarter is asserted), and
-	# writeback cleans about as fast as it dirties (measured on 6.12:
-	# paused 97 %, dirtied 1.53 MiB/s, cleaned 1.88 MiB/s).
+	# sleeps much of seconds 1-3 (a tenth at least is asserted), and
+	# writeback cleans about as fast as it dirties (measured: 6.12 paused
+	# 97 %, dirtied 1.53 MiB/s, cleaned 1.88; 5.10 44 %, 2.00, 1.79).
 	rm -f "$SLOW/big"
 	wpload --file "$SLOW/big" --size 12M --mode write --passes 1 --quiet >/dev/null &
 	WPLOAD_PID=$!
@@ -396,7 +396,7 @@ probe_hits() {
 	jq -e '.findings[] | select(.rule == "throttle") | .evidence[] |
 		select(.name == "device_slower") | .value |
 		test("^yes: paused [0-9]+ % of the 2.0 s;") and
-		(capture("paused (?<p>[0-9]+) %").p | tonumber >= 25) and
+		(capture("paused (?<p>[0-9]+) %").p | tonumber >= 10) and
 		(capture("cleaned by writeback (?<c>[0-9.]+) MiB/s").c | tonumber > 0)' <<<"$output"
 
 	sysctl -q vm.dirty_bytes=$((64 << 20)) vm.dirty_background_bytes=$((16 << 20))
