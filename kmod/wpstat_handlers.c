@@ -729,6 +729,7 @@ static __always_inline int write_scope_entry(struct file *file)
 	c->fault_epoch = READ_ONCE(wpstat_level_epoch);
 	return 0;
 }
+
 static int modified_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	wpstat_hit(WPP_FILE_MODIFIED);
