@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""fsync-loop.py FILE [MS]: the other process of the writer-next-to-an-fsync
-scenario (scripts/demo/guest-session.sh, selftests/bats/diagnose.bats).
+"""fsync-loop.py FILE [MS [sync]]: the other process of the writer-next-to-
+an-fsync scenario (scripts/demo/guest-session.sh, selftests/bats/diagnose.bats).
 fsync FILE once, create FILE.ready so the writer can start (python3 takes
 seconds to start under TCG), then fsync every MS (default 30) ms until
-killed."""
+killed; with "sync", sync(2) instead of each later fsync."""
 import os
 import sys
 import time
@@ -13,6 +13,10 @@ fd = os.open(sys.argv[1], os.O_RDONLY)
 gap = (int(sys.argv[2]) if len(sys.argv) > 2 else 30) / 1000.0
 os.fsync(fd)
 open(sys.argv[1] + ".ready", "w").close()
+use_sync = len(sys.argv) > 3 and sys.argv[3] == "sync"
 while True:
-    os.fsync(fd)
+    if use_sync:
+        os.sync()
+    else:
+        os.fsync(fd)
     time.sleep(gap)

@@ -29,7 +29,8 @@ PY=/usr/bin/python3
 start_fsync_loop() {
 	local f=$1
 	rm -f "$f.ready"
-	"$PY" "$WPSTAT_TOP/scripts/lib/fsync-loop.py" "$f" &
+	# shellcheck disable=SC2086 # SYNC_MODE=sync: "30 sync", sync(2) instead
+	"$PY" "$WPSTAT_TOP/scripts/lib/fsync-loop.py" "$f" ${SYNC_MODE:+30 $SYNC_MODE} &
 	FSYNC_PID=$!
 	for _ in $(seq 600); do
 		[ -e "$f.ready" ] && return 0
@@ -195,6 +196,23 @@ teardown() {
 	assert_success
 	assert_line --regexp '^[0-9]+\. \[(high|medium|low) [0-9]+%\] stores waited for pages under writeback'
 	assert_line --regexp '^   mechanism: folio_wait_stable\(\)'
+}
+
+# Write-protects by another process's sync(2): ksys_sync() hands the
+# writeback to the flusher (WB_REASON_SYNC), so a kworker cleans the pages
+# (mkclean_sync) and no process's own sync is seen (no wp_caused, no
+# synced_by).  The fsync scenario with sync(2) every 30 ms instead.
+# Expected: a finding whose top trigger is sync, with the remedy to find
+# the sync(2) or syncfs(2) caller, and no synced_by.
+@test "diagnose: another process's sync(2): the trigger is sync, and its caller is to be found" {
+	wpstat level timing >/dev/null
+	SYNC_MODE=sync writer_next_to_fsync 1
+	jq -e --argjson pid "$WPLOAD_PID" '
+		[.findings[] | select(.pid == $pid and
+		 (.evidence[] | select(.name == "write_protected_by") | .value | startswith("sync ")) and
+		 ([.evidence[] | select(.name == "synced_by")] == []) and
+		 ([.remedies[].change | select(startswith("find what calls sync(2)"))] | length == 1))] |
+		length >= 1' <<<"$output"
 }
 
 # The stable rule's first remedy, applied: with stable_writes 0 at mount,
@@ -434,8 +452,10 @@ triggers_of() {
 # "msync(MS_SYNC) less often" among its remedies (the faults' time is the
 # filesystem's own work, an unnamed finding, or a journal one).  Applied:
 # an msync after every 8 stores, once per page: 48 write-protect faults,
-# a tenth; at least 4 times fewer, and at most half the stall time, are
-# asserted (large folios change the counts, not the ratio).
+# a tenth; at least 4 times fewer are asserted (large folios would change
+# the counts, not the ratio).  Not the stall time: with 48 faults of ~20 us
+# one that meets a jbd2 timer commit weighs as much as the rest (measured
+# 13.3 ms -> 1.4 ms on 7.2, 11.8 ms -> 7.8 ms on 6.1).
 @test "diagnose: the writer's own msync; msync less often (its remedy) cuts its faults" {
 	local f before_wp after_wp before after
 	wpstat level timing >/dev/null
@@ -465,8 +485,6 @@ triggers_of() {
 	echo "# msync after every store: $before_wp wp faults, $before ns; after every 8: $after_wp, $after ns" >&3
 	[ "$after_wp" -gt 0 ] && [ $((after_wp * 4)) -le "$before_wp" ] ||
 		fail "write-protect faults: $before_wp with an msync per store, $after_wp per 8"
-	[ $((after * 2)) -le "$before" ] ||
-		fail "stall $before ns with an msync per store, $after ns per 8"
 }
 
 # Write-protects by the periodic flusher, and their remedy, a longer
