@@ -652,8 +652,10 @@ static void rule_limits(struct dx_report *r, const struct dx_input *in)
 		  "wpstat unload; wpstat load max_inodes=<larger>" },
 		{ "stall_overflow_events", "events found no stall row: the stall table was full",
 		  "wpstat unload; wpstat load max_stalls=<larger>" },
-		{ "bdp_unattributed", "throttling calls whose file was lost",
-		  "none: rare by design (the task slept between its ratelimited call and the throttle)" },
+		/*
+		 * Not bdp_unattributed: it counts since the module was loaded
+		 * (a reset leaves it), so it is not this diagnosis's to report.
+		 */
 	};
 	const char *v;
 	struct dx_finding *f;
