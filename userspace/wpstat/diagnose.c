@@ -483,9 +483,10 @@ static void device_pace(struct dx_finding *f, const struct dx_input *in,
 
 	if (!in->window_ns)
 		return;
+	/* Only rule_throttle calls this, for a row that paused: always yes. */
 	ev_text(f, "device_slower", "/proc/wpstat/stalls pause_ns; /proc/wpstat/inodes dirtied_pages, mkclean_pages",
-		"%s: paused %.0f %% of the %.1f s; the file's pages dirtied %.2f MiB/s, cleaned by writeback %.2f MiB/s",
-		pause ? "yes" : "no", 100.0 * pause / in->window_ns, secs,
+		"yes: paused %.0f %% of the %.1f s; the file's pages dirtied %.2f MiB/s, cleaned by writeback %.2f MiB/s",
+		100.0 * pause / in->window_ns, secs,
 		file_val(in->files, it, "dirtied_pages") * mb / secs,
 		file_val(in->files, it, "mkclean_pages") * mb / secs);
 }
