@@ -114,6 +114,7 @@ struct wpstat_sums {
 	u64 total[WPC_NR];
 	u64 untracked[WPC_NR];		/* the part of total without a row */
 	u64 untracked_events;		/* lookups that found no slot */
+	u64 bdp_unattributed;		/* throttles whose write was lost */
 };
 
 /*
@@ -344,6 +345,7 @@ int wpstat_hist_set_scope(const struct wpstat_hist_scope *scope);
 void wpstat_hist_scope_show(struct seq_file *m);
 int wpstat_hist_read(struct wpstat_hist_counts *sum);
 void wpstat_mark_gone(const struct wpstat_key *key);
+void wpstat_count_bdp_unattributed(void);
 u64 wpstat_sums_read(struct wpstat_table *t, size_t offset, bool max);
 u64 wpstat_table_swap_count(void);
 #define WPSTAT_SUMS(t, field) \
@@ -512,7 +514,6 @@ int wpstat_symbol_range(unsigned long addr, struct wpstat_range *r);
 int wpstat_handlers_init(void);
 void wpstat_handlers_exit(void);
 u64 wpstat_stable_sites_overflow(void);
-u64 wpstat_bdp_unattributed(void);
 u64 wpstat_wb_work_checked(void);
 bool wpstat_wb_work_off(void);
 

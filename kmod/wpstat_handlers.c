@@ -404,12 +404,6 @@ struct wpstat_bdp_record {
 	bool counted;			/* the filters let the call count */
 };
 static struct wpstat_bdp_record __percpu *wpstat_bdp_record;
-static atomic64_t bdp_unattributed = ATOMIC64_INIT(0);
-
-u64 wpstat_bdp_unattributed(void)
-{
-	return atomic64_read(&bdp_unattributed);
-}
 
 static __always_inline void bdp_rl_enter(unsigned long parent_ip,
 					 struct pt_regs *args)
@@ -616,7 +610,7 @@ static int bdp_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 		 * said so if the task filter would have counted it.
 		 */
 		if (wpstat_want_task())
-			atomic64_inc(&bdp_unattributed);
+			wpstat_count_bdp_unattributed();
 		return 1;
 	}
 	if (!r->counted)

@@ -227,7 +227,7 @@ static int wpstat_stalls_proc_init(struct proc_dir_entry *dir)
 static int summary_show(struct seq_file *m, void *v)
 {
 	struct wpstat_table *t;
-	u64 total[WPC_NR], untracked, reclaimed = 0, compactions;
+	u64 total[WPC_NR], untracked, unattributed, reclaimed = 0, compactions;
 	u32 tracked, evicted;
 	int c, p, i;
 
@@ -236,6 +236,7 @@ static int summary_show(struct seq_file *m, void *v)
 	for (c = 0; c < WPC_NR; c++)
 		total[c] = WPSTAT_COUNTER_SUMS(t, total, c);
 	untracked = WPSTAT_SUMS(t, untracked_events);
+	unattributed = WPSTAT_SUMS(t, bdp_unattributed);
 	tracked = t ? atomic_read(&t->nr_tracked) : 0;
 	evicted = t ? atomic_read(&t->nr_evicted) : 0;
 	compactions = t ? t->compactions : 0;
@@ -258,7 +259,7 @@ static int summary_show(struct seq_file *m, void *v)
 	for (p = 0; p < WPP_NR; p++)
 		seq_printf(m, "missed_%s %llu\n", wpstat_probe_name(p),
 			   wpstat_probe_missed(p));
-	seq_printf(m, "bdp_unattributed %llu\n", wpstat_bdp_unattributed());
+	seq_printf(m, "bdp_unattributed %llu\n", unattributed);
 	seq_printf(m, "stable_sites_overflow %llu\n",
 		   wpstat_stable_sites_overflow());
 	seq_printf(m, "gone_marked_inodes %u\n", evicted);

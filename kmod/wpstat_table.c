@@ -308,6 +308,19 @@ struct wpstat_ref notrace wpstat_lookup_slow(struct wpstat_table *t,
 	return r;
 }
 
+/*
+ * Probe context: a throttle whose write could not be named.  Kept with
+ * the table's sums, so that a reset clears it with the totals it is
+ * part of (a diagnosis reads it against them).
+ */
+void notrace wpstat_count_bdp_unattributed(void)
+{
+	struct wpstat_table *t = rcu_dereference_sched(wpstat_table);
+
+	if (t)
+		this_cpu_inc(t->sums->bdp_unattributed);
+}
+
 /* ---- histograms ----------------------------------------------------------- */
 
 /*

@@ -646,17 +646,19 @@ static void rule_unnamed(struct dx_report *r, const struct dx_input *in,
 /* What wpstat itself could not see, from the summary and the level. */
 static void rule_limits(struct dx_report *r, const struct dx_input *in)
 {
+	static const char bounded[] =
+		"wpstat's tables are preallocated and bounded; what does not fit is counted, not kept";
 	static const struct {
-		const char *key, *what, *change;
+		const char *key, *what, *mechanism, *cost, *change;
 	} lost[] = {
 		{ "untracked_events", "events found no row: the inode table was full",
-		  "wpstat unload; wpstat load max_inodes=<larger>" },
+		  bounded, "memory", "wpstat unload; wpstat load max_inodes=<larger>" },
 		{ "stall_overflow_events", "events found no stall row: the stall table was full",
-		  "wpstat unload; wpstat load max_stalls=<larger>" },
-		/*
-		 * Not bdp_unattributed: it counts since the module was loaded
-		 * (a reset leaves it), so it is not this diagnosis's to report.
-		 */
+		  bounded, "memory", "wpstat unload; wpstat load max_stalls=<larger>" },
+		/* Cleared by a reset with the totals, so it is this run's. */
+		{ "bdp_unattributed", "dirty throttles whose file could not be named",
+		  "the throttled task left its CPU between balance_dirty_pages_ratelimited() and balance_dirty_pages() (it slept creating a cgroup's writeback structure, or was preempted): the throttle counts in no file's or process's row",
+		  "none", "nothing to change: the stall rows' throttle counts are that much short" },
 	};
 	const char *v;
 	struct dx_finding *f;
@@ -687,9 +689,9 @@ static void rule_limits(struct dx_report *r, const struct dx_input *in)
 			return;
 		f->severity = DX_INFO;
 		f->share = -1;
-		f->mechanism = "wpstat's tables are preallocated and bounded; what does not fit is counted, not kept";
+		f->mechanism = lost[i].mechanism;
 		ev_num(f, lost[i].key, n, "events", "/proc/wpstat/summary");
-		remedy(f, "the loss", "memory", "%s", lost[i].change);
+		remedy(f, "the loss", lost[i].cost, "%s", lost[i].change);
 	}
 }
 
