@@ -12,7 +12,11 @@
 #   BENCH_FILL, BENCH_OVERFLOW_MAX, BENCH_PERF, BENCH_EXTRAS, BENCH_MECH
 #   (0: no mechanism part), BENCH_MECH_CALLS (see scripts/bench/guest-bench.sh),
 #   BENCH_CLOCK (icount, the default, or wall: see below),
-#   BENCH_DOC (output, default docs/benchmarks.md; "-" for stdout only).
+#   BENCH_DOC (output, default docs/benchmarks.md; "-" for stdout only),
+#   BENCH_ALT (a git revision: its kmod/ is built for each kernel into
+#   build/bench-alt/<kernel>/, and the configurations alt-counts and
+#   alt-timing, which must be named in BENCH_CONFIGS, load it; an A/B of
+#   a handler change inside one run).
 
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -53,8 +57,29 @@ if [ "${BENCH_MECH:-1}" = 1 ]; then
 	done
 fi
 
+# BENCH_ALT: the revision's kmod/, as git has it (not the work tree), built
+# for each kernel with kbuild.sh (in the kernel's chroot where needed).
+alt_rev=
+if [ -n "${BENCH_ALT:-}" ]; then
+	alt_rev=$(git -C "$top" rev-parse --short --verify "${BENCH_ALT}^{commit}") ||
+		{ echo "bench: BENCH_ALT=$BENCH_ALT is not a revision of $top" >&2; exit 2; }
+	case " ${BENCH_CONFIGS:-} " in
+	*" alt-"*) ;;
+	*) echo "bench: BENCH_ALT needs alt-counts or alt-timing in BENCH_CONFIGS" >&2; exit 2 ;;
+	esac
+	for k in $kvers; do
+		d=$top/build/bench-alt/$k
+		rm -rf "$d" && mkdir -p "$d" &&
+			git -C "$top" archive "$alt_rev" kmod | tar -x -C "$d" --strip-components=1 &&
+			"$top/scripts/vm/kbuild.sh" "$k" "$d" >"$out/$k.alt-build.log" 2>&1 ||
+			{ echo "bench: $alt_rev's module does not build for $k ($out/$k.alt-build.log)" >&2; exit 1; }
+	done
+fi
+
 one_kernel() {
-	local k=$1 start r cpus=2
+	local k=$1 start r cpus=2 alt=()
+	[ -z "$alt_rev" ] ||
+		alt=(BENCH_ALT_REV="$alt_rev" BENCH_ALT_MODULE="$top/build/bench-alt/$k/wpstat.ko")
 	# One vCPU under -icount: with two, whatever the other vCPU runs
 	# advances the shared instruction clock (and QEMU 7.2 with -icount
 	# hangs 6.1 bringing up a second vCPU).  The workloads are
@@ -65,7 +90,7 @@ one_kernel() {
 	rm -rf "${out:?}/$k" && mkdir -p "$out/$k"
 	WPSTAT_VM_TIMEOUT=${WPSTAT_VM_TIMEOUT:-3000} \
 		"$top/scripts/vm/vm-run.sh" --kver "$k" --cpus $cpus --no-load --results "$out/$k" -- \
-		env "${benv[@]}" bash "$top/scripts/bench/guest-bench.sh" >"$out/$k.log" 2>&1
+		env "${benv[@]}" "${alt[@]}" bash "$top/scripts/bench/guest-bench.sh" >"$out/$k.log" 2>&1
 	r=$?
 	echo "bench: $k took $(($(date +%s) - start)) s (guest exit $r)" >&2
 	echo "guest_seconds=$(($(date +%s) - start))" >>"$out/$k/extra.txt"

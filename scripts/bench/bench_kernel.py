@@ -58,6 +58,7 @@ def kernel_section(kver, d, runs, mech, extra):
     out += events_section(k)
     out += added_cost_section(k)
     out += loss_section(k)
+    out += ab_section(k)
     out += attachments_section(k)
     out += mechanisms_section(mech)
     cost = mech_costs(mech)
@@ -76,7 +77,9 @@ def run_section(k):
     run or left attachments behind."""
     extra = k.extra
     out = []
-    missing = [c for c in CONFIGS if c not in k.ran]
+    # alt-* run only when asked for (BENCH_ALT): not missing otherwise.
+    missing = [c for c in CONFIGS
+               if c not in k.ran and not c.startswith("alt-")]
     starts = []
     for bt in ("bt-kprobe", "bt-kfunc"):
         v = extra.get("start_ms_{}[]".format(bt), [])
@@ -101,6 +104,10 @@ def run_section(k):
                        "and `enabled_functions`, in `leftover-{}.txt`): the "
                        "configuration after it did not start clean.\n".format(
                            key[9:], extra[key], key[9:]))
+    if "alt_rev" in extra:
+        out.append("**alt-counts and alt-timing** load the module of revision "
+                   "`{}` (`BENCH_ALT`), the others this tree's: an A/B of "
+                   "that change in one run.\n".format(extra["alt_rev"]))
     skipped = {key[8:]: v for key, v in extra.items()
                if key.startswith("skipped_") and not key.endswith("[]")}
     for c in sorted(skipped):
@@ -238,6 +245,46 @@ def loss_section(k):
                          if k.icount else fmt_pct(l1))
         out.append("| {} | {} |".format(w, " | ".join(cells)))
     out.append("")
+    return out
+
+
+def ab_section(k):
+    """BENCH_ALT: each alt-<level> against <level>, paired by round (the
+    two ran side by side in it, so a round's drift cancels)."""
+    out = []
+    for lv in LEVELS:
+        alt = "alt-" + lv
+        if alt not in k.ran or lv not in k.ran:
+            continue
+        if not out:
+            out.append("### A/B: revision {} against this tree\n".format(
+                k.extra.get("alt_rev", "?")))
+            out.append("Per round, alt time / this tree's time - 1 for the "
+                       "same workload (negative: the revision is faster), "
+                       "and the difference in ns per event; median over the "
+                       "rounds, in brackets the range, then how many rounds "
+                       "the revision was faster.\n")
+            out.append("| level | workload | time | per event | faster in |")
+            out.append("|---|---|---:|---:|---:|")
+        for w in WORKLOADS:
+            a = k.res[w]["cfg"]
+            ta = dict(zip(a[alt]["rounds"], a[alt]["wall"]))
+            tb = dict(zip(a[lv]["rounds"], a[lv]["wall"]))
+            rds = sorted(set(ta) & set(tb))
+            if not rds:
+                continue
+            rel = [100.0 * (ta[r] / tb[r] - 1) for r in rds]
+            e = k.res[w]["events"]
+            per_ev = [(ta[r] - tb[r]) / e for r in rds] if e == e and e else []
+            span = "{:+.1f}% to {:+.1f}%".format(min(rel), max(rel))
+            out.append("| {} | {} | {:+.1f}% ({}) | {} | {} of {} |".format(
+                lv, w, med(rel), span,
+                "{:+.0f} ns ({:+.0f} to {:+.0f})".format(
+                    med(per_ev), min(per_ev), max(per_ev))
+                if per_ev else "-",
+                sum(1 for x in rel if x < 0), len(rel)))
+    if out:
+        out.append("")
     return out
 
 

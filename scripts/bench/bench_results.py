@@ -8,8 +8,9 @@ import os
 import re
 import statistics
 
+# alt-counts and alt-timing: the module of another revision (BENCH_ALT).
 CONFIGS = ["base", "floor-counts", "counts", "floor-timing", "timing",
-           "bt-kprobe", "bt-kfunc"]
+           "alt-counts", "alt-timing", "bt-kprobe", "bt-kfunc"]
 LEVELS = ["counts", "timing"]
 FLOOR = {"counts": "floor-counts", "timing": "floor-timing"}
 WORKLOADS = ["W1", "W2", "W3"]

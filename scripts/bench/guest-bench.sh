@@ -15,7 +15,9 @@
 # floor=1 level=...: the same attachments, empty handlers), counts and
 # timing (insmod level=...), bt-kprobe (scripts/bench/wpstat.bt: kprobes,
 # kretprobes) and bt-kfunc (scripts/bench/wpstat-kfunc.bt: BPF
-# trampolines).  In each round every configuration is set up once, in an
+# trampolines); alt-counts and alt-timing, only when asked for, load
+# BENCH_ALT_MODULE instead (another revision's module: bench.sh's
+# BENCH_ALT), so that a change is measured beside what it changes.  In each round every configuration is set up once, in an
 # order rotated by one per round, and runs W1, W2, W3 once each:
 #   W1  wpload mmap rewrite of a 4 MiB ext4 file, msync after each pass
 #   W2  wpload pwrite(2) of 4 KiB chunks over a cached, clean 16 MiB file
@@ -167,9 +169,13 @@ bt_adapt() {
 # one in force (a module that ignored level= would make two configurations
 # silently the same).
 wp_load() {
-	local lvl=$1
+	local lvl=$1 ko=$module
 	shift
-	insmod "$module" level="$lvl" "$@" || die "insmod level=$lvl $*"
+	if [ "${1:-}" = alt ]; then
+		ko=${BENCH_ALT_MODULE:?alt configurations need BENCH_ALT (bench.sh)}
+		shift
+	fi
+	insmod "$ko" level="$lvl" "$@" || die "insmod $ko level=$lvl $*"
 	grep -qx "level $lvl" $dbg/config || die "module not at level $lvl: $(grep '^level' $dbg/config)"
 }
 
@@ -180,6 +186,8 @@ cfg_enter() {
 	counts) wp_load counts ;;
 	floor-timing) wp_load timing floor=1 ;;
 	timing) wp_load timing ;;
+	alt-counts) wp_load counts alt ;;
+	alt-timing) wp_load timing alt ;;
 	bt-kprobe) bt_start "$bt_kprobe" "$1" ;;
 	bt-kfunc) bt_start "$bt_kfunc" "$1" ;;
 	*) die "unknown configuration $1" ;;
@@ -188,7 +196,7 @@ cfg_enter() {
 
 cfg_leave() {
 	case $1 in
-	floor-counts | counts | floor-timing | timing) rmmod wpstat || die "rmmod" ;;
+	floor-counts | counts | floor-timing | timing | alt-*) rmmod wpstat || die "rmmod" ;;
 	bt-*)
 		# SIGKILL: no map printing at exit; closing the perf events and
 		# BPF links detaches every probe before the process is reaped.
@@ -321,7 +329,7 @@ one_run() {
 	# No reset: the module was loaded for this round, so its table is
 	# fresh and W3 inserts every file.
 	case $cfg in
-	counts | timing) counting=1 ;;
+	counts | timing | alt-counts | alt-timing) counting=1 ;;
 	esac
 	[ $counting = 0 ] || snapshot /tmp/bench-snap0
 	res=$(run_workload "$w") || die "$w failed in $cfg"
@@ -527,6 +535,7 @@ kv clock "${BENCH_CLOCK:-wall}"
 kv w1 "4 MiB mmap, $w1_passes passes, msync"
 kv w2 "${w2_mib} MiB pwrite 4 KiB"
 kv w3 "$w3_files files"
+[ -z "${BENCH_ALT_REV:-}" ] || kv alt_rev "$BENCH_ALT_REV"
 
 csv_header
 declare -A skipped=()	# configurations that could not start here
@@ -549,7 +558,7 @@ for ((r = 0; r < rounds; r++)); do
 			one_run $((r + 1)) $s $cfg $w
 		done
 		case $cfg in
-		counts | timing) [ $r = 0 ] && save_attachments $cfg ;;
+		counts | timing | alt-*) [ $r = 0 ] && save_attachments $cfg ;;
 		esac
 		cfg_leave $cfg
 	done
