@@ -513,6 +513,20 @@ table_header() {
 	[ "$(grep '^pass 1:' <<<"$output" | grep -o '[a-z_]*=' | wc -l)" -eq $((n - 3)) ]
 }
 
+# cpu_ns is the process's own CPU time over a pass (make bench times
+# with it): positive, no more than the pass's elapsed time with one
+# writer thread (the main thread waits at the barrier meanwhile; 1 ms
+# for the two clocks' different sources), and the totals' is the sum.
+@test "wpload --json: cpu_ns, the process's CPU time per pass, and its total" {
+	local f
+	f=$(scratch_file ext4)
+	run --separate-stderr wpload --file "$f" --size 1M --passes 3 --mode write --json
+	assert_success
+	jq -e '(.passes | length) == 3 and
+		all(.passes[]; .cpu_ns > 0 and .cpu_ns <= .wall_ns + 1000000) and
+		.totals.cpu_ns == ([.passes[].cpu_ns] | add)' <<<"$output"
+}
+
 @test "show: unavailable counters are '-' in tables, null in JSON, absent in Prometheus" {
 	local f
 	rmmod wpstat

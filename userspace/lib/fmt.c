@@ -16,6 +16,18 @@ uint64_t wpstat_now_ns(void)
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
+/*
+ * CPU time of every thread of this process, user and system: unlike the
+ * clock above, it leaves out other tasks' work and idle time.
+ */
+uint64_t wpstat_process_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
 bool wpstat_counter_is_ns(const char *name)
 {
 	size_t len = strlen(name);

@@ -14,6 +14,7 @@
 
 /* CLOCK_MONOTONIC in ns. */
 uint64_t wpstat_now_ns(void);
+uint64_t wpstat_process_cpu_ns(void);
 /* Whether a counter is a time in ns (its name ends in _ns). */
 bool wpstat_counter_is_ns(const char *name);
 /* "850ns", "12.3us", "4.56ms", "1.23s"; "0" for nothing at all. */

@@ -48,7 +48,9 @@ static void pass_begin(struct wpload_run *run)
 
 	run->pass++;
 	counters_before(run);
+	/* The CPU-time interval inside the elapsed one. */
 	run->pass_start_ns = wpstat_now_ns();
+	run->pass_start_cpu_ns = wpstat_process_cpu_ns();
 }
 
 /* Worker 0, after the end barrier: sync, snapshot, report. */
@@ -59,6 +61,7 @@ static void pass_end(struct wpload_run *run)
 	unsigned int i;
 
 	if (!run_failed(run) && !sync_file(run, &r.sync_ns)) {
+		r.cpu_ns = wpstat_process_cpu_ns() - run->pass_start_cpu_ns;
 		r.wall_ns = wpstat_now_ns() - run->pass_start_ns;
 		for (i = 0; i < opt->threads; i++) {
 			r.ops += run->workers[i].ops;

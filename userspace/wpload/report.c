@@ -269,10 +269,11 @@ static void print_pass(struct wpload_run *run, const struct wpload_pass_result *
 
 	if (opt->json) {
 		printf("%s\n  {\"pass\": %" PRIu64 ", \"wall_ns\": %" PRIu64
+		       ", \"cpu_ns\": %" PRIu64
 		       ", \"sync_ns\": %" PRIu64 ", \"ops\": %" PRIu64
 		       ", \"bytes\": %" PRIu64 ", \"lat_ns\": ",
 		       run->json_first_pass ? "" : ",", r->pass, r->wall_ns,
-		       r->sync_ns, r->ops, r->bytes);
+		       r->cpu_ns, r->sync_ns, r->ops, r->bytes);
 		if (opt->no_latency)
 			fputs("null", stdout);
 		else
@@ -313,9 +314,10 @@ void print_totals(struct wpload_run *run)
 		if (!run->json_open)
 			return;
 		printf("\n ], \"totals\": {\"passes\": %" PRIu64 ", \"wall_ns\": %" PRIu64
+		       ", \"cpu_ns\": %" PRIu64
 		       ", \"sync_ns\": %" PRIu64 ", \"ops\": %" PRIu64
 		       ", \"bytes\": %" PRIu64 ", \"counters\": ",
-		       t->passes, t->wall_ns, t->sync_ns, t->ops, t->bytes);
+		       t->passes, t->wall_ns, t->cpu_ns, t->sync_ns, t->ops, t->bytes);
 		if (t->ncounters)
 			json_counters((const char *const *)t->names, t->sum,
 				      t->avail, t->ncounters);
@@ -391,6 +393,7 @@ void report_pass(struct wpload_run *run, struct wpload_pass_result *r)
 	print_pass(run, r);
 	t->passes++;
 	t->wall_ns += r->wall_ns;
+	t->cpu_ns += r->cpu_ns;
 	t->sync_ns += r->sync_ns;
 	t->ops += r->ops;
 	t->bytes += r->bytes;

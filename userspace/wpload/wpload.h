@@ -126,13 +126,14 @@ struct wpload_counter_delta {
 
 struct wpload_pass_result {
 	uint64_t pass, wall_ns, sync_ns, ops, bytes;
+	uint64_t cpu_ns;		/* the process's CPU time in the pass */
 	uint64_t p50, p99, max;
 	bool have_counters;
 	struct wpload_counter_delta counters;
 };
 
 struct wpload_totals {
-	uint64_t passes, wall_ns, sync_ns, ops, bytes;
+	uint64_t passes, wall_ns, sync_ns, ops, bytes, cpu_ns;
 	int ncounters;			/* 0: no pass reported counters */
 	char *names[WPSTAT_MAX_COUNTERS];
 	uint64_t sum[WPSTAT_MAX_COUNTERS];
@@ -167,7 +168,7 @@ struct wpload_run {
 
 	/* Reporting; only worker 0 touches these. */
 	enum wpload_counters counters;
-	uint64_t run_start_ns, pass_start_ns;
+	uint64_t run_start_ns, pass_start_ns, pass_start_cpu_ns;
 	int before_ret;
 	struct wpstat_snapshot before;
 	struct wpload_totals totals;
