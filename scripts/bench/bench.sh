@@ -12,6 +12,9 @@
 #   BENCH_FILL, BENCH_OVERFLOW_MAX, BENCH_PERF, BENCH_EXTRAS, BENCH_MECH
 #   (0: no mechanism part), BENCH_MECH_CALLS (see scripts/bench/guest-bench.sh),
 #   BENCH_CLOCK (icount, the default, or wall: see below),
+#   BENCH_TIME (cpu, the default: a run's time is the workload process's
+#   own CPU time, which leaves out other tasks and idle time; wall: its
+#   elapsed time, as before 2026-11-26),
 #   BENCH_DOC (output, default docs/benchmarks.md; "-" for stdout only),
 #   BENCH_ALT (a git revision: its kmod/ is built for each kernel into
 #   build/bench-alt/<kernel>/, and the configurations alt-counts and
@@ -28,7 +31,7 @@ command -v bpftrace >/dev/null || { echo "bench: bpftrace missing (make setup)" 
 
 benv=()
 for v in BENCH_ROUNDS BENCH_CONFIGS BENCH_W1_PASSES BENCH_W2_MIB BENCH_W3_FILES \
-	BENCH_FILL BENCH_OVERFLOW_MAX BENCH_PERF BENCH_EXTRAS BENCH_MECH BENCH_MECH_CALLS; do
+	BENCH_FILL BENCH_OVERFLOW_MAX BENCH_PERF BENCH_EXTRAS BENCH_MECH BENCH_MECH_CALLS BENCH_TIME; do
 	[ -n "${!v:-}" ] && benv+=("$v=${!v}")
 done
 
@@ -36,6 +39,10 @@ done
 # guest instruction (-icount shift=0) and skips idle time (sleep=off), so a
 # run's time no longer depends on what else this host runs; BENCH_CLOCK=wall
 # measures host time instead (noisy under TCG).
+case ${BENCH_TIME:-cpu} in
+cpu | wall) ;;
+*) echo "bench: BENCH_TIME must be cpu or wall" >&2; exit 2 ;;
+esac
 case ${BENCH_CLOCK:-icount} in
 icount) export WPSTAT_VM_QEMU_OPTS="-icount shift=0,sleep=off" ;;
 wall) unset WPSTAT_VM_QEMU_OPTS ;;

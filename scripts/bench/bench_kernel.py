@@ -88,10 +88,12 @@ def run_section(k):
                 "{:.0f}".format(int(x) / 1000) for x in v)))
     out.append("## {}\n".format(k.kver))
     nr = extra.get("rounds", "?")
-    out.append("Run {}, {} vCPU, {} round{}, clock: {}; the guest took {} s "
+    out.append("Run {}, {} vCPU, {} round{}, clock: {}, time: {}; the guest took {} s "
                "of host time, the rounds {:.0f} s of guest time{}{}.\n".format(
                    extra.get("date", "?"), extra.get("cpus", "?"),
                    nr, "" if nr == "1" else "s", extra.get("clock", "?"),
+                   "the workload's CPU time" if extra.get("time_basis") == "cpu_ns"
+                   else "elapsed",
                    extra.get("guest_seconds", "?"),
                    int(extra.get("rounds_ms", "0")) / 1000,
                    ", the mechanism part {:.0f} s".format(

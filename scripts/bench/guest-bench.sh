@@ -274,7 +274,7 @@ counter_columns() {
 }
 
 csv_header() {
-	echo "kernel,round,slot,config,workload,wall_ns,ops,events,${csv_cols// /,}" >"$out/runs.csv"
+	echo "kernel,round,slot,config,workload,wall_ns,ops,cpu_ns,events,${csv_cols// /,}" >"$out/runs.csv"
 }
 
 # name value lines: every point's hits (hits_<point>) and the summary.
@@ -311,10 +311,12 @@ snapshot_diff() {
 run_workload() {
 	case $1 in
 	W1) wpload --file $mnt/ext4/w1 --size 4M --passes "$w1_passes" \
-		--sync msync --json --counters $nocount | jq -r '"\(.totals.wall_ns) \(.totals.ops)"' ;;
+		--sync msync --json --counters $nocount |
+		jq -r '"\(.totals.wall_ns) \(.totals.ops) \(.totals.cpu_ns)"' ;;
 	W2) wpload --file $mnt/ext4/w2 --size ${w2_mib}M --mode write \
-		--json --counters $nocount | jq -r '"\(.totals.wall_ns) \(.totals.ops)"' ;;
-	W3) wpfiles touch $mnt/ext4/w3 "$w3_files" | jq -r '"\(.wall_ns) \(.files)"' ;;
+		--json --counters $nocount |
+		jq -r '"\(.totals.wall_ns) \(.totals.ops) \(.totals.cpu_ns)"' ;;
+	W3) wpfiles touch $mnt/ext4/w3 "$w3_files" | jq -r '"\(.wall_ns) \(.files) \(.cpu_ns)"' ;;
 	esac
 }
 
@@ -534,6 +536,7 @@ kv rounds "$rounds"
 kv configs "${configs[*]}"
 kv event_points "$event_points"
 kv clock "${BENCH_CLOCK:-wall}"
+kv time "${BENCH_TIME:-cpu}"
 kv w1 "4 MiB mmap, $w1_passes passes, msync"
 kv w2 "${w2_mib} MiB pwrite 4 KiB"
 kv w3 "$w3_files files"
