@@ -207,17 +207,45 @@ static struct wpstat_stall *notrace stall_find_key(struct wpstat_stalls *s,
 	return NULL;
 }
 
+/*
+ * The row each CPU found last, as the inode table's wpstat_last: a writer
+ * takes its faults on one file in a run, so most events skip the hash.
+ * A nested handler may overwrite the pair half-way, so a hit is trusted
+ * only after checking it against the current table: index in range,
+ * published, same key.  Never dereferenced for another table.
+ */
+struct wpstat_stall_last {
+	struct wpstat_stalls *table;
+	u32 idx;			/* into table->rows */
+};
+static DEFINE_PER_CPU(struct wpstat_stall_last, wpstat_stall_last);
+
 /* The current process's row for @ikey's file. */
 static __always_inline struct wpstat_stall *
 stall_find(struct wpstat_stalls *s, const struct wpstat_key *ikey, bool insert)
 {
+	struct wpstat_stall_last *last = this_cpu_ptr(&wpstat_stall_last);
 	struct wpstat_stall_key key = {
 		.ino = ikey->ino, .dev = ikey->dev, .gen = ikey->gen,
 		.tgid = task_tgid_nr(current),
 		.start = current->group_leader->start_time,
 	};
+	u32 idx = READ_ONCE(last->idx);
+	struct wpstat_stall *r;
 
-	return stall_find_key(s, &key, insert, NULL);
+	if (likely(READ_ONCE(last->table) == s && idx < s->r.max)) {
+		r = &s->rows[idx];
+		/* Pairs with the release in stall_find_key(). */
+		if (likely(smp_load_acquire(&r->valid) &&
+			   stall_key_equal(&r->key, &key)))
+			return r;
+	}
+	r = stall_find_key(s, &key, insert, NULL);
+	if (r) {
+		WRITE_ONCE(last->table, s);
+		WRITE_ONCE(last->idx, (u32)(r - s->rows));
+	}
+	return r;
 }
 
 /*
