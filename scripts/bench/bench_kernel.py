@@ -110,12 +110,18 @@ def run_section(k):
         out.append("**alt-counts and alt-timing** load the module of revision "
                    "`{}` (`BENCH_ALT`), the others this tree's: an A/B of "
                    "that change in one run.\n".format(extra["alt_rev"]))
+    if extra.get("bt_unattached"):
+        out.append("**Left out: {}**. These runs began before bpftrace had "
+                   "attached its probes (the runs of `make bench` before "
+                   "2026-11-26 did): they measured bpftrace starting, not "
+                   "its probes.\n".format(extra["bt_unattached"]))
     skipped = {key[8:]: v for key, v in extra.items()
                if key.startswith("skipped_") and not key.endswith("[]")}
     for c in sorted(skipped):
         out.append("**{} skipped on this kernel**: {} (`{}.log`).\n".format(
             c, skipped[c], c))
-    missing = [c for c in missing if c not in skipped]
+    missing = [c for c in missing if c not in skipped and
+               c not in extra.get("bt_unattached", "").split()]
     if missing:
         out.append("Not run (`BENCH_CONFIGS`): {}; what needs them is left "
                    "out below.\n".format(", ".join(missing)))
