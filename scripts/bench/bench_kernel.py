@@ -24,7 +24,7 @@ class KernelRun:
         self.kver, self.d, self.mech, self.extra = kver, d, mech, extra
         self.ran = {r["config"] for r in runs}
         self.configs = [c for c in CONFIGS if c in self.ran]
-        self.res = analyse(runs, self.configs)
+        self.res = analyse(runs, self.configs, extra["time_basis"])
         self.points = points_of(runs)
         self.icount = extra.get("clock") == "icount"
         # The level whose runs counted the events, None if neither ran.

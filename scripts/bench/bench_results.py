@@ -68,13 +68,8 @@ def load(d):
     if stale:
         extra["bt_unattached"] = " ".join(stale)
         runs = [r for r in runs if r["config"] not in stale]
-    # Every table reads a run's time from "wall_ns": with CPU time chosen,
-    # that is the CPU time, and the elapsed time stays in "elapsed_ns".
-    key = time_key(runs, extra)
-    extra["time_basis"] = key
-    if key == "cpu_ns":
-        for r in runs:
-            r["elapsed_ns"], r["wall_ns"] = r["wall_ns"], r["cpu_ns"]
+    # The runs.csv column every table reads a run's time from.
+    extra["time_basis"] = time_key(runs, extra)
     return runs, mech, extra
 
 
@@ -85,7 +80,7 @@ def points_of(runs):
     return [k[5:] for k in runs[0].keys() if k.startswith("hits_")]
 
 
-def analyse(runs, configs):
+def analyse(runs, configs, key="wall_ns"):
     """{workload: {...}} with the numbers of the tables."""
     points = points_of(runs)
     res = {}
@@ -101,7 +96,7 @@ def analyse(runs, configs):
         a = {"rounds": rounds, "events": events, "ev_src": src, "ops": ops,
              "cfg": {}, "hits": hits_per_op(by, rounds, points)}
         for c in configs:
-            a["cfg"][c] = config_numbers(by, rounds, c, ev, events)
+            a["cfg"][c] = config_numbers(by, rounds, c, ev, events, key)
         res[w] = a
     return res
 
@@ -143,7 +138,7 @@ def time_key(runs, extra):
     return "wall_ns"
 
 
-def config_numbers(by, rounds, c, ev, events):
+def config_numbers(by, rounds, c, ev, events, key):
     """One configuration's runs of a workload: ns per op, wall time and
     round of each; against the same round's base, the loss in % and the
     added ns per event."""
@@ -152,16 +147,16 @@ def config_numbers(by, rounds, c, ev, events):
         if (c, rd) not in by:
             continue
         x = by[(c, rd)]
-        wall.append(int(x["wall_ns"]))
-        nsop.append(int(x["wall_ns"]) / int(x["ops"]))
+        wall.append(int(x[key]))
+        nsop.append(int(x[key]) / int(x["ops"]))
         rds.append(rd)
         if ("base", rd) not in by:
             continue
-        bwall = int(by[("base", rd)]["wall_ns"])
-        loss.append(100.0 * (1 - bwall / int(x["wall_ns"])))
+        bwall = int(by[("base", rd)][key])
+        loss.append(100.0 * (1 - bwall / int(x[key])))
         e = ev.get(rd, events)
         if e == e and e:
-            added_ev.append((int(x["wall_ns"]) - bwall) / e)
+            added_ev.append((int(x[key]) - bwall) / e)
     return {"nsop": nsop, "added_ev": added_ev, "wall": wall,
             "loss": loss, "rounds": rds}
 
