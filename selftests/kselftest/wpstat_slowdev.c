@@ -323,7 +323,16 @@ TEST_F_TIMEOUT(journal, fsync_neighbour_stalls_are_named, 120)
 	}
 	EXPECT_LE(1, st.fault_wp);
 	EXPECT_EQ(st.fault_ns - st.fault_unnamed_ns, named);
-	EXPECT_LE(st.fault_ns * 9, named * 10);
+	/*
+	 * The 90 % holds where a fault's own CPU time is microseconds.
+	 * Under KASAN it is about 2 ms a fault (check-debug, 2026-11-26:
+	 * 419 faults, 939 ms unnamed, 38.9 % named), so only the identity
+	 * above is checked there.
+	 */
+	if (wps_kernel_sanitized())
+		TH_LOG("KASAN kernel: the >= 90 %% named check is for production kernels");
+	else
+		EXPECT_LE(st.fault_ns * 9, named * 10);
 }
 
 /*
@@ -587,6 +596,7 @@ TEST_F_TIMEOUT(throttle, long_write_loop_is_paused, 240)
 	int64_t unattributed0, unattributed;
 	char *map = NULL;
 	long absent = 0;
+	bool paused;
 
 	memset(buf, 2, sizeof(buf));
 	ASSERT_EQ(0, ftruncate(self->fd, THROTTLE_PAGES * PAGE));
@@ -654,7 +664,18 @@ TEST_F_TIMEOUT(throttle, long_write_loop_is_paused, 240)
 		EXPECT_EQ(0, d.mkwrite_first + d.mkwrite_wp);
 	}
 	EXPECT_LT(0, d.bdp_throttled);
-	EXPECT_LT(0, d.bdp_pauses);
+	/*
+	 * The pauses need a writer that dirties faster than the device
+	 * cleans.  Under KASAN a write fault costs about 2 ms of CPU time,
+	 * about the device's speed, and the mmap writer was never paused
+	 * (check-debug, 2026-11-26: 224 throttles, 0 pauses, the tracer
+	 * agreeing); every exact check below still holds there.
+	 */
+	paused = !(variant->use_mmap && wps_kernel_sanitized());
+	if (!paused)
+		TH_LOG("KASAN kernel: a pause is predicted for production kernels only");
+	if (paused)
+		EXPECT_LT(0, d.bdp_pauses);
 	/* Every pause the tracepoint itself reported, no more, no fewer. */
 	EXPECT_EQ(trace_count("balance_dirty_pages"), d.bdp_pauses);
 	/* Every entry the kprobe saw: attributed, or said to be not. */
@@ -663,7 +684,8 @@ TEST_F_TIMEOUT(throttle, long_write_loop_is_paused, 240)
 	       (long long)unattributed);
 	EXPECT_EQ(trace_count("bdp_entry"), d.bdp_throttled + unattributed);
 	/* 12 MiB at ~2 MB/s with 4 MiB allowed dirty: seconds of pauses. */
-	EXPECT_LT(1000000000LL, d.bdp_pause_ns);
+	if (paused)
+		EXPECT_LT(1000000000LL, d.bdp_pause_ns);
 	/*
 	 * The pauses are this process's, on this file (issue 13): the row
 	 * has them all, the neighbour file has no row; the pages were
@@ -675,7 +697,8 @@ TEST_F_TIMEOUT(throttle, long_write_loop_is_paused, 240)
 	EXPECT_EQ(0, stall_of(self->idle, getpid(), &none));
 	EXPECT_EQ(d.bdp_pauses, row.pauses);
 	EXPECT_EQ(d.bdp_pause_ns, row.pause_ns);
-	EXPECT_LT(0, row.pause_max_ns);
+	if (paused)
+		EXPECT_LT(0, row.pause_max_ns);
 	EXPECT_GE(row.pause_ns, row.pause_max_ns);
 	EXPECT_EQ(row.pause_max_ns, busy1.bdp_pause_max_ns);
 	EXPECT_LT(0, d.mkclean_flusher_background);

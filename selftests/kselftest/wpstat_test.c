@@ -157,6 +157,30 @@ int wps_kernel_at_least(int major, int minor)
 	return ma > major || (ma == major && mi >= minor);
 }
 
+int wps_kernel_sanitized(void)
+{
+	static int sanitized = -1;
+	char line[256];
+	FILE *f;
+
+	if (sanitized >= 0)
+		return sanitized;
+	sanitized = 0;
+	f = fopen("/proc/kallsyms", "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *name = strrchr(line, ' ');
+
+		if (name && !strcmp(name + 1, "kasan_report\n")) {
+			sanitized = 1;
+			break;
+		}
+	}
+	fclose(f);
+	return sanitized;
+}
+
 int wps_control_len(const char *cmd, size_t len)
 {
 	int fd = open(WPSTAT_CONTROL_PATH, O_WRONLY | O_CLOEXEC);

@@ -85,6 +85,13 @@ struct wps wps_delta(const struct wps *after, const struct wps *before);
 
 /* True if the running kernel is at least @major.@minor. */
 int wps_kernel_at_least(int major, int minor);
+/*
+ * True if the running kernel is built with KASAN (kasan_report in
+ * /proc/kallsyms: make check-debug's kernel).  Its faults cost
+ * milliseconds of CPU time, so a prediction that needs a writer faster
+ * than the device, or fault time made mostly of waits, does not hold.
+ */
+int wps_kernel_sanitized(void);
 /* Write one command to the control file: 0 or -errno. */
 int wps_control_len(const char *cmd, size_t len);
 int wps_control(const char *cmd);
