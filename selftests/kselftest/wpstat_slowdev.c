@@ -667,14 +667,15 @@ TEST_F_TIMEOUT(throttle, long_write_loop_is_paused, 240)
 	/*
 	 * The pauses need a writer that dirties faster than the device
 	 * cleans.  Under KASAN a write fault costs about 2 ms of CPU time,
-	 * about the device's speed, and the mmap writer was never paused
-	 * (check-debug, 2026-11-26: 224 throttles, 0 pauses, the tracer
-	 * agreeing); every exact check below still holds there.
+	 * about the device's speed, and the mmap writer is paused seldom
+	 * or never (check-debug, 2026-11-26: 224 throttles and 0 pauses,
+	 * the tracer agreeing; 209 and 34, 0.7 s, in the next run); every
+	 * exact check below still holds there.
 	 */
 	paused = !(variant->use_mmap && wps_kernel_sanitized());
 	if (!paused)
 		TH_LOG("KASAN kernel: a pause is predicted for production kernels only");
-	if (paused)
+	if (paused)	/* not an else: EXPECT_* is not one statement */
 		EXPECT_LT(0, d.bdp_pauses);
 	/* Every pause the tracepoint itself reported, no more, no fewer. */
 	EXPECT_EQ(trace_count("balance_dirty_pages"), d.bdp_pauses);
