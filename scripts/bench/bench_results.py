@@ -80,8 +80,9 @@ def points_of(runs):
     return [k[5:] for k in runs[0].keys() if k.startswith("hits_")]
 
 
-def analyse(runs, configs, key="wall_ns"):
-    """{workload: {...}} with the numbers of the tables."""
+def analyse(runs, configs, key):
+    """{workload: {...}} with the numbers of the tables; a run's time is
+    its runs.csv column @key (extra["time_basis"])."""
     points = points_of(runs)
     res = {}
     for w in WORKLOADS:
