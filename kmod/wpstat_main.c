@@ -12,6 +12,7 @@
 #include <linux/module.h>
 
 #include "wpstat.h"
+#include "wpstat_version.h"
 
 static int __init wpstat_init(void)
 {
@@ -85,3 +86,4 @@ module_exit(wpstat_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("Per-inode write-protect fault, stable page and dirty balancing counters");
 MODULE_AUTHOR("wpstat developers");
+MODULE_VERSION(WPSTAT_VERSION);
