@@ -213,6 +213,8 @@ static int cmd_load(int argc, char **argv)
 			ret = printf("wpstat module already loaded; parameters not applied (unload it first)\n") < 0;
 		else
 			ret = printf("wpstat module already loaded\n") < 0;
+		if (state != KMOD_MODULE_GOING)
+			module_version_note();
 		goto out;
 	}
 
@@ -236,8 +238,9 @@ static int cmd_load(int argc, char **argv)
 		how = built;
 		err = kmod_module_new_from_path(ctx, built, &mod);
 	} else {
-		ret = runtime_error("no wpstat.ko found: not installed for %s, $WPSTAT_MODULE unset, none in the build tree (use --module PATH)",
-				    kernel_release());
+		/* DKMS builds it for each kernel whose headers are installed. */
+		ret = runtime_error("no wpstat module for kernel %s: apt install wpstat-dkms linux-headers-%s (DKMS builds it for every kernel with headers), or --module PATH",
+				    kernel_release(), kernel_release());
 		goto out;
 	}
 	if (err < 0) {
@@ -288,6 +291,7 @@ static int cmd_load(int argc, char **argv)
 				    how);
 	} else {
 		printf("loaded %s%s%s\n", how, options[0] ? " " : "", options);
+		module_version_note();
 		ret = 0;
 	}
 out:

@@ -186,7 +186,7 @@ static bool counter_needs_timing(const struct wpstat_kvlist *counters,
 	return v && !strncmp(v, "timing ", 7);
 }
 
-static void status_json(bool loaded, int refcnt,
+static void status_json(bool loaded, const char *version, int refcnt,
 			const struct module_param *params, size_t nparams,
 			const struct wpstat_kvlist *summary,
 			const struct wpstat_kvlist *counters,
@@ -203,6 +203,10 @@ static void status_json(bool loaded, int refcnt,
 		puts("}");
 		return;
 	}
+	fputs(", \"module_version\": ", stdout);
+	json_string_or_null(stdout, version);
+	fputs(", \"wpstat_version\": ", stdout);
+	json_string(stdout, WPSTAT_VERSION);
 	printf(", \"refcnt\": %d, \"parameters\": {", refcnt);
 	for (i = 0; i < nparams; i++) {
 		fputs(i ? ", " : "", stdout);
@@ -288,7 +292,7 @@ static void status_json(bool loaded, int refcnt,
 	puts("]}");
 }
 
-static void status_text(bool loaded, int refcnt,
+static void status_text(bool loaded, const char *version, int refcnt,
 			const struct module_param *params, size_t nparams,
 			const struct wpstat_kvlist *summary,
 			const struct wpstat_kvlist *counters,
@@ -306,6 +310,10 @@ static void status_text(bool loaded, int refcnt,
 	printf("\nkernel:      %s\n", kernel_release());
 	if (!loaded)
 		return;
+	printf("version:     module %s, wpstat %s%s\n",
+	       version ? version : "(none)", WPSTAT_VERSION,
+	       version && !strcmp(version, WPSTAT_VERSION) ? "" :
+	       " (differ: reload the module)");
 	fputs("parameters: ", stdout);
 	for (i = 0; i < nparams; i++)
 		printf(" %s=%s", params[i].name,
@@ -411,7 +419,7 @@ static int cmd_status(int argc, char **argv)
 	size_t nparams = 0, i;
 	int c, err, debugfs_err = 0, refcnt = 0;
 	bool json = false, loaded;
-	char *refs;
+	char *refs, *version = NULL;
 
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (c) {
@@ -447,12 +455,17 @@ static int cmd_status(int argc, char **argv)
 			err = probes_read(&probes);
 		debugfs_err = -err;
 	}
+	if (loaded)
+		version = module_version();
 	if (json)
-		status_json(loaded, refcnt, params, nparams, &summary,
+		status_json(loaded, version, refcnt, params, nparams, &summary,
 			    &counters, &config, &probes, debugfs_err);
 	else
-		status_text(loaded, refcnt, params, nparams, &summary,
+		status_text(loaded, version, refcnt, params, nparams, &summary,
 			    &counters, &config, &probes, debugfs_err);
+	if (loaded)
+		module_version_note();
+	free(version);
 	for (i = 0; i < nparams; i++)
 		free(params[i].value);
 	wpstat_kv_free(&summary);

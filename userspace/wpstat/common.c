@@ -158,6 +158,35 @@ int module_not_loaded(void)
 	return runtime_error("module not loaded (load it with 'wpstat load')");
 }
 
+/*
+ * The loaded module's version (/sys/module/wpstat/version, malloc'd), or
+ * NULL when it is not loaded or has none.  After a package upgrade the old
+ * module stays loaded until it is reloaded: module_version_note() says so
+ * on stderr and returns true when the two versions differ.
+ */
+char *module_version(void)
+{
+	return read_first_line(SYSFS_MODULE_DIR "/version");
+}
+
+bool module_version_note(void)
+{
+	char *v;
+	bool differs;
+
+	if (access(SYSFS_MODULE_DIR, F_OK))
+		return false;
+	v = module_version();
+	differs = !v || strcmp(v, WPSTAT_VERSION);
+	if (differs) {
+		fflush(stdout);
+		fprintf(stderr, "wpstat: the loaded module is version %s, this wpstat %s: 'wpstat unload && wpstat load' loads the installed one\n",
+			v ? v : "(none)", WPSTAT_VERSION);
+	}
+	free(v);
+	return differs;
+}
+
 /* Why a debugfs file of the module could not be opened, as one line. */
 static int debugfs_error(const char *path, int err)
 {

@@ -12,10 +12,6 @@
  */
 #include "wpstat.h"
 
-#ifndef WPSTAT_VERSION
-#define WPSTAT_VERSION		"0.1"
-#endif
-
 /* Where a command's help starts when its synopsis leaves room. */
 #define HELP_COLUMN		22
 

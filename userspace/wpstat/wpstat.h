@@ -38,6 +38,10 @@
 #include "wpstat_proc.h"
 
 #define MODULE_NAME		"wpstat"
+/* debian/changelog's first entry, passed on by userspace/Makefile. */
+#ifndef WPSTAT_VERSION
+#error "WPSTAT_VERSION unset: build with userspace/Makefile, which reads debian/changelog"
+#endif
 #define SYSFS_MODULE_DIR	"/sys/module/" MODULE_NAME
 #define SYSFS_PARAMS_DIR	SYSFS_MODULE_DIR "/parameters"
 #define DEBUGFS_MOUNT		"/sys/kernel/debug"
@@ -198,6 +202,8 @@ void print_path_plain(FILE *out, const char *s);
 bool module_interface_present(void);
 bool debugfs_mounted(void);
 int module_not_loaded(void);
+char *module_version(void);
+bool module_version_note(void);
 int read_snapshot(struct wpstat_snapshot *s);
 int control_command(const char *cmd, const char *einval,
 		    const char *esrch);
