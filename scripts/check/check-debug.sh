@@ -7,8 +7,11 @@
 #
 # Environment: SUITES (default: every ksft: suite and the bats suites but
 #              experiment, which measures timings a KASAN kernel distorts
-#              and takes long), WPSTAT_VM_TIMEOUT (seconds, default 5400:
-#              KASAN+lockdep under TCG runs several times slower),
+#              and takes long), WPSTAT_BACKSTOP_SECS (the guest's bound,
+#              for a guest that never stops writing, default four hours:
+#              KASAN+lockdep under TCG runs several times slower; a hang is
+#              caught by silence, as in make check), WPSTAT_HANG_SECS
+#              (that silence, default 1200 s here: twice make check's),
 #              WPSTAT_CHECK_DEBUG_OUT (results, default results/check-debug).
 # Needs make build done first (tools and selftests); builds only the module
 # for the debug kernel, into build/kmod/<debug release>/.
@@ -51,10 +54,10 @@ echo "check-debug: suites: ${SUITES:-all but: $WPSTAT_SKIP_SUITES}" >&2
 # kernel-facing set check.sh gives kernels other than its full one.
 set +e
 KVERS=$release SUITES=${SUITES:-} WPSTAT_CHECK_OUT=$out WPSTAT_CHECK_HOST=0 \
-	WPSTAT_CHECK_FULL=all WPSTAT_SUITE_BUDGETS=0 \
+	WPSTAT_CHECK_FULL=all WPSTAT_HANG_SECS=${WPSTAT_HANG_SECS:-1200} \
 	WPSTAT_CHECK_VM_ARGS="--kernel-dir $tree --memory 3G" \
 	WPSTAT_CHECK_GUEST=$top/scripts/check/guest-check-debug.sh \
-	WPSTAT_VM_TIMEOUT=${WPSTAT_VM_TIMEOUT:-5400} \
+	WPSTAT_BACKSTOP_SECS=${WPSTAT_BACKSTOP_SECS:-14400} \
 	"$top/scripts/check/check.sh" >"$out.txt"
 rc=$?
 set -e

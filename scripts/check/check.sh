@@ -3,10 +3,21 @@
 # selftest suites in a guest of each supported kernel, one summary, and the
 # closing line "N passed, N failed, N skipped".  Exit status 1 on any failure.
 #
-# Every suite runs on one kernel (WPSTAT_CHECK_FULL, default: the newest
-# host-installed 6.12); the suites that check what the kernel does
-# (guest-check.sh's kernel set) run on every other one.  make check-kernels
-# (WPSTAT_CHECK_FULL=all) runs every suite everywhere.
+# Every suite but the long ones runs on one kernel (WPSTAT_CHECK_FULL,
+# default: the newest host-installed 6.12); the suites that check what the
+# kernel does (guest-check.sh's kernel set) run on every other one.  make
+# check-kernels (WPSTAT_CHECK_FULL=all) runs every suite everywhere, the
+# long ones too.
+#
+# Nothing fails for taking long.  Inside each guest a watchdog kills a
+# suite that prints nothing for WPSTAT_HANG_SECS (default 600), as one
+# failure (scripts/check/guest-check.sh); here a second one kills a guest
+# whose results directory has not changed for that plus 300 s (its kernel
+# hung, or the guest's watchdog did), as one failure naming the suite and
+# test it was running.  The only bound on time is a backstop per guest,
+# far above a working run (guest_backstop below).  A suite or guest that
+# took longer than measured (scripts/check/suite-times.txt) is a "# slow:"
+# line in the summary, with the ratio, not a failure.
 #
 # Environment: KVERS (kernels to test, default: every supported kernel,
 #              host-installed and staged: scripts/vm/kernels.sh all),
@@ -16,11 +27,17 @@
 #              WPSTAT_CHECK_JOBS (guests at once, default: one per core)
 #              WPSTAT_SKIP_SUITES, WPSTAT_TIMING_SUITES (shape the default
 #              list: see scripts/check/guest-check.sh)
+#              WPSTAT_HANG_SECS (the silence that is a hang, default 600;
+#              3600 under WPSTAT_STRESS)
+#              WPSTAT_BACKSTOP_SECS (each guest's bound: guest_backstop)
 # For scripts/check/check-debug.sh, which runs the guest suites on another kernel
 # next to a concurrent make check: WPSTAT_CHECK_OUT (results directory,
 # default results/check), WPSTAT_CHECK_HOST=0 (no host checks),
 # WPSTAT_CHECK_VM_ARGS (more vm-run.sh options), WPSTAT_CHECK_GUEST (the
 # guest script, default scripts/check/guest-check.sh).
+# Results: $out/KVER/*.tap (each suite's TAP; *.tap.times the same lines
+# with the seconds since the suite began), $out/KVER.log (the guest's
+# console: "guest-check: SUITE took N s"), $out/report.txt.
 
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -99,6 +116,8 @@ host_checks() {
 	done
 	# Names written for people (docs/interface.md, man page) against kmod's lists.
 	"$top/scripts/check/test-names.sh" >"$out/host/names.tap" 2>&1
+	# The watchdog that guards every guest suite, on fake suites.
+	"$top/scripts/check/test-watchdog.sh" >"$out/host/watchdog.tap" 2>&1
 	# kmod/'s files call only downwards (wpstat.h's order), from the objects.
 	"$top/scripts/check/test-kmod-layers.sh" >"$out/host/kmod-layers.tap" 2>&1
 	# make install/uninstall, DKMS and man pages, in private trees.
@@ -112,31 +131,86 @@ host_checks() {
 # core).  vm-run.sh runs each guest's TCG on one host thread, so two
 # guests on two cores take about as long as one; their results are
 # summarised afterwards in kernel order.
-# A guest's budget: twice the measured time of its set of suites
-# (suite-times.txt), unless WPSTAT_VM_TIMEOUT says otherwise; its suites
-# have budgets of their own inside (guest-check.sh).  The long forms of
-# make stress are not measured (their suites run without budgets): four
-# hours, a bound for a hung guest only.
-guest_budget() {	# all|kernel
-	local m
+# make stress's long forms have single tests that print nothing for half
+# an hour (wpstat_longrun's 200 waves): an hour of silence there.
+if [ -n "${WPSTAT_STRESS:-}" ] && [ "$WPSTAT_STRESS" != 0 ]; then
+	hang=${WPSTAT_HANG_SECS:-3600}
+else
+	hang=${WPSTAT_HANG_SECS:-600}
+fi
+times=$top/scripts/check/suite-times.txt
+
+measured() {	# KEY: its seconds in suite-times.txt, or nothing
+	awk -v s="$1" '$1 == s { print $2 }' "$times" 2>/dev/null
+}
+
+# The measured time of a guest: its set's line (guest:check, guest:kernel,
+# guest:all), or for SUITES the sum of theirs plus two minutes to boot.
+guest_measured() {	# SET
+	local s sum=120 m
+	if [ -n "${SUITES:-}" ]; then
+		for s in $SUITES; do
+			m=$(measured "${s%@counts}")
+			sum=$((sum + ${m:-300}))
+		done
+		echo $sum
+		return
+	fi
+	m=$(measured "guest:$1")
+	if [ -z "$m" ]; then
+		m=$(awk '$1 !~ /^(#|guest:)/ && NF == 2 { s += $2 } END { print s + 120 }' "$times")
+	fi
+	echo "$m"
+}
+
+# A guest's backstop, for a guest that keeps writing without end (a hang
+# stops the writing, and the watchdogs catch it long before): four times
+# its measured time, at least 30 minutes; in make check at most 85
+# minutes, so that CI (90 minutes) still gets a summary that names what
+# ran.  The long forms of make stress are not measured: four hours.
+guest_backstop() {	# SET
+	local b
+	if [ -n "${WPSTAT_BACKSTOP_SECS:-}" ]; then
+		echo "$WPSTAT_BACKSTOP_SECS"
+		return
+	fi
 	if [ -n "${WPSTAT_STRESS:-}" ] && [ "$WPSTAT_STRESS" != 0 ]; then
 		echo 14400
 		return
 	fi
-	m=$(awk -v s="guest:$1" '$1 == s { print $2 }' "$top/scripts/check/suite-times.txt" 2>/dev/null)
-	echo $((2 * ${m:-1800}))
+	b=$((4 * $(guest_measured "$1")))
+	[ $b -ge 1800 ] || b=1800
+	[ "$full" = all ] || [ $b -le 5100 ] || b=5100
+	echo $b
 }
 
 run_guest() {	# KVER: boot it, run the suites, leave rc and seconds
-	local k=$1 start rc set=kernel skips
+	local k=$1 start rc set=kernel skips backstop
 	start=$(date +%s)
-	! is_full "$k" || set=all
+	if [ "$full" = all ]; then
+		set=all
+	elif is_full "$k"; then
+		set=check
+	fi
 	skips="${WPSTAT_SKIP_SUITES:-} $(not_yet "$k" | cut -d' ' -f1 | xargs)"
+	backstop=$(guest_backstop $set)
+	echo "$set" >"$out/$k.set"
+	# The guest's own watchdog catches a hung suite; this one a hung
+	# guest: nothing new in its results directory (the suites' TAP files,
+	# the live kernel log) for the hang limit and 300 s more.  vm-run.sh's
+	# own bound stays above the backstop, which says what was running.
+	# Appended to: QEMU opens the log anew (/proc/self/fd/1, at offset 0)
+	# for the guest's output, and what the runner and the watchdog say
+	# after it must not overwrite its start.
+	: >"$out/$k.log"
 	# shellcheck disable=SC2086
-	WPSTAT_SKIP_SUITES=$skips WPSTAT_SUITE_SET=$set \
-		WPSTAT_VM_TIMEOUT=${WPSTAT_VM_TIMEOUT:-$(guest_budget $set)} \
+	WPSTAT_SKIP_SUITES=$skips WPSTAT_SUITE_SET=$set WPSTAT_HANG_SECS=$hang \
+		WPSTAT_VM_TIMEOUT=$((backstop + 600)) \
+		"$top/scripts/check/watchdog.sh" --label "guest $k" --hang $((hang + 300)) \
+		--total "$backstop" --watch "$out/$k" --running "$out/$k/running" \
+		--why "$out/$k.why" -- \
 		"$top/scripts/vm/vm-run.sh" --kver "$k" --results "$out/$k" ${WPSTAT_CHECK_VM_ARGS:-} -- \
-		bash "${WPSTAT_CHECK_GUEST:-$top/scripts/check/guest-check.sh}" ${SUITES:-} >"$out/$k.log" 2>&1
+		bash "${WPSTAT_CHECK_GUEST:-$top/scripts/check/guest-check.sh}" ${SUITES:-} >>"$out/$k.log" 2>&1
 	rc=$?
 	echo "$rc $(($(date +%s) - start))" >"$out/$k.status"
 	not_yet "$k" | while read -r suite reason; do
@@ -144,6 +218,33 @@ run_guest() {	# KVER: boot it, run the suites, leave rc and seconds
 			>"$out/$k/not-yet-${suite//[:\/]/-}.tap"
 	done
 	echo "check: $k took $(($(date +%s) - start)) s (guest exit $rc)" >&2
+}
+
+# "# slow:" lines for what took longer than measured (by 10 s at least:
+# less is noise), and the longest silence, against the hang limit: how
+# much slower a machine could be before a suite is taken for hung.
+slow_notes() {	# KVER
+	local k=$1 set secs m
+	awk -v k="$k" -v times="$times" -v hang="$hang" '
+		BEGIN { while ((getline l < times) > 0) { split(l, f, " "); if (f[1] !~ /^#/) m[f[1]] = f[2] } }
+		/^guest-check: .* took [0-9]+ s/ {
+			s = $2; t = $4; key = s; sub(/@counts$/, "", key)
+			if ((key in m) && t - m[key] >= 10)
+				printf "# slow: %s %s took %d s, measured %d s (%.1fx)\n", k, s, t, m[key], t / m[key]
+			if (match($0, /longest silence [0-9]+ s/)) {
+				q = substr($0, RSTART + 16, RLENGTH - 18) + 0
+				if (q > qmax) { qmax = q; qs = s }
+			}
+		}
+		END { if (qs != "") printf "# longest silence on %s: %d s, in %s (hang limit %d s)\n", k, qmax, qs, hang }
+	' "$out/$k.log" 2>/dev/null
+	read -r _ secs <"$out/$k.status" 2>/dev/null || return 0
+	set=$(cat "$out/$k.set" 2>/dev/null)
+	m=$(guest_measured "$set")
+	if [ -n "$m" ] && [ "$secs" -ge $((m + 10)) ] 2>/dev/null; then
+		awk -v k="$k" -v t="$secs" -v m="$m" -v set="$set" \
+			'BEGIN { printf "# slow: %s the whole guest (%s) took %d s, measured %d s (%.1fx)\n", k, set, t, m, t / m }'
+	fi
 }
 
 max_jobs=${WPSTAT_CHECK_JOBS:-$(nproc)}
@@ -182,21 +283,34 @@ for k in $kvers; do
 	# The runner fails on kernel BUG/WARNING/Oops/lockdep/KASAN reports.
 	if [ "$rc" = 0 ]; then
 		pass=$((pass + 1))
+	elif [ -s "$out/$k.why" ]; then
+		# Killed by the watchdog or the backstop: one failure, saying
+		# what it was running; the suite it cut short is not counted
+		# again (tap-summary.sh).
+		fail=$((fail + 1))
+		echo "FAIL $k: $(cat "$out/$k.why"); see $out/$k.log" >>"$report"
+		if grep -E -m 1 -f "$top/scripts/vm/kernel-problems.ere" "$out/$k/dmesg-live.txt" \
+			>"$out/$k.problem" 2>/dev/null; then
+			echo "    kernel log: $(cut -c 1-200 "$out/$k.problem")" >>"$report"
+		fi
+		tail -n 10 "$out/$k.log" | sed 's/^/    /' >>"$report"
 	else
 		fail=$((fail + 1))
 		echo "FAIL $k: guest run failed (exit $rc after $secs s); see $out/$k.log" >>"$report"
 		tail -n 20 "$out/$k.log" | sed 's/^/    /' >>"$report"
 	fi
 	summarise "$k" "$out/$k"
+	slow_notes "$k" >>"$report"
 done
 
 # The experiment report is rendered here, on the host, from the reduced
-# sweep bats:experiment ran in each guest that ran every suite.
+# sweep bats:experiment ran in each guest that ran every suite (make
+# check-kernels: make check leaves it out).
 ran_experiment=0
 case " ${SUITES:-} " in
 *" bats:experiment "*) ran_experiment=1 ;;
 esac
-if [ -z "${SUITES:-}" ]; then
+if [ -z "${SUITES:-}" ] && [ "$full" = all ]; then
 	case " ${WPSTAT_SKIP_SUITES:-} " in
 	*" bats:experiment "*) ;;
 	*) ran_experiment=1 ;;

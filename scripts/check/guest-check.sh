@@ -14,14 +14,23 @@
 # WPSTAT_KSFT_ARGS: arguments for every kselftest binary, e.g. "-f churn"
 # (the harness's fixture, variant and test filters) to run one test;
 # WPSTAT_BATS_ARGS: the same for bats, e.g. "--filter xfs".
-# WPSTAT_SUITE_SET=kernel: the default list is only the suites that check
-# what the kernel does ($kernel_suites, $kernel_timing_suites): make check
-# runs them on every kernel and everything on one.
+# WPSTAT_SUITE_SET: which default list (scripts/check/check.sh picks it):
+#   all     every suite, and $timing_suites again at level timing
+#           (make check-kernels, on every kernel)
+#   check   all but $long_suites (make check's one kernel that runs
+#           everything else: the newest bookworm 6.12)
+#   kernel  the suites that check what the kernel does ($kernel_suites,
+#           $kernel_timing_suites): make check on every other kernel
 #
-# Each suite runs under a time budget of three times its measured time
-# (scripts/check/suite-times.txt, at least 180 s; WPSTAT_STRESS: none), so
-# that a guest slowed twice still fits: one that overruns is killed and
-# reported as that suite's failure, and the rest still run.
+# Each suite runs under scripts/check/watchdog.sh, which kills it only
+# when its output has not changed for $WPSTAT_HANG_SECS (default 600 s):
+# that is one failed test, naming the test that was running and the last
+# line it printed, and the rest still run.  No suite is killed for its
+# time: a slow machine makes a slow run, not a failed one.  Its output
+# with the seconds since it began before each line is left in
+# NAME.tap.times; this script's log says how long it took and its longest
+# silence.  While a suite runs, $WPSTAT_RESULTS/running names it for the
+# host's watchdog (scripts/check/check.sh), which watches the whole guest.
 
 set -u
 top=${WPSTAT_TOP:?run through scripts/vm/vm-run.sh}
@@ -69,19 +78,18 @@ setup_more_fs() {
 	esac
 }
 
-# Only what a test starts (msync, fsync, sync_file_range) cleans pages.
-guest_writeback_quiet
-
-if ! setup_fs >"$results/setup.log" 2>&1; then
-	echo "guest-check: scratch filesystem set-up failed:" >&2
-	cat "$results/setup.log" >&2
-fi
-setup_more_fs "$@" >>"$results/setup.log" 2>&1
-
+# The suite lists.  A new kselftest binary or bats file joins the full
+# list by being built or written; name it below only to run it on every
+# kernel, at level timing too, or only in the long forms.
+#
 # The suites whose counts must be the same at both levels (the prediction
 # suites, the interface and the reliability suite) run again at level
 # timing, with the module switched there at run time.
 timing_suites=${WPSTAT_TIMING_SUITES-ksft:wpstat_iface ksft:wpstat_predict ksft:wpstat_lmdb ksft:wpstat_fs ksft:wpstat_lifetime ksft:wpstat_threads ksft:wpstat_ctlfuzz ksft:wpstat_privacy ksft:wpstat_slowdev ksft:wpstat_stalls ksft:wpstat_fuse ksft:wpstat_nfs bats:predictions}
+
+# What make check leaves to make check-kernels (every suite on every
+# kernel): none yet.
+long_suites=""
 
 # What the kernel does, as opposed to what the tools make of it: these run
 # on every kernel of make check, and the quick ones again at level timing
@@ -93,7 +101,8 @@ kernel_suites="ksft:wpstat_iface ksft:wpstat_predict ksft:wpstat_lifetime ksft:w
 kernel_timing_suites="ksft:wpstat_predict ksft:wpstat_stalls ksft:wpstat_fs ksft:wpstat_lifetime"
 
 suites=("$@")
-if [ ${#suites[@]} = 0 ] && [ "${WPSTAT_SUITE_SET:-all}" = kernel ]; then
+suite_set=${WPSTAT_SUITE_SET:-all}
+if [ ${#suites[@]} = 0 ] && [ "$suite_set" = kernel ]; then
 	for s in $kernel_suites; do
 		suites+=("$s")
 	done
@@ -110,6 +119,13 @@ elif [ ${#suites[@]} = 0 ]; then
 	for s in $timing_suites; do
 		suites+=("$s@timing")
 	done
+	if [ "$suite_set" = check ]; then
+		for s in $long_suites; do
+			for i in "${!suites[@]}"; do
+				[ "${suites[$i]}" != "$s" ] || unset "suites[$i]"
+			done
+		done
+	fi
 fi
 if [ -z "${*}" ]; then
 	for s in ${WPSTAT_SKIP_SUITES:-}; do
@@ -118,24 +134,21 @@ if [ -z "${*}" ]; then
 		done
 	done
 fi
+suites=("${suites[@]}")
 
-# A suite's budget in seconds: three times its measured time, at least 180 s;
-# 0 (none) under WPSTAT_STRESS, whose long forms are not measured, and
-# with WPSTAT_SUITE_BUDGETS=0 (make check-debug: a KASAN kernel is slower).
-budget_of() {
-	local measured
-	if [ "${WPSTAT_SUITE_BUDGETS:-1}" = 0 ] ||
-	   { [ -n "${WPSTAT_STRESS:-}" ] && [ "${WPSTAT_STRESS}" != 0 ]; }; then
-		echo 0
-		return
-	fi
-	measured=$(awk -v s="$1" '$1 == s { print $2 }' "$top/scripts/check/suite-times.txt" 2>/dev/null)
-	measured=${measured:-300}
-	echo $((3 * measured > 180 ? 3 * measured : 180))
-}
+# Only what a test starts (msync, fsync, sync_file_range) cleans pages.
+guest_writeback_quiet
+
+if ! setup_fs >"$results/setup.log" 2>&1; then
+	echo "guest-check: scratch filesystem set-up failed:" >&2
+	cat "$results/setup.log" >&2
+fi
+setup_more_fs "${suites[@]}" >>"$results/setup.log" 2>&1
 
 # What fails a suite when it shows up in the kernel log while it runs.
 problems=$top/scripts/vm/kernel-problems.ere
+hang=${WPSTAT_HANG_SECS:-600}
+wdlog=/tmp/wpstat-watchdog.log
 
 for s in "${suites[@]}"; do
 	name=${s#*:}
@@ -149,7 +162,7 @@ for s in "${suites[@]}"; do
 	echo "guest-check: begin $s" >/dev/kmsg
 	start=$(date +%s)
 	export WPSTAT_LEVEL=$level
-	# A suite killed mid-way (its budget, the harness's timeout) leaves
+	# A suite killed mid-way (the watchdog, the harness's timeout) leaves
 	# its filter or a disable behind: the next one starts from neither.
 	echo "filter none" >/sys/kernel/debug/wpstat/control
 	echo enable >/sys/kernel/debug/wpstat/control
@@ -157,23 +170,28 @@ for s in "${suites[@]}"; do
 		echo "not ok - guest-check could not switch the module to level $level" >"$results/$tap.tap"
 		continue
 	fi
-	budget=$(budget_of "${s%@counts}")
 	case $s in
 	ksft:*) cmd=(bash -c 'cd /tmp && exec "$0" "$@"' "$top/build/selftests/$name" ${WPSTAT_KSFT_ARGS:-}) ;;
 	# bats:clients/NAME: a suite outside selftests/bats (make clients).
-	bats:*/*) cmd=(bats --tap ${WPSTAT_BATS_ARGS:-} "$top/selftests/$name.bats") ;;
-	bats:*) cmd=(bats --tap ${WPSTAT_BATS_ARGS:-} "$top/selftests/bats/$name.bats") ;;
+	# The formatter is bats' TAP with a "#  RUN" line as each test begins.
+	bats:*/*) cmd=(bats --formatter "$top/scripts/check/bats-format-tap-run" ${WPSTAT_BATS_ARGS:-} "$top/selftests/$name.bats") ;;
+	bats:*) cmd=(bats --formatter "$top/scripts/check/bats-format-tap-run" ${WPSTAT_BATS_ARGS:-} "$top/selftests/bats/$name.bats") ;;
 	*) echo "guest-check: unknown suite '$s'" >&2; continue ;;
 	esac
-	# timeout kills the suite's whole process group, bats' children too.
-	timeout --kill-after=20 "$budget" "${cmd[@]}" >"$results/$tap.tap" 2>&1
+	echo "$s $results/$tap.tap" >"$results/running"
+	"$top/scripts/check/watchdog.sh" --label "$s" --hang "$hang" \
+		--out "$results/$tap.tap" --times "$results/$tap.tap.times" -- \
+		"${cmd[@]}" 2>"$wdlog"
 	rc=$?
+	rm -f "$results/running"
 	took=$(($(date +%s) - start))
-	if [ "$budget" != 0 ] && { [ $rc = 124 ] || [ $rc = 137 ]; }; then
-		echo "not ok - $s overran its budget of $budget s (three times its measured time) and was killed" >>"$results/$tap.tap"
-		echo "guest-check: $s overran its budget of $budget s" >&2
+	if [ $rc = 124 ] || [ $rc = 125 ]; then
+		sed 's/^watchdog: /guest-check: /' "$wdlog" >&2
+		silence=killed
+	else
+		silence=$(sed -n 's/^watchdog: .* \(longest silence [0-9]* s\) after: .*/\1/p' "$wdlog")
 	fi
-	echo "guest-check: $s took $took s" >&2
+	echo "guest-check: $s took $took s (${silence:-?})" >&2
 	# The kernel log since the suite began: a report is one more failed
 	# test of that suite (scripts/vm/vm-run.sh also fails the whole run).
 	if dmesg | awk -v m="guest-check: begin $s" 'index($0, m) { n = NR } { l[NR] = $0 }
