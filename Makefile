@@ -36,6 +36,10 @@ all: build
 setup:
 	scripts/setup.sh
 
+# What only the long forms use besides (JDK, Maven, bpftrace, matplotlib).
+setup-long:
+	scripts/setup.sh --long
+
 build: module userspace selftests
 
 # scripts/vm/kbuild.sh builds on the host or in the kernel's chroot.
@@ -59,7 +63,7 @@ check: setup
 	@scripts/check/check.sh
 
 # Every suite on every kernel, not only the kernel-facing ones.
-check-kernels: setup
+check-kernels: setup-long
 	@$(MAKE) --no-print-directory build
 	@WPSTAT_CHECK_FULL=all scripts/check/check.sh
 
@@ -101,7 +105,7 @@ readme-session: setup
 # mechanism's (wpmech.ko), on every kernel (KVERS=... to choose), one guest
 # per core at a time, 5 rounds, 11 (6.12) to 25 (5.10) minutes a kernel; writes
 # results/bench/ and docs/benchmarks.md.
-bench: setup
+bench: setup-long
 	@$(MAKE) --no-print-directory build
 	@scripts/bench/bench.sh
 
@@ -158,7 +162,7 @@ uninstall:
 # --report-only, --method original, --size 512M, --units "...", --parts
 # "ram slow strategies rocketmq java": see scripts/experiment/experiment.sh
 # and scripts/experiment/guest-experiment.sh).
-experiment: setup
+experiment: setup-long
 	@$(MAKE) --no-print-directory build
 	@scripts/experiment/experiment.sh $(if $(KVER),--kver $(KVER)) $(EXPERIMENT_ARGS)
 
@@ -169,7 +173,7 @@ experiment: setup
 clients-build:
 	$(MAKE) -C selftests/clients java
 
-clients: setup
+clients: setup-long
 	@$(MAKE) --no-print-directory build clients-build
 	@WPSTAT_CHECK_HOST=0 WPSTAT_CHECK_OUT=$${WPSTAT_CHECK_OUT:-$(CURDIR)/results/clients} \
 		SUITES="$${SUITES:-ksft:wpstat_lmdb bats:clients/chronicle bats:clients/rocketmq}" \
@@ -177,7 +181,7 @@ clients: setup
 
 # Each client under `wpstat run` in a 6.12 guest (KVER= another kernel):
 # rewrites docs/clients/runs.md.
-clients-runs: setup
+clients-runs: setup-long
 	@$(MAKE) --no-print-directory build clients-build
 	@scripts/clients/runs.sh $(if $(KVER),--kver $(KVER))
 
@@ -187,6 +191,6 @@ vm: build
 clean:
 	rm -rf build/kmod build/bin build/lib build/selftests results
 
-.PHONY: all setup build module userspace selftests checkpatch check check-kernels stress check-debug check-flavours clients clients-build clients-runs \
+.PHONY: all setup setup-long build module userspace selftests checkpatch check check-kernels stress check-debug check-flavours clients clients-build clients-runs \
 	demo readme-session bench experiment vm \
 	install uninstall clean

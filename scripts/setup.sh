@@ -9,10 +9,13 @@
 #
 # Safe to run again: it only installs what is missing.
 #
-#   scripts/setup.sh [--flavours]
+#   scripts/setup.sh [--flavours] [--long]
 #
 # --flavours also installs the newest 6.12 cloud and rt kernels with their
 # headers (make check-flavours); plain make setup leaves them out.
+# --long also installs what only the long forms use: the JDK and Maven
+# (bats:experiment, make experiment, make clients), bpftrace (make bench)
+# and matplotlib (the experiment's charts); make check needs none of them.
 
 set -euo pipefail
 
@@ -23,11 +26,14 @@ log() { printf 'setup: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 flavours=0
-case ${1:-} in
-"") ;;
---flavours) flavours=1 ;;
-*) die "usage: $0 [--flavours]" ;;
-esac
+long=0
+for a in "$@"; do
+	case $a in
+	--flavours) flavours=1 ;;
+	--long) long=1 ;;
+	*) die "usage: $0 [--flavours] [--long]" ;;
+	esac
+done
 
 [ "$(id -u)" = 0 ] || die "must run as root (it installs Debian packages)"
 command -v apt-get >/dev/null || die "needs a Debian system with apt-get"
@@ -49,9 +55,10 @@ refresh_lists() {
 tools="qemu-system-x86 libkmod-dev kmod pkg-config bats bats-assert bats-support
 	e2fsprogs xfsprogs btrfs-progs python3-venv jq busybox-static
 	bc flex bison libelf-dev libssl-dev xz-utils linux-source-6.12
-	dmsetup util-linux dkms groff-base openjdk-17-jdk-headless bpftrace
-	curl iproute2 prometheus prometheus-node-exporter liblmdb-dev lmdb-utils maven
+	dmsetup util-linux dkms groff-base
+	curl iproute2 prometheus prometheus-node-exporter liblmdb-dev lmdb-utils
 	f2fs-tools libfuse3-dev fuse3 nfs-kernel-server debootstrap"
+[ $long = 0 ] || tools="$tools openjdk-17-jdk-headless maven bpftrace"
 
 missing=()
 for p in $tools; do pkg_installed "$p" || missing+=("$p")
@@ -115,10 +122,10 @@ fi
 
 # make experiment draws its charts with matplotlib.  Its font cache is
 # built here, once: building it in a TCG guest takes minutes.
-if ! "$venv/bin/python3" -c 'import matplotlib' 2>/dev/null; then
+if [ $long = 1 ] && ! "$venv/bin/python3" -c 'import matplotlib' 2>/dev/null; then
 	"$venv/bin/pip" install -q --disable-pip-version-check matplotlib
 fi
-if ! ls "$top"/build/mplconfig/fontlist-*.json >/dev/null 2>&1; then
+if [ $long = 1 ] && ! ls "$top"/build/mplconfig/fontlist-*.json >/dev/null 2>&1; then
 	mkdir -p "$top/build/mplconfig"
 	MPLCONFIGDIR=$top/build/mplconfig "$venv/bin/python3" -c 'import matplotlib.pyplot' 2>/dev/null
 fi
