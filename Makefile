@@ -13,13 +13,15 @@
 #   make check-debug  the module suites on a KASAN/lockdep/kmemleak 6.12
 #   make check-flavours  the interface and prediction suites on Debian's
 #                6.12 cloud and rt kernels (installed by this target only)
+#   make deb     the Debian packages, wpstat-dkms and wpstat (build/deb);
+#                make repo: an apt repository of them (build/repo)
 #
 # Other targets: setup, build, module, userspace, selftests, checkpatch,
 # bench (cost per event on every kernel, writes docs/benchmarks.md),
 # experiment (docs/experiment.md), vm (a command in a guest:
 # make vm CMD='...' [KVER=...]), install,
-# uninstall ([DESTDIR=...] [PREFIX=/usr/local]), clean.  dkms.conf builds
-# the module for every kernel through DKMS instead.
+# uninstall ([DESTDIR=...] [PREFIX=/usr/local]), clean.  The packages (make
+# deb) build the module for every kernel through DKMS instead.
 
 SHELL := /bin/bash
 # The host-installed kernels (bookworm 6.1 and 6.12): install, uninstall,
@@ -87,6 +89,16 @@ check-flavours:
 	@scripts/setup.sh --flavours
 	@$(MAKE) --no-print-directory build KVERS="$$(echo $$(scripts/vm/kernels.sh flavours))"
 	@scripts/check/check-flavours.sh
+
+# Debian packages from this checkout (dpkg-buildpackage -us -uc -b, then
+# lintian): wpstat-dkms (the module's sources, built by DKMS) and wpstat
+# (the tools), into build/deb.  make repo: a flat apt repository of them in
+# build/repo (REPO_KEY=<gpg key> signs it).  See README, "Install".
+deb:
+	@scripts/pkg/deb.sh
+
+repo: deb
+	@scripts/pkg/repo.sh $(if $(REPO_KEY),--key $(REPO_KEY))
 
 # Quiet: the set-up's and the build's output go to results/demo/*.log.
 demo:
@@ -192,5 +204,6 @@ clean:
 	rm -rf build/kmod build/bin build/lib build/selftests results
 
 .PHONY: all setup setup-long build module userspace selftests checkpatch check check-kernels stress check-debug check-flavours clients clients-build clients-runs \
+	deb repo \
 	demo readme-session bench experiment vm \
 	install uninstall clean

@@ -47,16 +47,21 @@ check "make uninstall DESTDIR removes every file" \
 	bash -c "make -s -C '$top' uninstall DESTDIR='$stage' PREFIX=/usr && \
 		[ -z \"\$(find '$stage' -type f -name 'wp*')\" ]"
 
-# DKMS in private trees: the system's /var/lib/dkms is not touched.
+# DKMS in private trees: the system's /var/lib/dkms is not touched.  The
+# version is debian/changelog's, written over dkms.conf's #MODULE_VERSION#
+# as the package's dh_dkms -V does.
+v=$(sed -n '1s/^[^ ]* .\([^ ]*\). .*/\1/p' "$top/debian/changelog")
 src=$tmp/src dkmstree=$tmp/dkms
-mkdir -p "$src/wpstat-0.1" "$dkmstree"
-(cd "$top" && git ls-files -z | xargs -0 cp --parents -t "$src/wpstat-0.1")
-check "dkms add" dkms add -m wpstat -v 0.1 --sourcetree "$src" --dkmstree "$dkmstree"
+mkdir -p "$src/wpstat-$v" "$dkmstree"
+(cd "$top" && git ls-files -z | xargs -0 cp --parents -t "$src/wpstat-$v")
+sed -i "s/#MODULE_VERSION#/$v/" "$src/wpstat-$v/dkms.conf"
+check "dkms add" dkms add -m wpstat -v "$v" --sourcetree "$src" --dkmstree "$dkmstree"
 for k in $kvers; do
-	check "dkms build for $k" dkms build -m wpstat -v 0.1 -k "$k" \
+	check "dkms build for $k" dkms build -m wpstat -v "$v" -k "$k" \
 		--sourcetree "$src" --dkmstree "$dkmstree"
-	ko=$(ls "$dkmstree/wpstat/0.1/$k/x86_64/module/"wpstat.ko* 2>/dev/null | head -n 1)
+	ko=$(ls "$dkmstree/wpstat/$v/$k/x86_64/module/"wpstat.ko* 2>/dev/null | head -n 1)
 	check "dkms module for $k has vermagic $k" vermagic_is "${ko:-/nonexistent}" "$k"
+	check "dkms module for $k has version $v" bash -c "[ \"\$(modinfo -F version '${ko:-/nonexistent}')\" = '$v' ]"
 done
 
 for page in "$top/docs/man/wpstat.8" "$top/docs/man/wpload.1"; do
