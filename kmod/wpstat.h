@@ -199,6 +199,7 @@ struct wpstat_sums_owner;
 struct wpstat_table {
 	struct wpstat_rows r;
 	struct wpstat_entry *entries;	/* r.mem */
+	u32 reset_gen;			/* resets since load; kept by compaction */
 	atomic_t nr_tracked;		/* of them published */
 	atomic_t nr_evicted;		/* of them marked gone */
 	u64 compactions;		/* since the last reset */
@@ -239,6 +240,7 @@ int wpstat_table_reset_prepare(struct wpstat_table_reset *r);
 void wpstat_table_reset_commit(struct wpstat_table_reset *r);
 void wpstat_table_reset_abort(struct wpstat_table_reset *r);
 int wpstat_compact(void);
+bool wpstat_inode_gone(const struct wpstat_key *key);
 struct wpstat_ref wpstat_lookup_slow(struct wpstat_table *t,
 				     const struct wpstat_key *key);
 void wpstat_revive(struct wpstat_table *t, struct wpstat_entry *e);
@@ -307,6 +309,23 @@ static __always_inline void wpstat_count(const struct wpstat_key *key,
 	wpstat_add(wpstat_lookup(key), c, delta);
 }
 
+/*
+ * Which reset's tables an event was counted in.  An event counted where
+ * it starts and timed where it ends (a wait, a pause, a fault) adds its
+ * time only to the tables its count went to: a reset in between drops
+ * the time instead of splitting the event across two tables.  Compaction
+ * keeps the generation, and moves counts and times alike.
+ */
+struct wpstat_gen {
+	u32 inodes;
+	u32 stalls;
+};
+
+static __always_inline u32 wpstat_ref_gen(struct wpstat_ref r)
+{
+	return r.t ? r.t->reset_gen : 0;
+}
+
 /* Raise @v to at least @x; any context. */
 static inline void wpstat_atomic_max(atomic64_t *v, u64 x)
 {
@@ -318,13 +337,11 @@ static inline void wpstat_atomic_max(atomic64_t *v, u64 x)
 
 /*
  * A timed call, wait or pause of @ns ended: add it to counter @sum and
- * raise the WPK_MAX counter @max, with one lookup.  Slow paths only.
+ * raise the WPK_MAX counter @max of @r's row.  Slow paths only.
  */
-static inline void wpstat_count_time(const struct wpstat_key *key,
-				     enum wpstat_counter sum,
-				     enum wpstat_counter max, u64 ns)
+static inline void wpstat_add_time(struct wpstat_ref r, enum wpstat_counter sum,
+				   enum wpstat_counter max, u64 ns)
 {
-	struct wpstat_ref r = wpstat_lookup(key);
 	struct wpstat_sums *sums;
 
 	if (unlikely(!r.t))
@@ -337,6 +354,27 @@ static inline void wpstat_count_time(const struct wpstat_key *key,
 		sums->untracked[max] = ns;
 	if (sums->total[max] < ns)
 		sums->total[max] = ns;
+}
+
+/* The same for @key's row, if it is in the tables of generation @gen. */
+static inline void wpstat_count_time(const struct wpstat_key *key,
+				     enum wpstat_counter sum,
+				     enum wpstat_counter max, u64 ns, u32 gen)
+{
+	struct wpstat_ref r = wpstat_lookup(key);
+
+	if (likely(r.t && r.t->reset_gen == gen))
+		wpstat_add_time(r, sum, max, ns);
+}
+
+/* Counter @c of @key's row, if it is in the tables of generation @gen. */
+static inline void wpstat_count_gen(const struct wpstat_key *key,
+				    enum wpstat_counter c, u64 delta, u32 gen)
+{
+	struct wpstat_ref r = wpstat_lookup(key);
+
+	if (likely(r.t && r.t->reset_gen == gen))
+		wpstat_add(r, c, delta);
 }
 
 void wpstat_hist_add(enum wpstat_hist_id h, const struct wpstat_key *key,
@@ -375,10 +413,18 @@ enum wpstat_stall_field {
  * One row: a process and a file.  A row whose tgid is 0 holds what the
  * file's exited processes did (compaction folds their rows into it).
  */
+/*
+ * One row's key: the file as the inode table keys it (mount included:
+ * a remounted btrfs, FUSE or NFS reuses dev, inode numbers and
+ * generations) and the process.  A row of tgid 0 holds what the file's
+ * exited processes did; one of ino 0 (and sb 0), what was done to the
+ * device's files that are gone (compaction folds both).
+ */
 struct wpstat_stall_key {
 	u64 ino;
 	u32 dev;
 	u32 gen;
+	u64 sb;
 	u32 tgid;			/* 0: the file's exited processes */
 	u32 pad;			/* zero: the key is hashed as u32 words */
 	u64 start;			/* the leader's start_time: a reused pid differs */
@@ -387,6 +433,7 @@ struct wpstat_stall_key {
 struct wpstat_stall {
 	struct wpstat_stall_key key;
 	int valid;			/* published; set once */
+	unsigned long last;		/* jiffies of its latest event: compaction folds oldest first */
 	char comm[TASK_COMM_LEN];	/* the thread group leader's, at insert */
 	u64 cgroup;			/* cgroup v2 id at insert, 0 if none */
 	atomic64_t count[WPS_NR];
@@ -395,10 +442,14 @@ struct wpstat_stall {
 struct wpstat_stalls {
 	struct wpstat_rows r;
 	struct wpstat_stall *rows;	/* r.mem */
+	u32 reset_gen;			/* as the inode table's */
 	atomic_t nr_rows;		/* of them published */
 	atomic64_t overflow;		/* counted events that found no row */
 	u64 compactions;		/* since the last reset */
 	u64 exited;			/* process rows folded into exited rows */
+	u64 gone;			/* rows of gone files folded into device rows */
+	bool dev_rows;			/* it has a device row (ino 0): a full table's spill */
+	u64 aged;			/* exited rows folded into device rows for room */
 };
 
 /*
@@ -423,12 +474,17 @@ void wpstat_stalls_put(struct wpstat_stalls *s);
 struct wpstat_stalls *wpstat_stalls_reset_prepare(void);
 void wpstat_stalls_reset_commit(struct wpstat_stalls *new);
 void wpstat_stalls_reset_abort(struct wpstat_stalls *new);
-void wpstat_stall_add(const struct wpstat_key *key, enum wpstat_stall_field f,
-		      u64 delta);
+u32 wpstat_stall_add(const struct wpstat_key *key, enum wpstat_stall_field f,
+		     u64 delta);
+u32 wpstat_stall_fault(const struct wpstat_key *key, bool first, bool readin,
+		       u64 readin_ns);
+void wpstat_stall_event(const struct wpstat_key *key, enum wpstat_stall_field f,
+			enum wpstat_stall_field ns_field, u64 ns);
 void wpstat_stall_time(const struct wpstat_key *key,
-		       enum wpstat_stall_field ns_field, u64 ns);
+		       enum wpstat_stall_field ns_field, u64 ns, u32 gen);
 void wpstat_stall_ns(const struct wpstat_key *key, enum wpstat_stall_field f,
-		     u64 ns);
+		     u64 ns, u32 gen);
+void wpstat_stalls_note_death(void);
 void wpstat_stalls_summary(struct seq_file *m);
 
 /* ---- wpstat_tctx.c ------------------------------------------------------ */
@@ -438,7 +494,7 @@ enum {
 	WPT_BDP		= 1,	/* inside balance_dirty_pages() */
 	WPT_WAIT	= 2,	/* about to wait for writeback (wait_stable says where) */
 	WPT_WB		= 4,	/* a flusher inside wb_writeback() (wb_reason says why) */
-	WPT_FAULT	= 8,	/* inside a timed do_page_mkwrite() (fault_key) */
+	WPT_FAULT	= 8,	/* inside a timed write fault (fault_key) */
 	WPT_MODIFIED	= 16,	/* in a write(2) scope below (fault_key) */
 };
 
@@ -454,9 +510,23 @@ struct wpstat_tctx {
 	unsigned long wait_switches; /* the task's switches when announced */
 	bool wait_entered;	/* folio_wait_bit() entered for it */
 	struct wpstat_key wait_key;
+	struct wpstat_gen wait_gen;	/* WPT_WAIT: where its count went */
+	struct wpstat_gen pause_gen;	/* pause_start: likewise */
 	struct wpstat_key fault_key;
 	u64 fault_named_ns;	/* WPT_FAULT: of its time, in named waits */
 	unsigned int fault_epoch; /* WPT_FAULT: wpstat_level_epoch at entry */
+	u64 fault_start;	/* WPT_FAULT: the first handle_mm_fault() */
+	u64 fault_cpu0;		/* WPT_FAULT: the task's CPU time then */
+	u64 fault_runq0;	/* WPT_FAULT: its runqueue time then */
+	u64 fault_wait_cpu;	/* WPT_FAULT: CPU time inside named waits */
+	u64 fault_wait_runq;	/* WPT_FAULT: runqueue time inside them */
+	u64 pause_cpu0;		/* pause_start: the task's CPU time then */
+	u64 pause_runq0;	/* pause_start: its runqueue time then */
+	u64 fault_end;		/* WPT_FAULT: the return of the latest one */
+	unsigned long fault_addr; /* WPT_FAULT: its page */
+	bool fault_retry;	/* WPT_FAULT: the latest attempt asked for a retry */
+	bool fault_mkwrite;	/* WPT_FAULT: do_page_mkwrite() counted it */
+	struct wpstat_gen fault_gen;	/* WPT_FAULT: where its count went */
 	u64 start;		/* the owner's start_time: a reused task_struct differs */
 };
 
@@ -468,7 +538,9 @@ void wpstat_tctx_put(struct wpstat_tctx *c, unsigned int bit);
 u64 wpstat_tctx_exhausted(void);
 u64 wpstat_tctx_stale_count(void);
 u64 wpstat_tctx_stale_waits(void);
+u32 wpstat_tctx_used(void);
 void wpstat_tctx_exit_task(void);
+void wpstat_tctx_drop_scopes(unsigned int scopes);
 
 /* ---- wpstat_handlers.c -------------------------------------------------- */
 extern bool wpstat_enabled;

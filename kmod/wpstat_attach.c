@@ -44,6 +44,7 @@ static const char * const wpstat_level_names[WPL_NR] = {
 struct wpstat_probe {
 	const char *name;
 	const char *target;
+	const char *home;	/* "vmlinux" or the target's module */
 	enum wpstat_mech mech[WPL_NR];
 	unsigned long addr;	/* FTRACE ip / SYMBOL address, once resolved */
 	unsigned int on;	/* BIT(mechanism) of what is attached now */
@@ -54,10 +55,14 @@ struct wpstat_probe {
 	u64 missed_base;	/* kretprobe misses before a detach */
 };
 
-#define WPSTAT_PROBE(id, nm, tgt, counts, timing)			\
-	[WPP_##id] = { .name = #nm, .target = __stringify(tgt),			\
-		       .mech = { [WPL_COUNTS] = WPM_##counts,		\
-				 [WPL_TIMING] = WPM_##timing } },
+/* A mechanism's name, after expanding a WPSTAT_MECH_* choice. */
+#define WPSTAT_MECH(m)		__WPSTAT_MECH(m)
+#define __WPSTAT_MECH(m)	WPM_##m
+#define WPSTAT_PROBE(id, nm, tgt, hm, counts, timing)			\
+	[WPP_##id] = { .name = #nm, .target = __stringify(tgt),		\
+		       .home = #hm,						\
+		       .mech = { [WPL_COUNTS] = WPSTAT_MECH(counts),	\
+				 [WPL_TIMING] = WPSTAT_MECH(timing) } },
 static struct wpstat_probe wpstat_probes[WPP_NR] = {
 #include "wpstat_probes.def"
 #undef WPSTAT_PROBE
@@ -375,33 +380,61 @@ static void wpstat_update_mask(void)
 		   !wpstat_floor && (mask & BIT(WPP_WAIT_BIT)));
 }
 
-static void wpstat_report_unavailable(struct wpstat_probe *wp, u32 bit)
+/* The columns that need @bit, comma-separated (kmalloc'd; NULL: none). */
+static char *wpstat_columns_needing(u32 bit)
 {
-	char cols[256] = "";
+	size_t len = 1;
+	char *cols;
 	int c;
 
+	for (c = 0; c < WPC_NR; c++)
+		if (wpstat_counters[c].needs & bit)
+			len += strlen(wpstat_counters[c].name) + 1;
+	cols = kzalloc(len, GFP_KERNEL);
+	if (!cols)
+		return NULL;
 	for (c = 0; c < WPC_NR; c++) {
 		if (!(wpstat_counters[c].needs & bit))
 			continue;
 		if (cols[0])
-			strlcat(cols, ",", sizeof(cols));
-		strlcat(cols, wpstat_counters[c].name, sizeof(cols));
+			strlcat(cols, ",", len);
+		strlcat(cols, wpstat_counters[c].name, len);
 	}
+	return cols;
+}
+
+static void wpstat_report_unavailable(struct wpstat_probe *wp, u32 bit)
+{
+	char *cols = wpstat_columns_needing(bit);
+	const char *shown = cols ? cols : "(out of memory to list them)";
+
 	if (wp->err == -ECANCELED)
 		pr_info("probe %s (%s) skipped by request; unavailable: %s\n",
-			wp->name, wp->target, cols);
+			wp->name, wp->target, shown);
 	else
 		pr_warn("probe %s (%s) not attached at level %s (error %d); unavailable: %s\n",
 			wp->name, wp->target, wpstat_level_name(wpstat_level),
-			wp->err, cols);
+			wp->err, shown);
+	kfree(cols);
 }
 
 /* ---- level switch ---------------------------------------------------------- */
 
+/*
+ * Under stop_machine(): no handler is running anywhere (they all run
+ * with preemption disabled).  Leaving level timing, the fault and
+ * write(2) scopes of tasks asleep inside them are dropped here: their
+ * return probes are about to go, and a scope nothing closes would hold
+ * the task's context until it exits.
+ */
 static int wpstat_flip_level(void *data)
 {
-	WRITE_ONCE(wpstat_counting_level, *(int *)data);
+	int to = *(int *)data;
+
+	WRITE_ONCE(wpstat_counting_level, to);
 	WRITE_ONCE(wpstat_level_epoch, wpstat_level_epoch + 1);
+	if (to != WPL_TIMING)
+		wpstat_tctx_drop_scopes(WPT_FAULT | WPT_MODIFIED);
 	return 0;
 }
 
@@ -491,11 +524,14 @@ out:
 /*
  * The journal points live in modules (jbd2, xfs) that may come after the
  * level was set (xfs at its first mount) or go and come again.  When a
- * module comes live, a kretprobe of this level that could not attach is
- * tried again, and kept if its target is in that module; when one goes,
- * the kretprobes in it are detached (kprobes would leave them gone, yet
- * counted as attached, and never revive them).  Entry-only and tracepoint
- * points are all in the core kernel.
+ * module comes live, a kretprobe of this level that could not attach and
+ * whose home (wpstat_probes.def) is that module is tried again, and kept
+ * if its target is in it; no other is retried (each try registers and
+ * unregisters a kprobe: a synchronize_rcu(), and a handler run in
+ * between).  When a module goes, the kretprobes in it are detached
+ * (kprobes would leave them gone, yet counted as attached, and never
+ * revive them).  Entry-only and tracepoint points are all in the core
+ * kernel.
  */
 static int wpstat_module_event(struct notifier_block *nb, unsigned long state,
 			       void *data)
@@ -525,7 +561,7 @@ static int wpstat_module_event(struct notifier_block *nb, unsigned long state,
 				wp->name, wp->target, mod->name);
 			continue;
 		}
-		if (!wp->err)
+		if (!wp->err || strcmp(wp->home, mod->name))
 			continue;
 		err = attach_mech(p, m);
 		if (err)

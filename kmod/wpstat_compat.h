@@ -19,6 +19,7 @@
 #include <linux/fs.h>
 #include <linux/pagemap.h>
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
 #include <linux/uaccess.h>
 #include <linux/writeback.h>
 #include <asm/syscall.h>
@@ -259,6 +260,27 @@ wpstat_mapping_stable_writes(const struct address_space *mapping)
 }
 #endif
 
+/*
+ * vm_fault_t handle_mm_fault(struct vm_area_struct *vma,
+ *			      unsigned long address, unsigned int flags,
+ *			      struct pt_regs *regs), the same from 5.9 to 7.2.
+ */
+#define wpstat_fault_vma(p)	((struct vm_area_struct *)wpstat_arg(p, 0))
+#define wpstat_fault_address(p)	((unsigned long)wpstat_arg(p, 1))
+#define wpstat_fault_flags(p)	((unsigned int)wpstat_arg(p, 2))
+
+/*
+ * kiocb_modified(struct kiocb *iocb), 6.0 and later: xfs's write checks
+ * end there (5.10's xfs calls file_modified()).  Without it the probe is
+ * not attached at any level.
+ */
+#ifdef WPSTAT_HAVE_KIOCB_MODIFIED
+#define WPSTAT_MECH_KIOCB_MODIFIED	KRETPROBE
+#else
+#define WPSTAT_MECH_KIOCB_MODIFIED	NONE
+#endif
+#define wpstat_kiocb_file(p)	(((struct kiocb *)wpstat_arg(p, 0))->ki_filp)
+
 /* __destroy_inode(struct inode *inode), both kernels (fs/inode.c). */
 #define wpstat_inode_arg(p)	((struct inode *)wpstat_arg(p, 0))
 /* file_modified(file): the same from 5.10 to 7.2. */
@@ -426,6 +448,43 @@ static __always_inline long wpstat_syscall_nr(void)
 		return -1;
 	return syscall_get_nr(current, task_pt_regs(current));
 }
+
+/*
+ * The current task's time on a CPU, and its time runnable but not
+ * running (sched_info.run_delay, added when it is switched in: exact
+ * while it runs; CONFIG_SCHED_INFO, which every Debian kernel has).  The
+ * same fields from 5.10 to 7.2.
+ *
+ * The CPU time is what task_sched_runtime() (not exported) computes:
+ * se.sum_exec_runtime, brought up to date at every switch and tick, plus
+ * the time since (exec_start, in the rq's task clock).  Without IRQ or
+ * paravirt steal time accounting (Debian's kernels have neither) that
+ * clock is the CPU's sched_clock, which local_clock() reads; with them
+ * it falls behind it, and the sum alone is used: up to a tick behind.
+ */
+static __always_inline u64 wpstat_task_cpu_ns(void)
+{
+	u64 sum = READ_ONCE(current->se.sum_exec_runtime);
+#if !defined(CONFIG_IRQ_TIME_ACCOUNTING) && !defined(CONFIG_PARAVIRT_TIME_ACCOUNTING)
+	u64 start = READ_ONCE(current->se.exec_start), now = local_clock();
+
+	if (now > start)
+		sum += now - start;
+#endif
+	return sum;
+}
+
+#ifdef CONFIG_SCHED_INFO
+static __always_inline u64 wpstat_task_runq_ns(void)
+{
+	return READ_ONCE(current->sched_info.run_delay);
+}
+#else
+static __always_inline u64 wpstat_task_runq_ns(void)
+{
+	return 0;
+}
+#endif
 
 /* sched:sched_process_exit: 6.16 added group_dead. */
 #ifdef WPSTAT_HAVE_TP_EXIT_GROUP_DEAD

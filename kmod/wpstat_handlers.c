@@ -16,7 +16,9 @@
  * What runs once per buffered write or store fault pays for an entry-only
  * callback and a table update, nothing more:
  *
- *   do_page_mkwrite        first vs write-protect from vmf->pte at entry
+ *   do_page_mkwrite        first vs write-protect from vmf->pte at entry;
+ *                          a first write retried (FAULT_FLAG_TRIED) had to
+ *                          have its page read in
  *   folio_mkclean          a call (its PTE count needs the return: timing)
  *   folio_wait_stable      a call; on a stable mapping, its caller's return
  *                          address is remembered (stable_site_learn())
@@ -44,10 +46,11 @@
  * Events of a task also count in its process's row of the stall table
  * (wpstat_stalls.c): faults, waits, pauses, with times where it blocks.
  *
- * Level "timing" moves do_page_mkwrite and folio_mkclean to kretprobes for
- * mkwrite_ns and mkclean_ptes.  Both mechanisms count the same events: the
- * entry-only and the kretprobe handlers of one function count only while
- * wpstat_counting_level names their level.
+ * Level "timing" times each shared-mapping write fault whole, with a
+ * kretprobe on handle_mm_fault() (its retries joined), and moves
+ * folio_mkclean to a kretprobe for mkclean_ptes.  Both mechanisms of
+ * folio_mkclean count the same events: its entry-only and kretprobe
+ * handlers count only while wpstat_counting_level names their level.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -272,9 +275,19 @@ static noinline enum wpstat_wait_kind wait_classify(bool stable_mapping)
 
 /* ---- entry-only callbacks (one ftrace_ops, wpstat_entry()) ------------- */
 
-/* The key of @vmf's file if it is to be counted; *first: no PTE yet. */
+/*
+ * The key of @vmf's file if it is to be counted; *first: no PTE yet;
+ * *readin: a first write whose page had to be read in.  A fault whose
+ * page was not in the page cache (or was, locked for its read) drops
+ * the mmap or VMA lock, waits for the read and asks for a retry
+ * (filemap_fault(): VM_FAULT_RETRY, with VM_FAULT_MAJOR after a read);
+ * the retry that gets here carries FAULT_FLAG_TRIED, which is also what
+ * makes the kernel count the fault major (mm_account_fault()).
+ * do_page_mkwrite() overwrites vmf->flags only inside.
+ */
 static __always_inline bool mkwrite_key(struct vm_fault *vmf,
-					struct wpstat_key *key, bool *first)
+					struct wpstat_key *key, bool *first,
+					bool *readin)
 {
 	struct file *file = vmf->vma->vm_file;
 
@@ -282,26 +295,101 @@ static __always_inline bool mkwrite_key(struct vm_fault *vmf,
 	    !wpstat_key_of_mapping(file->f_mapping, key))
 		return false;
 	*first = !wpstat_vmf_has_pte(vmf);
+	*readin = *first && (READ_ONCE(vmf->flags) & FAULT_FLAG_TRIED);
 	return true;
 }
 
-/* A write fault: the inode's count and the process's row. */
-static __always_inline void mkwrite_count(const struct wpstat_key *key,
-					  bool first)
+/*
+ * A write fault: the inode's count and the process's row; a read-in
+ * is counted in both too, with its time if @readin_ns (one row each).
+ * Returns where the fault's count went.
+ */
+static __always_inline struct wpstat_gen mkwrite_count(const struct wpstat_key *key,
+						       bool first, bool readin,
+						       u64 readin_ns)
 {
-	wpstat_count(key, first ? WPC_MKWRITE_FIRST : WPC_MKWRITE_WP, 1);
-	wpstat_stall_add(key, first ? WPS_FAULT_FIRST : WPS_FAULT_WP, 1);
+	struct wpstat_ref r = wpstat_lookup(key);
+	struct wpstat_gen gen;
+
+	wpstat_add(r, first ? WPC_MKWRITE_FIRST : WPC_MKWRITE_WP, 1);
+	if (unlikely(readin)) {
+		wpstat_add(r, WPC_READIN_WAITS, 1);
+		if (readin_ns)
+			wpstat_add_time(r, WPC_READIN_WAIT_NS,
+					WPC_READIN_WAIT_MAX_NS, readin_ns);
+	}
+	gen.inodes = wpstat_ref_gen(r);
+	gen.stalls = wpstat_stall_fault(key, first, readin, readin_ns);
+	return gen;
+}
+
+/*
+ * Whether the task is inside one of the timed calls @scope names
+ * (WPT_FAULT: a write fault; WPT_MODIFIED: a write(2) scope); one left
+ * by an earlier level is dropped.  The owner's context only, as every
+ * tctx use.
+ */
+static bool in_scope(struct wpstat_tctx *c, unsigned int scope)
+{
+	if (!c || !(c->active & scope))
+		return false;
+	if (c->fault_epoch == READ_ONCE(wpstat_level_epoch))
+		return true;
+	wpstat_tctx_put(c, scope);
+	return false;
+}
+
+/*
+ * A named wait of @ns inside the task's write fault (if it is in one)
+ * ended: its time, and the CPU and runqueue time inside it (from @cpu0
+ * and @runq0, read where it began), are not the fault's unnamed time.
+ */
+static void fault_wait_done(struct wpstat_tctx *c, u64 ns, u64 cpu0, u64 runq0)
+{
+	if (!in_scope(c, WPT_FAULT))
+		return;
+	c->fault_named_ns += ns;
+	c->fault_wait_cpu += wpstat_task_cpu_ns() - cpu0;
+	c->fault_wait_runq += wpstat_task_runq_ns() - runq0;
+}
+
+/*
+ * Level timing: a fault whose handle_mm_fault() opened the task's scope
+ * (fault_entry()) is counted with it, and its read-in timed: the time
+ * from the fault's start to here, when it had to read its page.
+ */
+static noinline void mkwrite_timed(const struct wpstat_key *key, bool first,
+				   bool readin)
+{
+	struct wpstat_tctx *c = wpstat_tctx_find();
+	u64 readin_ns = 0;
+
+	if (!in_scope(c, WPT_FAULT) || c->fault_mkwrite ||
+	    !wpstat_key_equal(&c->fault_key, key)) {
+		mkwrite_count(key, first, readin, 0);
+		return;
+	}
+	if (readin) {
+		/* Never 0: 0 says "not timed" to mkwrite_count(). */
+		readin_ns = max_t(u64, ktime_get_ns() - c->fault_start, 1);
+		fault_wait_done(c, readin_ns, c->fault_cpu0, c->fault_runq0);
+	}
+	c->fault_gen = mkwrite_count(key, first, readin, readin_ns);
+	c->fault_mkwrite = true;
 }
 
 static __always_inline void mkwrite_enter(struct pt_regs *args)
 {
 	struct wpstat_key key;
-	bool first;
+	bool first, readin;
 
 	wpstat_hit(WPP_MKWRITE);
-	if (READ_ONCE(wpstat_counting_level) == WPL_COUNTS &&
-	    mkwrite_key(wpstat_mkwrite_vmf(args), &key, &first))
-		mkwrite_count(&key, first);
+	if (!mkwrite_key(wpstat_mkwrite_vmf(args), &key, &first, &readin))
+		return;
+	if (READ_ONCE(wpstat_counting_level) == WPL_TIMING)
+		mkwrite_timed(&key, first, readin);
+	else
+		mkwrite_count(&key, first, readin, 0);
 }
 
 /* Writeback runs in kworkers: the task filter does not apply to mkclean. */
@@ -355,14 +443,16 @@ static enum wpstat_counter mkclean_trigger(void)
 	return WPC_MKCLEAN_OTHER;
 }
 
-static __always_inline void mkclean_count(const struct wpstat_key *key,
-					  struct pt_regs *args)
+/* A clean: the inode's counts; returns the generation they went to. */
+static __always_inline u32 mkclean_count(const struct wpstat_key *key,
+					 struct pt_regs *args)
 {
 	struct wpstat_ref r = wpstat_lookup(key);
 
 	wpstat_add(r, WPC_MKCLEAN_CALLS, 1);
 	wpstat_add(r, WPC_MKCLEAN_PAGES, wpstat_mkclean_nr_pages(args));
 	wpstat_add(r, mkclean_trigger(), 1);
+	return wpstat_ref_gen(r);
 }
 
 static __always_inline void mkclean_enter(struct pt_regs *args)
@@ -442,6 +532,7 @@ static __always_inline void evict_enter(struct pt_regs *args)
 	key.gen = inode->i_generation;
 	key.sb = wpstat_sb_id(inode->i_sb);
 	wpstat_mark_gone(&key);
+	wpstat_stalls_note_death();
 }
 
 /*
@@ -475,87 +566,148 @@ static void notrace wpstat_entry(WPSTAT_FTRACE_CB_PROTO)
 
 /* ---- kretprobes --------------------------------------------------------- */
 
-struct mkwrite_data {
-	struct wpstat_key key;
-	u64 start;
-	bool ctx;		/* it holds WPT_FAULT of the task's context */
-};
+/*
+ * A write fault's scope is over (at @end): its whole time, and the part
+ * of it in no named wait, go to the file if do_page_mkwrite() counted
+ * it, in the tables its count went to.  A fault that never got there
+ * (no ->page_mkwrite, an error) is no mkwrite fault: nothing is added.
+ */
+static void fault_close(struct wpstat_tctx *c, u64 end)
+{
+	u64 ns = end - c->fault_start, unnamed, cpu, runq;
+
+	if (c->fault_mkwrite) {
+		unnamed = ns - min(ns, c->fault_named_ns);
+		/*
+		 * Of the unnamed time, the part on a CPU and the part
+		 * waiting for one: the task's totals over the fault less
+		 * those inside the named waits.  The CPU time is up to a
+		 * tick behind at either end: never more than what is left.
+		 */
+		runq = wpstat_task_runq_ns() - c->fault_runq0;
+		runq -= min(runq, c->fault_wait_runq);
+		runq = min(runq, unnamed);
+		cpu = wpstat_task_cpu_ns() - c->fault_cpu0;
+		cpu -= min(cpu, c->fault_wait_cpu);
+		cpu = min(cpu, unnamed - runq);
+		wpstat_count_time(&c->fault_key, WPC_MKWRITE_NS,
+				  WPC_MKWRITE_MAX_NS, ns, c->fault_gen.inodes);
+		wpstat_stall_time(&c->fault_key, WPS_FAULT_NS, ns,
+				  c->fault_gen.stalls);
+		wpstat_hist_add(WPH_MKWRITE, &c->fault_key, ns);
+		wpstat_count_gen(&c->fault_key, WPC_MKWRITE_UNNAMED_NS, unnamed,
+				 c->fault_gen.inodes);
+		wpstat_stall_ns(&c->fault_key, WPS_FAULT_UNNAMED_NS, unnamed,
+				c->fault_gen.stalls);
+		wpstat_count_gen(&c->fault_key, WPC_MKWRITE_CPU_NS, cpu,
+				 c->fault_gen.inodes);
+		wpstat_stall_ns(&c->fault_key, WPS_FAULT_CPU_NS, cpu,
+				c->fault_gen.stalls);
+		wpstat_count_gen(&c->fault_key, WPC_MKWRITE_RUNQ_NS, runq,
+				 c->fault_gen.inodes);
+		wpstat_stall_ns(&c->fault_key, WPS_FAULT_RUNQ_NS, runq,
+				c->fault_gen.stalls);
+	}
+	wpstat_tctx_put(c, WPT_FAULT);
+}
 
 /*
- * Whether the task is inside one of the timed calls @scope names
- * (WPT_FAULT: do_page_mkwrite(); WPT_MODIFIED: a write(2) scope); one left
- * by an earlier level is dropped.  The owner's context only, as every
- * tctx use.
+ * A fault that asked for a retry and was not retried (a signal took the
+ * task back to user space first): closed at its last return, so that a
+ * counted fault keeps its time.
  */
-static bool in_scope(struct wpstat_tctx *c, unsigned int scope)
+static void fault_drop_pending(struct wpstat_tctx *c)
 {
-	if (!c || !(c->active & scope))
-		return false;
-	if (c->fault_epoch == READ_ONCE(wpstat_level_epoch))
-		return true;
-	wpstat_tctx_put(c, scope);
-	return false;
+	if (in_scope(c, WPT_FAULT) && c->fault_retry)
+		fault_close(c, c->fault_end);
 }
 
-/* Level timing: counted at entry as at level counts, timed to the return. */
-static int mkwrite_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+/*
+ * handle_mm_fault(), level timing: a write fault on a shared file
+ * mapping opens the task's fault scope, which the waits inside it
+ * (read-in, stable page, writeback, journal, dirty-throttle pause) add
+ * their time to.  A fault whose page had to be read in returns
+ * VM_FAULT_RETRY after the read and is retried at once at the same
+ * address (FAULT_FLAG_TRIED): the retry continues the scope, so the
+ * fault is timed from its first attempt.  Any other fault returns at
+ * once (no instance, no return probe).
+ */
+static int fault_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct mkwrite_data *d = (void *)ri->data;
+	struct vm_area_struct *vma = wpstat_fault_vma(regs);
+	unsigned long addr = wpstat_fault_address(regs) & PAGE_MASK;
 	struct wpstat_tctx *c;
-	bool first;
+	struct wpstat_key key;
 
-	wpstat_hit(WPP_MKWRITE);
-	if (READ_ONCE(wpstat_counting_level) != WPL_TIMING ||
-	    !mkwrite_key(wpstat_mkwrite_vmf(regs), &d->key, &first))
+	wpstat_hit(WPP_FAULT);
+	if (!(wpstat_fault_flags(regs) & FAULT_FLAG_WRITE) ||
+	    !(READ_ONCE(vma->vm_flags) & VM_SHARED) || !vma->vm_file ||
+	    READ_ONCE(wpstat_counting_level) != WPL_TIMING ||
+	    !wpstat_want_task() ||
+	    !wpstat_key_of_mapping(vma->vm_file->f_mapping, &key))
 		return 1;
-	mkwrite_count(&d->key, first);
-	/*
-	 * The waits inside the fault (writeback, journal) add their time to
-	 * the task's context; what is left at the return is unnamed.
-	 */
 	c = wpstat_tctx_get();
-	d->ctx = c;	/* faults do not nest: a WPT_FAULT left is stale */
-	if (c) {
-		/* Nor in a write(2) scope (it reads, never stores to, user memory). */
-		c->active = (c->active & ~WPT_MODIFIED) | WPT_FAULT;
-		c->fault_key = d->key;
-		c->fault_named_ns = 0;
-		c->fault_epoch = READ_ONCE(wpstat_level_epoch);
+	if (!c)
+		return 1;
+	if (in_scope(c, WPT_FAULT) && c->fault_retry &&
+	    c->fault_addr == addr && wpstat_key_equal(&c->fault_key, &key)) {
+		c->fault_retry = false;		/* the same fault, again */
+		return 0;
 	}
-	d->start = ktime_get_ns();
+	fault_drop_pending(c);
+	c = wpstat_tctx_get();	/* closing the old scope may release it */
+	if (!c)
+		return 1;
+	/* Not in a write(2) scope either: a fault there only reads. */
+	c->active = (c->active & ~WPT_MODIFIED) | WPT_FAULT;
+	c->fault_key = key;
+	c->fault_addr = addr;
+	c->fault_named_ns = 0;
+	c->fault_retry = false;
+	c->fault_mkwrite = false;
+	c->fault_epoch = READ_ONCE(wpstat_level_epoch);
+	c->fault_wait_cpu = 0;
+	c->fault_wait_runq = 0;
+	c->fault_cpu0 = wpstat_task_cpu_ns();
+	c->fault_runq0 = wpstat_task_runq_ns();
+	c->fault_start = ktime_get_ns();
 	return 0;
 }
-NOKPROBE_SYMBOL(mkwrite_entry);
+NOKPROBE_SYMBOL(fault_entry);
 
-static int mkwrite_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+static int fault_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct mkwrite_data *d = (void *)ri->data;
-	u64 ns = ktime_get_ns() - d->start;
-	struct wpstat_tctx *c;
+	vm_fault_t ret = (vm_fault_t)regs_return_value(regs);
+	struct wpstat_tctx *c = wpstat_tctx_find();
+	u64 now;
 
-	wpstat_count_time(&d->key, WPC_MKWRITE_NS, WPC_MKWRITE_MAX_NS, ns);
-	wpstat_stall_time(&d->key, WPS_FAULT_NS, ns);
-	wpstat_hist_add(WPH_MKWRITE, &d->key, ns);
-	c = d->ctx ? wpstat_tctx_find() : NULL;
-	if (in_scope(c, WPT_FAULT)) {
-		ns -= min(ns, c->fault_named_ns);
-		wpstat_count(&d->key, WPC_MKWRITE_UNNAMED_NS, ns);
-		wpstat_stall_ns(&d->key, WPS_FAULT_UNNAMED_NS, ns);
-		wpstat_tctx_put(c, WPT_FAULT);
+	if (!in_scope(c, WPT_FAULT) || c->fault_retry)
+		return 0;
+	now = ktime_get_ns();
+	if (ret & VM_FAULT_RETRY) {
+		c->fault_retry = true;
+		c->fault_end = now;
+		return 0;
 	}
+	fault_close(c, now);
 	return 0;
 }
-NOKPROBE_SYMBOL(mkwrite_return);
+NOKPROBE_SYMBOL(fault_return);
+
+struct mkclean_data {
+	struct wpstat_key key;
+	u32 gen;		/* where its count went */
+};
 
 static int mkclean_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct wpstat_key *key = (void *)ri->data;
+	struct mkclean_data *d = (void *)ri->data;
 
 	wpstat_hit(WPP_MKCLEAN);
 	if (READ_ONCE(wpstat_counting_level) != WPL_TIMING ||
-	    !mkclean_key(regs, key))
+	    !mkclean_key(regs, &d->key))
 		return 1;
-	mkclean_count(key, regs);
+	d->gen = mkclean_count(&d->key, regs);
 	return 0;
 }
 NOKPROBE_SYMBOL(mkclean_entry);
@@ -568,18 +720,20 @@ NOKPROBE_SYMBOL(mkclean_entry);
  */
 static int mkclean_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
+	struct mkclean_data *d = (void *)ri->data;
 	int ptes = (int)regs_return_value(regs);
 
 	if (ptes <= 0)
 		return 0;
-	wpstat_count((void *)ri->data, WPC_MKCLEAN_PTES, ptes);
+	wpstat_count_gen(&d->key, WPC_MKCLEAN_PTES, ptes, d->gen);
 	if (!(current->flags & (PF_KTHREAD | PF_MEMALLOC)) &&
 	    wpstat_want_task())
-		wpstat_stall_add((void *)ri->data, WPS_WP_CAUSED, ptes);
+		wpstat_stall_add(&d->key, WPS_WP_CAUSED, ptes);
 	return 0;
 }
 NOKPROBE_SYMBOL(mkclean_return);
 
+/* A throttle pause ended: its time, also a named wait of a fault it is in. */
 static void bdp_close_pause(struct wpstat_tctx *c, u64 now)
 {
 	u64 ns;
@@ -589,9 +743,10 @@ static void bdp_close_pause(struct wpstat_tctx *c, u64 now)
 	ns = now - c->pause_start;
 	c->pause_start = 0;
 	wpstat_count_time(&c->bdp_key, WPC_BDP_PAUSE_NS, WPC_BDP_PAUSE_MAX_NS,
-			  ns);
-	wpstat_stall_time(&c->bdp_key, WPS_PAUSE_NS, ns);
+			  ns, c->pause_gen.inodes);
+	wpstat_stall_time(&c->bdp_key, WPS_PAUSE_NS, ns, c->pause_gen.stalls);
 	wpstat_hist_add(WPH_BDP_PAUSE, &c->bdp_key, ns);
+	fault_wait_done(c, ns, c->pause_cpu0, c->pause_runq0);
 }
 
 /* balance_dirty_pages(): entered only outside the free-run zone. */
@@ -640,6 +795,20 @@ static int bdp_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 NOKPROBE_SYMBOL(bdp_return);
 
 /* folio_wait_bit(): only a wait announced by the tracepoint. */
+/* A timed wait's start: when, and the task's CPU and runqueue time then. */
+struct wait_start {
+	u64 start;
+	u64 cpu0;
+	u64 runq0;
+};
+
+static __always_inline void wait_start_now(struct wait_start *w)
+{
+	w->cpu0 = wpstat_task_cpu_ns();
+	w->runq0 = wpstat_task_runq_ns();
+	w->start = ktime_get_ns();
+}
+
 static int wait_bit_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct wpstat_tctx *c;
@@ -652,26 +821,29 @@ static int wait_bit_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	    c->wait_folio != wpstat_wait_bit_folio(regs))
 		return 1;
 	c->wait_entered = true;
-	*(u64 *)ri->data = ktime_get_ns();
+	wait_start_now((void *)ri->data);
 	return 0;
 }
 NOKPROBE_SYMBOL(wait_bit_entry);
 
 static int wait_bit_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	u64 ns = ktime_get_ns() - *(u64 *)ri->data;
+	struct wait_start *w = (void *)ri->data;
+	u64 ns = ktime_get_ns() - w->start;
 	struct wpstat_tctx *c = wpstat_tctx_find();
 
 	if (c && (c->active & WPT_WAIT)) {
-		if (in_scope(c, WPT_FAULT))
-			c->fault_named_ns += ns;
+		fault_wait_done(c, ns, w->cpu0, w->runq0);
 		if (c->wait_stable) {
 			wpstat_count_time(&c->wait_key, WPC_STABLE_WAIT_NS,
-					  WPC_STABLE_WAIT_MAX_NS, ns);
-			wpstat_stall_time(&c->wait_key, WPS_STABLE_NS, ns);
+					  WPC_STABLE_WAIT_MAX_NS, ns,
+					  c->wait_gen.inodes);
+			wpstat_stall_time(&c->wait_key, WPS_STABLE_NS, ns,
+					  c->wait_gen.stalls);
 			wpstat_hist_add(WPH_STABLE_WAIT, &c->wait_key, ns);
 		} else {
-			wpstat_stall_time(&c->wait_key, WPS_WB_NS, ns);
+			wpstat_stall_time(&c->wait_key, WPS_WB_NS, ns,
+					  c->wait_gen.stalls);
 		}
 		wpstat_tctx_put(c, WPT_WAIT);
 	}
@@ -688,7 +860,7 @@ NOKPROBE_SYMBOL(wait_bit_return);
  * transaction (start_this_handle).  Calls that did not sleep are not waits.
  */
 struct journal_data {
-	u64 start;
+	struct wait_start w;
 	unsigned long nvcsw;
 };
 
@@ -713,7 +885,10 @@ static __always_inline int write_scope_entry(struct file *file)
 	    !wpstat_key_of(file_inode(file), &key))
 		return 1;
 	c = wpstat_tctx_get();
-	if (!c || in_scope(c, WPT_FAULT | WPT_MODIFIED))
+	if (!c)
+		return 1;
+	fault_drop_pending(c);	/* a fault a signal interrupted is over */
+	if (in_scope(c, WPT_FAULT | WPT_MODIFIED))
 		return 1;
 	c = wpstat_tctx_get();	/* dropping a stale scope may release it */
 	if (!c)
@@ -730,6 +905,15 @@ static int modified_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	return write_scope_entry(wpstat_file_arg(regs));
 }
 NOKPROBE_SYMBOL(modified_entry);
+
+/* xfs's write checks (6.0 on) end here: file_modified_flags() is static. */
+static int kiocb_modified_entry(struct kretprobe_instance *ri,
+				struct pt_regs *regs)
+{
+	wpstat_hit(WPP_KIOCB_MODIFIED);
+	return write_scope_entry(wpstat_kiocb_file(regs));
+}
+NOKPROBE_SYMBOL(kiocb_modified_entry);
 
 static int perform_write_entry(struct kretprobe_instance *ri,
 			       struct pt_regs *regs)
@@ -758,7 +942,7 @@ static int journal_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	    !in_scope(wpstat_tctx_find(), WPT_FAULT | WPT_MODIFIED))
 		return 1;
 	d->nvcsw = READ_ONCE(current->nvcsw);
-	d->start = ktime_get_ns();
+	wait_start_now(&d->w);
 	return 0;
 }
 NOKPROBE_SYMBOL(journal_entry);
@@ -793,20 +977,21 @@ NOKPROBE_SYMBOL(xfs_time_entry);
 static int journal_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct journal_data *d = (void *)ri->data;
-	u64 ns = ktime_get_ns() - d->start;
+	u64 ns = ktime_get_ns() - d->w.start;
 	struct wpstat_tctx *c;
+	struct wpstat_ref r;
 
 	if (READ_ONCE(current->nvcsw) == d->nvcsw)
 		return 0;
 	c = wpstat_tctx_find();
 	if (!in_scope(c, WPT_FAULT | WPT_MODIFIED))
 		return 0;
-	c->fault_named_ns += ns;
-	wpstat_count(&c->fault_key, WPC_JOURNAL_WAITS, 1);
-	wpstat_count_time(&c->fault_key, WPC_JOURNAL_WAIT_NS,
-			  WPC_JOURNAL_WAIT_MAX_NS, ns);
-	wpstat_stall_add(&c->fault_key, WPS_JOURNAL, 1);
-	wpstat_stall_time(&c->fault_key, WPS_JOURNAL_NS, ns);
+	fault_wait_done(c, ns, d->w.cpu0, d->w.runq0);
+	/* Count and time in one row of each table: no reset splits them. */
+	r = wpstat_lookup(&c->fault_key);
+	wpstat_add(r, WPC_JOURNAL_WAITS, 1);
+	wpstat_add_time(r, WPC_JOURNAL_WAIT_NS, WPC_JOURNAL_WAIT_MAX_NS, ns);
+	wpstat_stall_event(&c->fault_key, WPS_JOURNAL, WPS_JOURNAL_NS, ns);
 	return 0;
 }
 NOKPROBE_SYMBOL(journal_return);
@@ -833,6 +1018,7 @@ static void notrace tp_wait_writeback(WPSTAT_TP_FOLIO_PROTO)
 	enum wpstat_wait_kind kind;
 	struct wpstat_tctx *c;
 	struct wpstat_key key;
+	struct wpstat_gen gen;
 	struct wpstat_ref r;
 
 	wpstat_hit(WPP_TP_WAIT);
@@ -843,12 +1029,11 @@ static void notrace tp_wait_writeback(WPSTAT_TP_FOLIO_PROTO)
 	kind = wait_classify(wpstat_mapping_stable_writes(mapping));
 	if (kind == WPW_OTHER)
 		return;
-	if (kind == WPW_STABLE) {
+	if (kind == WPW_STABLE)
 		wpstat_add(r, WPC_STABLE_WAITS, 1);
-		wpstat_stall_add(&key, WPS_STABLE, 1);
-	} else {
-		wpstat_stall_add(&key, WPS_WB, 1);
-	}
+	gen.inodes = wpstat_ref_gen(r);
+	gen.stalls = wpstat_stall_add(&key, kind == WPW_STABLE ? WPS_STABLE :
+				      WPS_WB, 1);
 	/* Announce the wait to folio_wait_bit()'s kretprobe, which times it. */
 	if (!READ_ONCE(wpstat_wait_bit_attached))
 		return;
@@ -861,6 +1046,7 @@ static void notrace tp_wait_writeback(WPSTAT_TP_FOLIO_PROTO)
 	c->wait_stable = kind == WPW_STABLE;
 	c->wait_folio = folio;
 	c->wait_key = key;
+	c->wait_gen = gen;
 }
 
 /*
@@ -879,8 +1065,13 @@ static void notrace tp_balance_dirty_pages(WPSTAT_TP_BDP_PROTO)
 	now = ktime_get_ns();
 	bdp_close_pause(c, now);
 	if (pause > 0 && !c->bdp_async) {
-		wpstat_count(&c->bdp_key, WPC_BDP_PAUSES, 1);
-		wpstat_stall_add(&c->bdp_key, WPS_PAUSE, 1);
+		struct wpstat_ref r = wpstat_lookup(&c->bdp_key);
+
+		wpstat_add(r, WPC_BDP_PAUSES, 1);
+		c->pause_gen.inodes = wpstat_ref_gen(r);
+		c->pause_gen.stalls = wpstat_stall_add(&c->bdp_key, WPS_PAUSE, 1);
+		c->pause_cpu0 = wpstat_task_cpu_ns();
+		c->pause_runq0 = wpstat_task_runq_ns();
 		c->pause_start = now;
 	}
 }
@@ -943,6 +1134,8 @@ static void notrace tp_wb_written(WPSTAT_TP_WB_WORK_PROTO)
 static void notrace tp_process_exit(WPSTAT_TP_EXIT_PROTO)
 {
 	wpstat_hit(WPP_TP_EXIT);
+	/* Its process may be gone: the stall table may fold its rows. */
+	wpstat_stalls_note_death();
 	if (p == current)
 		wpstat_tctx_exit_task();
 }
@@ -965,19 +1158,18 @@ static void __maybe_unused wpstat_check_tp_types(void)
 }
 
 const struct wpstat_handler_set wpstat_handlers[WPP_NR] = {
-	[WPP_MKWRITE] = { .ftrace = wpstat_entry, .krp_entry = mkwrite_entry,
-			  .krp_return = mkwrite_return,
-			  .krp_data_size = sizeof(struct mkwrite_data) },
+	[WPP_FAULT] = { .krp_entry = fault_entry, .krp_return = fault_return },
+	[WPP_MKWRITE] = { .ftrace = wpstat_entry },
 	[WPP_MKCLEAN] = { .ftrace = wpstat_entry, .krp_entry = mkclean_entry,
 			  .krp_return = mkclean_return,
-			  .krp_data_size = sizeof(struct wpstat_key) },
+			  .krp_data_size = sizeof(struct mkclean_data) },
 	[WPP_STABLE] = { .ftrace = wpstat_entry },
 	[WPP_BDP_RL] = { .ftrace = wpstat_entry },
 	[WPP_EVICT] = { .ftrace = wpstat_entry },
 	[WPP_BDP] = { .krp_entry = bdp_entry, .krp_return = bdp_return },
 	[WPP_WAIT_BIT] = { .krp_entry = wait_bit_entry,
 			   .krp_return = wait_bit_return,
-			   .krp_data_size = sizeof(u64) },
+			   .krp_data_size = sizeof(struct wait_start) },
 	[WPP_TP_DIRTY] = { .tp = tp_dirty_folio },
 	[WPP_TP_WAIT] = { .tp = tp_wait_writeback },
 	[WPP_TP_BDP] = { .tp = tp_balance_dirty_pages },
@@ -988,6 +1180,8 @@ const struct wpstat_handler_set wpstat_handlers[WPP_NR] = {
 				.krp_return = modified_return },
 	[WPP_FILE_MODIFIED] = { .krp_entry = modified_entry,
 				.krp_return = modified_return },
+	[WPP_KIOCB_MODIFIED] = { .krp_entry = kiocb_modified_entry,
+				 .krp_return = modified_return },
 	[WPP_JBD2_START] = { .krp_entry = jbd2_start_entry,
 			     .krp_return = journal_return,
 			     .krp_data_size = sizeof(struct journal_data) },
@@ -1040,13 +1234,14 @@ static void notrace floor_tp_wb(WPSTAT_TP_WB_WORK_PROTO)
 		 .krp_return = floor_krp_return, .krp_data_size = size }
 
 const struct wpstat_handler_set wpstat_floor_handlers[WPP_NR] = {
-	FLOOR_KRP(WPP_MKWRITE, sizeof(struct mkwrite_data)),
-	FLOOR_KRP(WPP_MKCLEAN, sizeof(struct wpstat_key)),
+	FLOOR_KRP(WPP_FAULT, 0),
+	[WPP_MKWRITE] = { .ftrace = floor_entry },
+	FLOOR_KRP(WPP_MKCLEAN, sizeof(struct mkclean_data)),
 	[WPP_STABLE] = { .ftrace = floor_entry },
 	[WPP_BDP_RL] = { .ftrace = floor_entry },
 	[WPP_EVICT] = { .ftrace = floor_entry },
 	FLOOR_KRP(WPP_BDP, 0),
-	FLOOR_KRP(WPP_WAIT_BIT, sizeof(u64)),
+	FLOOR_KRP(WPP_WAIT_BIT, sizeof(struct wait_start)),
 	[WPP_TP_DIRTY] = { .tp = floor_tp_folio },
 	[WPP_TP_WAIT] = { .tp = floor_tp_folio },
 	[WPP_TP_BDP] = { .tp = floor_tp_bdp },
@@ -1054,6 +1249,7 @@ const struct wpstat_handler_set wpstat_floor_handlers[WPP_NR] = {
 	[WPP_TP_WB_WRITTEN] = { .tp = floor_tp_wb },
 	[WPP_TP_EXIT] = { .tp = floor_tp_exit },
 	FLOOR_KRP(WPP_FILE_MODIFIED, 0),
+	FLOOR_KRP(WPP_KIOCB_MODIFIED, 0),
 	FLOOR_KRP(WPP_PERFORM_WRITE, 0),
 	FLOOR_KRP(WPP_JBD2_START, sizeof(struct journal_data)),
 	FLOOR_KRP(WPP_JBD2_ACCESS, sizeof(struct journal_data)),

@@ -269,6 +269,7 @@ static int summary_show(struct seq_file *m, void *v)
 	seq_printf(m, "task_contexts_stale %llu\n", wpstat_tctx_stale_count());
 	seq_printf(m, "task_context_waits_dropped %llu\n",
 		   wpstat_tctx_stale_waits());
+	seq_printf(m, "task_contexts_used %u\n", wpstat_tctx_used());
 	seq_printf(m, "wb_work_checked %llu\n", wpstat_wb_work_checked());
 	seq_printf(m, "wb_work_layout_off %d\n", wpstat_wb_work_off());
 	wpstat_stalls_summary(m);

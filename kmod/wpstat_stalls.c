@@ -7,14 +7,22 @@
  * a wait, a pause) and counts each cause: its events, the time blocked and
  * the worst single stall.  Times are taken where the task blocks (a
  * writeback wait, a throttle pause); the fault's own duration only at
- * level timing, where do_page_mkwrite has a return probe.  The table is
- * preallocated (max_stalls rows).  When it is full, compaction (process
- * context, at most once a second) rebuilds it without the rows of exited
- * processes: their counts go to their file's "exited" row (tgid 0), so
- * the rows of a file still add up to its inode counters.  Like the inode
- * table it is keyed by (dev, ino, generation), never by inode pointer,
- * and by process: tgid and the leader's start time, so that a reused pid
- * is a new process.
+ * level timing, where handle_mm_fault() has a return probe.  Like the
+ * inode table it is keyed by the file (dev, ino, generation and mount),
+ * never by inode pointer, and by process: tgid and the leader's start
+ * time, so that a reused pid is a new process.
+ *
+ * The table is preallocated (max_stalls rows) and keeps what is live and
+ * recent: compaction (process context, kicked when the table runs short
+ * of room) rebuilds it with the rows of live processes on live files as
+ * they are; a row whose file is gone (its inode destroyed: deleted,
+ * evicted, unmounted) goes to its device's row (ino 0, tgid 0), and one
+ * of an exited process to its file's "exited" row (tgid 0).  If those
+ * leave less than a quarter of the table free, the oldest exited rows
+ * (by their latest event) go to their device's row too.  So the rows of
+ * a file, its device's rows among them, still add up to the inode
+ * counters, and a new process x file pair finds a row as long as the
+ * live pairs fit.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -31,6 +39,7 @@
 #include <linux/sched.h>
 #include <linux/workqueue.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
 
@@ -38,6 +47,8 @@
 
 #define WPSTAT_STALLS_LIMIT	(1U << 20)
 #define WPSTAT_STALL_PROBE	32
+/* Kick a compaction once this full, if a process or an inode died since. */
+#define WPSTAT_STALLS_DEATH_FILL(max)	((max) / 4)
 
 /*
  * Each field's column name, and the inode counter whose sources it needs
@@ -46,7 +57,9 @@
 #define WPSTAT_UNIT_EVENTS_EVENTS	true
 #define WPSTAT_UNIT_EVENTS_NS		false
 #define WPSTAT_UNIT_EVENTS_UNNAMED	false
-#define WPSTAT_UNIT_EVENTS_PTES		false
+#define WPSTAT_UNIT_EVENTS_PTES		true
+#define WPSTAT_UNIT_EVENTS_CPU		false
+#define WPSTAT_UNIT_EVENTS_RUNQ		false
 const struct wpstat_stall_field_info wpstat_stall_fields[WPS_NR] = {
 #define WPSTAT_STALL(id, nm, lk, knd, unit, ...)			\
 	[WPS_##id] = { .name = #nm, .like = WPC_##lk,			\
@@ -116,7 +129,7 @@ static __always_inline bool stall_key_equal(const struct wpstat_stall_key *a,
 					    const struct wpstat_stall_key *b)
 {
 	return a->ino == b->ino && a->dev == b->dev && a->gen == b->gen &&
-	       a->tgid == b->tgid && a->start == b->start;
+	       a->sb == b->sb && a->tgid == b->tgid && a->start == b->start;
 }
 
 /*
@@ -130,8 +143,10 @@ static void notrace stall_row_fill(struct wpstat_stall *r,
 	struct task_struct *leader = current->group_leader;
 
 	r->key = *key;
-	if (!key->tgid) {		/* compaction's exited row */
-		strscpy(r->comm, "(exited)", TASK_COMM_LEN);
+	r->last = from ? READ_ONCE(from->last) : jiffies;
+	if (!key->tgid) {		/* compaction's exited or device row */
+		strscpy(r->comm, key->ino ? "(exited)" : "(gone)",
+			TASK_COMM_LEN);
 		r->cgroup = 0;
 		return;
 	}
@@ -151,6 +166,7 @@ static void notrace stall_row_fill(struct wpstat_stall *r,
 }
 
 static void wpstat_stalls_kick(void);
+static bool wpstat_stalls_deaths_new(void);
 
 /*
  * The row of @key, inserted if new and @insert (as @from's process, if
@@ -189,12 +205,18 @@ static struct wpstat_stall *notrace stall_find_key(struct wpstat_stalls *s,
 			/* Full barrier: the key is visible before the slot. */
 			cur = cmpxchg(slot, 0, (u32)(mine - s->rows) + 1);
 			if (!cur) {
+				u32 used = atomic_read(&s->r.nr_reserved);
+
 				/* Readers of valid rows see key and counts. */
 				smp_store_release(&mine->valid, 1);
 				atomic_inc(&s->nr_rows);
-				/* An eighth left: recycle before it is full. */
-				if (s->r.max - atomic_read(&s->r.nr_reserved) <
-				    s->r.max / 8 + 1)
+				/*
+				 * An eighth left: recycle before it is full;
+				 * a quarter full: as soon as something died.
+				 */
+				if (s->r.max - used < s->r.max / 8 + 1 ||
+				    (used >= WPSTAT_STALLS_DEATH_FILL(s->r.max) &&
+				     wpstat_stalls_deaths_new()))
 					wpstat_stalls_kick();
 				return mine;
 			}
@@ -227,7 +249,7 @@ stall_find(struct wpstat_stalls *s, const struct wpstat_key *ikey, bool insert)
 	struct wpstat_stall_last *last = this_cpu_ptr(&wpstat_stall_last);
 	struct wpstat_stall_key key = {
 		.ino = ikey->ino, .dev = ikey->dev, .gen = ikey->gen,
-		.tgid = task_tgid_nr(current),
+		.sb = ikey->sb, .tgid = task_tgid_nr(current),
 		.start = current->group_leader->start_time,
 	};
 	u32 idx = READ_ONCE(last->idx);
@@ -249,32 +271,117 @@ stall_find(struct wpstat_stalls *s, const struct wpstat_key *ikey, bool insert)
 }
 
 /*
+ * The current process's row for @ikey's file, made if @insert; else, or
+ * with the table full (a compaction is on its way), its device's row if
+ * there is one: the event still adds up in the file's device, and only
+ * what finds neither is an overflow.
+ */
+static __always_inline struct wpstat_stall *
+stall_row(struct wpstat_stalls *s, const struct wpstat_key *ikey, bool insert)
+{
+	struct wpstat_stall_key dev = { .dev = ikey->dev };
+	struct wpstat_stall *r = stall_find(s, ikey, insert);
+
+	if (likely(r) || !READ_ONCE(s->dev_rows))
+		return r;
+	return stall_find_key(s, &dev, false, NULL);
+}
+
+/* A row has an event now: compaction folds the oldest history first. */
+static __always_inline void stall_touch(struct wpstat_stall *r)
+{
+	unsigned long now = jiffies;
+
+	if (READ_ONCE(r->last) != now)
+		WRITE_ONCE(r->last, now);
+}
+
+/*
  * An event of cause @f (a count field): the current process's row for
  * @key's file, made if new.  Its time, added when its wait or pause ends
- * (wpstat_stall_time()), goes to the row the count made; an event that
- * found no row is counted once, as an overflow.
+ * (wpstat_stall_time()), goes to the row the count made, if the table is
+ * still of the generation returned here.  What found no row is an
+ * overflow: one per event (@delta PTEs for wp_caused).
  */
-void notrace wpstat_stall_add(const struct wpstat_key *key,
-			      enum wpstat_stall_field f, u64 delta)
+u32 notrace wpstat_stall_add(const struct wpstat_key *key,
+			     enum wpstat_stall_field f, u64 delta)
+{
+	struct wpstat_stalls *s = rcu_dereference_sched(wpstat_stalls);
+	struct wpstat_stall *r;
+
+	if (unlikely(!s))
+		return 0;
+	r = stall_row(s, key, true);
+	if (likely(r)) {
+		atomic64_add(delta, &r->count[f]);
+		stall_touch(r);
+	} else {
+		atomic64_add(f == WPS_WP_CAUSED ? delta : 1, &s->overflow);
+	}
+	return s->reset_gen;
+}
+
+/*
+ * A write fault (@first or write-protect) and, if it had to, its read-in
+ * (@readin, timed if @readin_ns), in one row: one event, or two with
+ * the read-in, as wpstat_stall_add() counts them.
+ */
+u32 notrace wpstat_stall_fault(const struct wpstat_key *key, bool first,
+			       bool readin, u64 readin_ns)
+{
+	struct wpstat_stalls *s = rcu_dereference_sched(wpstat_stalls);
+	struct wpstat_stall *r;
+
+	if (unlikely(!s))
+		return 0;
+	r = stall_row(s, key, true);
+	if (unlikely(!r)) {
+		atomic64_add(1 + readin, &s->overflow);
+		return s->reset_gen;
+	}
+	atomic64_inc(&r->count[first ? WPS_FAULT_FIRST : WPS_FAULT_WP]);
+	if (unlikely(readin)) {
+		atomic64_inc(&r->count[WPS_READIN]);
+		if (readin_ns) {
+			atomic64_add(readin_ns, &r->count[WPS_READIN_NS]);
+			wpstat_atomic_max(&r->count[WPS_READIN_MAX], readin_ns);
+		}
+	}
+	stall_touch(r);
+	return s->reset_gen;
+}
+
+/*
+ * An event of cause @f that ended at once, @ns long: its count, time and
+ * maximum (@ns_field and the field after it) in one row.
+ */
+void notrace wpstat_stall_event(const struct wpstat_key *key,
+				enum wpstat_stall_field f,
+				enum wpstat_stall_field ns_field, u64 ns)
 {
 	struct wpstat_stalls *s = rcu_dereference_sched(wpstat_stalls);
 	struct wpstat_stall *r;
 
 	if (unlikely(!s))
 		return;
-	r = stall_find(s, key, true);
-	if (likely(r))
-		atomic64_add(delta, &r->count[f]);
-	else
+	r = stall_row(s, key, true);
+	if (unlikely(!r)) {
 		atomic64_inc(&s->overflow);
+		return;
+	}
+	atomic64_inc(&r->count[f]);
+	atomic64_add(ns, &r->count[ns_field]);
+	wpstat_atomic_max(&r->count[ns_field + 1], ns);
+	stall_touch(r);
 }
 
 /*
  * An event's time of @ns ended: add it to @ns_field and raise the maximum
- * after it, in the row its count made.
+ * after it, in the row its count made, if that is in this table (of
+ * generation @gen): after a reset the time is dropped with the count.
  */
 void notrace wpstat_stall_time(const struct wpstat_key *key,
-		       enum wpstat_stall_field ns_field, u64 ns)
+			       enum wpstat_stall_field ns_field, u64 ns, u32 gen)
 {
 	struct wpstat_stalls *s = rcu_dereference_sched(wpstat_stalls);
 	struct wpstat_stall *r;
@@ -284,10 +391,11 @@ void notrace wpstat_stall_time(const struct wpstat_key *key,
 		     WPS_STABLE_MAX - WPS_STABLE_NS != 1 ||
 		     WPS_WB_MAX - WPS_WB_NS != 1 ||
 		     WPS_PAUSE_MAX - WPS_PAUSE_NS != 1 ||
-		     WPS_JOURNAL_MAX - WPS_JOURNAL_NS != 1);
-	if (unlikely(!s))
+		     WPS_JOURNAL_MAX - WPS_JOURNAL_NS != 1 ||
+		     WPS_READIN_MAX - WPS_READIN_NS != 1);
+	if (unlikely(!s || s->reset_gen != gen))
 		return;
-	r = stall_find(s, key, false);
+	r = stall_row(s, key, false);
 	if (likely(r)) {
 		atomic64_add(ns, &r->count[ns_field]);
 		wpstat_atomic_max(&r->count[ns_field + 1], ns);
@@ -300,26 +408,57 @@ void notrace wpstat_stall_time(const struct wpstat_key *key,
  * no overflow.
  */
 void notrace wpstat_stall_ns(const struct wpstat_key *key,
-			     enum wpstat_stall_field f, u64 ns)
+			     enum wpstat_stall_field f, u64 ns, u32 gen)
 {
 	struct wpstat_stalls *s = rcu_dereference_sched(wpstat_stalls);
 	struct wpstat_stall *r;
 
-	if (unlikely(!s))
+	if (unlikely(!s || s->reset_gen != gen))
 		return;
-	r = stall_find(s, key, false);
+	r = stall_row(s, key, false);
 	if (likely(r))
 		atomic64_add(ns, &r->count[f]);
 }
 
-/* ---- recycling the rows of exited processes ---------------------------------- */
+/* ---- recycling: rows of exited processes and of gone files ---------------- */
 
 static unsigned long wpstat_stalls_pending;
 static struct delayed_work wpstat_stalls_work;
 static struct irq_work wpstat_stalls_iw;
 static unsigned long wpstat_stalls_last;	/* jiffies of the last run */
 
-/* Any context: queue a compaction, at most one a second. */
+/*
+ * Process exits and inode destructions since load, and how many the last
+ * compaction had seen: with none since, a table of live rows has nothing
+ * to give back, and is not scanned again.
+ */
+static atomic_long_t wpstat_stalls_deaths = ATOMIC_LONG_INIT(0);
+static long wpstat_stalls_deaths_seen = -1;
+
+/* Any context: a process exited or an inode was destroyed. */
+void notrace wpstat_stalls_note_death(void)
+{
+	atomic_long_inc(&wpstat_stalls_deaths);
+}
+
+static bool notrace wpstat_stalls_deaths_new(void)
+{
+	return atomic_long_read(&wpstat_stalls_deaths) !=
+	       READ_ONCE(wpstat_stalls_deaths_seen);
+}
+
+/*
+ * The shortest interval between two compactions: each scans every row
+ * (a pid and an inode lookup each), so about a second for the largest
+ * table, a few jiffies for the default, and at least one.
+ */
+static unsigned long wpstat_stalls_interval(u32 max_rows)
+{
+	return clamp_t(unsigned long, (u64)max_rows * HZ / WPSTAT_STALLS_LIMIT,
+		       1, HZ);
+}
+
+/* Any context: queue a compaction. */
 static void notrace wpstat_stalls_kick(void)
 {
 	if (!test_and_set_bit(0, &wpstat_stalls_pending))
@@ -328,7 +467,8 @@ static void notrace wpstat_stalls_kick(void)
 
 static void wpstat_stalls_irq_work(struct irq_work *iw)
 {
-	unsigned long next = READ_ONCE(wpstat_stalls_last) + HZ;
+	unsigned long next = READ_ONCE(wpstat_stalls_last) +
+			     wpstat_stalls_interval(wpstat_max_stalls);
 
 	queue_delayed_work(system_unbound_wq, &wpstat_stalls_work,
 			   time_before(jiffies, next) ? next - jiffies : 0);
@@ -347,11 +487,35 @@ static bool stall_process_alive(const struct wpstat_stall_key *k)
 	return alive;
 }
 
-/* Where a row goes: itself if its process lives, else its file's exited row. */
+/* Whether the file of @k is gone (its inode destroyed), as the inode table says. */
+static bool stall_file_gone(const struct wpstat_stall_key *k)
+{
+	struct wpstat_key ik = {
+		.ino = k->ino, .dev = k->dev, .gen = k->gen, .sb = k->sb,
+	};
+
+	return wpstat_inode_gone(&ik);
+}
+
+/* The device row of @k's device: what is left of its gone files. */
+static struct wpstat_stall_key stall_dev_key(const struct wpstat_stall_key *k)
+{
+	return (struct wpstat_stall_key){ .dev = k->dev };
+}
+
+/*
+ * Where a row goes: itself while its process lives and its file does;
+ * its device's row once its file is gone; else its file's exited row.
+ * A device row stays.
+ */
 static struct wpstat_stall_key stall_target(const struct wpstat_stall_key *k)
 {
 	struct wpstat_stall_key t = *k;
 
+	if (!k->ino)
+		return t;
+	if (stall_file_gone(k))
+		return stall_dev_key(k);
 	if (k->tgid && !stall_process_alive(k)) {
 		t.tgid = 0;
 		t.start = 0;
@@ -359,10 +523,11 @@ static struct wpstat_stall_key stall_target(const struct wpstat_stall_key *k)
 	return t;
 }
 
-/* Add @from's counts to @to: sums add, maxima merge. */
+/* Add @from's counts to @to: sums add, maxima merge; the latest event. */
 static void stall_move_counts(struct wpstat_stall *to,
 			      const struct wpstat_stall *from)
 {
+	unsigned long last = READ_ONCE(from->last);
 	int f;
 
 	for (f = 0; f < WPS_NR; f++) {
@@ -373,9 +538,11 @@ static void stall_move_counts(struct wpstat_stall *to,
 		else if (v)
 			atomic64_add(v, &to->count[f]);
 	}
+	if (time_after(last, READ_ONCE(to->last)))
+		WRITE_ONCE(to->last, last);
 }
 
-/* The events a row counted (its event fields, not its times). */
+/* The events a row counted (its event fields and PTEs, not its times). */
 static u64 stall_events(const struct wpstat_stall *r)
 {
 	u64 n = 0;
@@ -388,59 +555,185 @@ static u64 stall_events(const struct wpstat_stall *r)
 }
 
 /*
- * Rebuild the table with the rows of live processes and one row per file
- * for its exited ones, as wpstat_compact() does for inodes: the rows are
- * made before the swap, the counts moved after a grace period (the old
- * table is final then).  Each old row maps to at most one new row, so
- * they all fit; only a row made in the old table between the two steps
- * may find none, and its events count as overflow.
+ * Whether a rebuild would move any row of @s, scanning from the start
+ * and stopping at the first; with no death since the last compaction
+ * saw them, none can move.
+ */
+static bool stall_anything_to_move(struct wpstat_stalls *s, u32 n)
+{
+	struct wpstat_stall_key k;
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		struct wpstat_stall *r = &s->rows[i];
+
+		/* Pairs with the release in stall_find_key(). */
+		if (!smp_load_acquire(&r->valid))
+			continue;
+		k = stall_target(&r->key);
+		if (!stall_key_equal(&k, &r->key))
+			return true;
+		if (!(i % 256))
+			cond_resched();
+	}
+	return false;
+}
+
+/* For the oldest-first fold: an exited row of the first pass, and its age. */
+struct stall_age {
+	unsigned long last;
+	u32 row;
+};
+
+static int stall_age_cmp(const void *a, const void *b)
+{
+	const struct stall_age *x = a, *y = b;
+
+	if (x->last == y->last)
+		return 0;
+	return time_before(x->last, y->last) ? -1 : 1;
+}
+
+/*
+ * The old table's rows mapped into @new (map[i]: row + 1, 0: none),
+ * through stall_target(); an exited row of @aged (a first pass whose
+ * marked rows are too old to keep: aged[row]) goes to its device's row.
+ * @targets[i] keeps each target, so that a second pass needs no pid or
+ * inode lookup.
+ */
+static void stall_map_rows(struct wpstat_stalls *old, u32 n0,
+			   struct wpstat_stalls *new, u32 *map,
+			   struct wpstat_stall_key *targets,
+			   struct wpstat_stalls *first, const bool *aged,
+			   u64 *exited, u64 *gone)
+{
+	struct wpstat_stall *to;
+	u32 i;
+
+	for (i = 0; i < n0; i++) {
+		struct wpstat_stall *r = &old->rows[i];
+		struct wpstat_stall_key k;
+
+		map[i] = 0;
+		/* Pairs with the release in stall_find_key(). */
+		if (!smp_load_acquire(&r->valid))
+			continue;
+		if (!first) {
+			k = stall_target(&r->key);
+			targets[i] = k;
+			if (r->key.tgid && !k.tgid && k.ino)
+				(*exited)++;
+			if (r->key.ino && !k.ino)
+				(*gone)++;
+		} else {
+			/* A row made since the first pass has no target yet. */
+			k = targets[i].dev ? targets[i] : stall_target(&r->key);
+			if (k.ino && !k.tgid) {
+				to = stall_find_key(first, &k, false, NULL);
+				if (to && aged[to - first->rows])
+					k = stall_dev_key(&k);
+			}
+		}
+		to = stall_find_key(new, &k, true, r);
+		if (to && !k.ino)
+			new->dev_rows = true;
+		if (to) {
+			map[i] = to - new->rows + 1;
+			if (time_after(READ_ONCE(r->last), to->last))
+				to->last = READ_ONCE(r->last);
+		}
+		if (!(i % 256))
+			cond_resched();
+	}
+}
+
+/*
+ * In the first pass's table @s, mark the oldest exited rows so that the
+ * rows left fit in three quarters of the table: those go to their
+ * device's row instead.  Returns how many, or -ENOMEM.
+ */
+static int stall_mark_aged(struct wpstat_stalls *s, bool *aged)
+{
+	u32 n = atomic_read(&s->nr_rows), keep = s->r.max - s->r.max / 4;
+	u32 i, nold = 0, fold;
+	struct stall_age *age;
+
+	if (n <= keep)
+		return 0;
+	age = kvcalloc(n, sizeof(*age), GFP_KERNEL | __GFP_NORETRY);
+	if (!age)
+		return -ENOMEM;
+	for (i = 0; i < min_t(u32, atomic_read(&s->r.nr_reserved), s->r.max); i++) {
+		struct wpstat_stall *r = &s->rows[i];
+
+		if (r->valid && r->key.ino && !r->key.tgid && nold < n)
+			age[nold++] = (struct stall_age){ r->last, i };
+	}
+	sort(age, nold, sizeof(*age), stall_age_cmp, NULL);
+	/* The device rows they go to may be new rows too. */
+	fold = min(nold, 2 * (n - keep) + 1);
+	for (i = 0; i < fold; i++)
+		aged[age[i].row] = true;
+	kvfree(age);
+	return fold;
+}
+
+/*
+ * Rebuild the table: live pairs as they are, the rest folded (see the
+ * top of this file).  The rows are made before the swap, the counts moved
+ * after a grace period (the old table is final then).  Each old row maps
+ * to at most one new row, so they all fit; only a row made in the old
+ * table between the two steps may find none, and its events count as
+ * overflow.
  */
 static void wpstat_stalls_compact(void)
 {
-	struct wpstat_stalls *old, *new;
-	struct wpstat_stall_key k;
-	struct wpstat_stall *to;
-	u32 i, n0, n, *map;
-	u64 exited = 0, ov0;
+	struct wpstat_stalls *old, *new, *first = NULL;
+	struct wpstat_stall_key *targets = NULL, k;
+	u64 exited = 0, gone = 0, ov0;
+	u32 i, n0, n, *map = NULL;
+	bool *aged = NULL;
+	long deaths;
+	int nfold = 0;
 
 	mutex_lock(&wpstat_stalls_mutex);
 	WRITE_ONCE(wpstat_stalls_last, jiffies);
+	deaths = atomic_long_read(&wpstat_stalls_deaths);
 	old = rcu_dereference_protected(wpstat_stalls,
 					lockdep_is_held(&wpstat_stalls_mutex));
 	if (!old)
 		goto out;
-	/* Nothing to free while every row's process lives: no rebuild. */
 	n0 = min_t(u32, atomic_read(&old->r.nr_reserved), old->r.max);
-	for (i = 0; i < n0; i++) {
-		/* Pairs with the release in stall_find_key(). */
-		if (smp_load_acquire(&old->rows[i].valid) &&
-		    old->rows[i].key.tgid &&
-		    !stall_process_alive(&old->rows[i].key))
-			break;
-	}
-	if (i == n0)
+	/* Nothing died since the last look: no row can move. */
+	if (deaths == wpstat_stalls_deaths_seen ||
+	    !stall_anything_to_move(old, n0)) {
+		wpstat_stalls_deaths_seen = deaths;
 		goto out;
+	}
 	new = wpstat_stalls_alloc(old->r.max, __GFP_NORETRY);
-	n0 = min_t(u32, atomic_read(&old->r.nr_reserved), old->r.max);
 	map = kvcalloc(max_t(u32, n0, 1), sizeof(*map), GFP_KERNEL | __GFP_NORETRY);
-	if (!new || !map) {
-		kvfree(map);
-		wpstat_stalls_put(new);
-		pr_warn_ratelimited("stalls compaction: out of memory\n");
-		goto out;
+	targets = kvcalloc(max_t(u32, n0, 1), sizeof(*targets),
+			   GFP_KERNEL | __GFP_NORETRY);
+	if (!new || !map || !targets)
+		goto nomem;
+	stall_map_rows(old, n0, new, map, targets, NULL, NULL, &exited, &gone);
+	/* Too little room left: a second pass folds the oldest exited rows. */
+	if (atomic_read(&new->nr_rows) > new->r.max - new->r.max / 4) {
+		first = new;
+		aged = kvcalloc(first->r.max, sizeof(*aged),
+				GFP_KERNEL | __GFP_NORETRY);
+		new = wpstat_stalls_alloc(old->r.max, __GFP_NORETRY);
+		nfold = aged ? stall_mark_aged(first, aged) : -ENOMEM;
+		if (!new || nfold < 0)
+			goto nomem;
+		stall_map_rows(old, n0, new, map, targets, first, aged, NULL,
+			       NULL);
 	}
-	for (i = 0; i < n0; i++) {
-		/* Pairs with the release in stall_find_key(). */
-		if (!smp_load_acquire(&old->rows[i].valid))
-			continue;
-		k = stall_target(&old->rows[i].key);
-		exited += !k.tgid && old->rows[i].key.tgid;
-		to = stall_find_key(new, &k, true, &old->rows[i]);
-		map[i] = to ? to - new->rows + 1 : 0;
-		cond_resched();
-	}
+	new->reset_gen = old->reset_gen;
 	new->compactions = old->compactions + 1;
 	new->exited = old->exited + exited;
+	new->gone = old->gone + gone;
+	new->aged = old->aged + nfold;
 	ov0 = atomic64_read(&old->overflow);
 	atomic64_set(&new->overflow, ov0);
 	old = rcu_replace_pointer(wpstat_stalls, new,
@@ -449,7 +742,7 @@ static void wpstat_stalls_compact(void)
 	synchronize_rcu();
 	n = min_t(u32, atomic_read(&old->r.nr_reserved), old->r.max);
 	for (i = 0; i < n; i++) {
-		struct wpstat_stall *r = &old->rows[i];
+		struct wpstat_stall *r = &old->rows[i], *to;
 
 		/* Pairs with the release in stall_find_key(). */
 		if (!smp_load_acquire(&r->valid))
@@ -459,17 +752,29 @@ static void wpstat_stalls_compact(void)
 		} else {
 			k = stall_target(&r->key);
 			to = stall_find_key(new, &k, true, r);
+			if (to && !k.ino)
+				WRITE_ONCE(new->dev_rows, true);
 		}
 		if (to)
 			stall_move_counts(to, r);
 		else		/* its events found no row after all */
 			atomic64_add(stall_events(r), &new->overflow);
-		cond_resched();
+		if (!(i % 256))
+			cond_resched();
 	}
 	/* Events that found no row in the old table since ov0. */
 	atomic64_add(atomic64_read(&old->overflow) - ov0, &new->overflow);
-	kvfree(map);
+	wpstat_stalls_deaths_seen = deaths;
 	wpstat_stalls_put(old);
+	goto done;
+nomem:
+	wpstat_stalls_put(new);
+	pr_warn_ratelimited("stalls compaction: out of memory\n");
+done:
+	wpstat_stalls_put(first);
+	kvfree(aged);
+	kvfree(targets);
+	kvfree(map);
 out:
 	mutex_unlock(&wpstat_stalls_mutex);
 }
@@ -502,6 +807,10 @@ void wpstat_stalls_reset_commit(struct wpstat_stalls *new)
 	struct wpstat_stalls *old;
 
 	mutex_lock(&wpstat_stalls_mutex);
+	old = rcu_dereference_protected(wpstat_stalls,
+					lockdep_is_held(&wpstat_stalls_mutex));
+	/* Before it is published: an event's generation is its table's. */
+	new->reset_gen = old ? old->reset_gen + 1 : 1;
 	old = rcu_replace_pointer(wpstat_stalls, new,
 				  lockdep_is_held(&wpstat_stalls_mutex));
 	mutex_unlock(&wpstat_stalls_mutex);
@@ -523,6 +832,8 @@ void wpstat_stalls_summary(struct seq_file *m)
 		   s ? atomic64_read(&s->overflow) : 0);
 	seq_printf(m, "stall_compactions %llu\n", s ? s->compactions : 0);
 	seq_printf(m, "stall_rows_exited %llu\n", s ? s->exited : 0);
+	seq_printf(m, "stall_rows_gone %llu\n", s ? s->gone : 0);
+	seq_printf(m, "stall_rows_aged %llu\n", s ? s->aged : 0);
 	rcu_read_unlock();
 	seq_printf(m, "stall_row_bytes %zu\n", wpstat_rows_bytes(sizeof(struct wpstat_stall)));
 }

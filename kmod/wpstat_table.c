@@ -273,6 +273,31 @@ static struct wpstat_entry *notrace wpstat_table_find(struct wpstat_table *t,
 	return NULL;
 }
 
+/*
+ * Process context (stall-table compaction): whether @key's inode is
+ * gone: its row marked so, or no longer in the table (a compaction
+ * folded it into the gone totals; a row that never found room reads the
+ * same).  A row in the table a compaction is moving from counts too.
+ */
+bool wpstat_inode_gone(const struct wpstat_key *key)
+{
+	struct wpstat_table *t, *old;
+	struct wpstat_entry *e;
+	bool gone = true;
+
+	rcu_read_lock();
+	t = rcu_dereference(wpstat_table);
+	old = rcu_dereference(wpstat_table_moving);
+	e = t ? wpstat_table_find(t, key, false) : NULL;
+	if (!e && old && old != t)
+		e = wpstat_table_find(old, key, false);
+	/* Pairs with the release in wpstat_table_find(): a published row. */
+	if (e && smp_load_acquire(&e->valid))
+		gone = READ_ONCE(e->evicted);
+	rcu_read_unlock();
+	return gone;
+}
+
 /* An event for a row marked gone: its inode is back (read in again). */
 void notrace wpstat_revive(struct wpstat_table *t, struct wpstat_entry *e)
 {
@@ -580,6 +605,10 @@ void wpstat_table_reset_commit(struct wpstat_table_reset *r)
 	wpstat_hists_swap(r->hists);
 	mutex_unlock(&wpstat_hists_mutex);
 	mutex_lock(&wpstat_table_mutex);
+	old = rcu_dereference_protected(wpstat_table,
+					lockdep_is_held(&wpstat_table_mutex));
+	/* Before it is published: an event's generation is its table's. */
+	r->table->reset_gen = old ? old->reset_gen + 1 : 1;
 	old = wpstat_table_swap(r->table);
 	mutex_unlock(&wpstat_table_mutex);
 	wpstat_table_put(old);
@@ -692,6 +721,7 @@ int wpstat_compact(void)
 	}
 	memcpy(new->gone, old->gone, WPSTAT_GONE_DEVS * sizeof(*new->gone));
 	new->compactions = old->compactions + 1;
+	new->reset_gen = old->reset_gen;
 
 	rcu_assign_pointer(wpstat_table_moving, old);
 	wpstat_table_swap(new);

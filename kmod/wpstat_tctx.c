@@ -133,6 +133,16 @@ u64 wpstat_tctx_exhausted(void)
 	return atomic64_read(&wpstat_tctx_overflow);
 }
 
+/* Contexts held now (a task inside a call that needs one), for /proc. */
+u32 wpstat_tctx_used(void)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < WPSTAT_TCTX_SLOTS; i++)
+		n += !!READ_ONCE(wpstat_tctx[i].owner);
+	return n;
+}
+
 /* Announced writeback waits dropped as never entered. */
 u64 wpstat_tctx_stale_waits(void)
 {
@@ -158,6 +168,26 @@ void notrace wpstat_tctx_exit_task(void)
 		c->active = 0;
 		/* Fields done with before another task claims it. */
 		smp_store_release(&c->owner, 0);
+	}
+}
+
+/*
+ * Drop the @scopes of every task's context, and release the contexts
+ * that held nothing else.  Only with no handler running anywhere
+ * (stop_machine()): each context is otherwise touched by its owner only.
+ */
+void wpstat_tctx_drop_scopes(unsigned int scopes)
+{
+	u32 i;
+
+	for (i = 0; i < WPSTAT_TCTX_SLOTS; i++) {
+		struct wpstat_tctx *c = &wpstat_tctx[i];
+
+		if (!c->owner || !(c->active & scopes))
+			continue;
+		c->active &= ~scopes;
+		if (!c->active)
+			c->owner = 0;
 	}
 }
 
