@@ -38,6 +38,7 @@ const char *const advice_names[ADVICE_NR] = {
 	[ADVICE_SEQUENTIAL]	= "sequential",
 	[ADVICE_WILLNEED]	= "willneed",
 	[ADVICE_NOHUGEPAGE]	= "nohugepage",
+	[ADVICE_POPULATE_WRITE]	= "populate-write",
 };
 
 static void usage(FILE *out)
@@ -58,6 +59,10 @@ static void usage(FILE *out)
 "  --no-create            fail if PATH does not exist\n"
 "  --cold                 before the first pass (and before mapping): fsync,\n"
 "                         then POSIX_FADV_DONTNEED the whole file\n"
+"  --start-file PATH      once set up (opened, mapped, advised, warmed up),\n"
+"                         create PATH and start the first pass only when\n"
+"                         it is removed: another process may reset or read\n"
+"                         counters in between\n"
 "\n"
 "Workload:\n"
 "  --mode MODE            what one op does to one chunk (default mmap):\n"
@@ -92,8 +97,10 @@ static void usage(FILE *out)
 "  --private              MAP_PRIVATE instead of MAP_SHARED\n"
 "  --populate             MAP_POPULATE\n"
 "  --mlock                mlock(2) the mapping after mmap\n"
-"  --madvise ADVICE       madvise(2) the mapping: random, sequential,\n"
-"                         willneed or nohugepage\n"
+"  --madvise ADVICE[,...] madvise(2) the mapping, in this order: random,\n"
+"                         sequential, willneed, nohugepage or\n"
+"                         populate-write (MADV_POPULATE_WRITE, 5.14+:\n"
+"                         fault every page in writable, before the passes)\n"
 "  --warmup[=HOW]         RocketMQ-style warm-up: touch every page, mlock the\n"
 "                         mapping, then MADV_WILLNEED.  HOW is read (default:\n"
 "                         load a byte per page, as MappedByteBuffer.load())\n"
@@ -156,6 +163,7 @@ enum {
 	OPT_MADVISE,
 	OPT_PRIVATE,
 	OPT_COLD,
+	OPT_START_FILE,
 	OPT_THREADS,
 	OPT_WARMUP,
 	OPT_NO_LATENCY,
@@ -181,6 +189,7 @@ static const struct option long_options[] = {
 	{ "madvise",		required_argument,	NULL, OPT_MADVISE },
 	{ "private",		no_argument,		NULL, OPT_PRIVATE },
 	{ "cold",		no_argument,		NULL, OPT_COLD },
+	{ "start-file",		required_argument,	NULL, OPT_START_FILE },
 	{ "threads",		required_argument,	NULL, OPT_THREADS },
 	{ "warmup",		optional_argument,	NULL, OPT_WARMUP },
 	{ "no-latency",		no_argument,		NULL, OPT_NO_LATENCY },
@@ -312,6 +321,29 @@ static int parse_choice(const char *name, const char *arg,
 			   list);
 }
 
+/* --madvise A,B,...: each a name of advice_names[], once. */
+static int parse_advice(const char *arg, unsigned int *mask)
+{
+	char list[128], *tok, *save = NULL;
+	int choice = 0;
+
+	if (snprintf(list, sizeof(list), "%s", arg) >= (int)sizeof(list))
+		return usage_error("--madvise: '%s' is too long", arg);
+	*mask = 0;
+	for (tok = strtok_r(list, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (parse_choice("madvise", tok, advice_names, 1, ADVICE_NR,
+				 &choice))
+			return -1;
+		if (*mask & (1U << choice))
+			return usage_error("--madvise: '%s' given twice", tok);
+		*mask |= 1U << choice;
+	}
+	if (!*mask)
+		return usage_error("--madvise: no advice given");
+	return 0;
+}
+
 /* Combinations that make no sense are usage errors, not silent no-ops. */
 static int check_args(struct wpload_opts *opt, int mapping_opts_seen)
 {
@@ -366,7 +398,7 @@ int parse_args(int argc, char **argv, struct wpload_opts *opt)
 	opt->counters_path = WPSTAT_INODES_PATH;
 	opt->mode = MODE_MMAP;
 	opt->sync = SYNC_NONE;
-	opt->advice = ADVICE_NONE;
+	opt->advice = 0;
 	opt->passes = 1;
 	opt->threads = 1;
 
@@ -418,10 +450,8 @@ int parse_args(int argc, char **argv, struct wpload_opts *opt)
 				return WPLOAD_EXIT_USAGE;
 			break;
 		case OPT_MADVISE:
-			if (parse_choice("madvise", optarg, advice_names, 1,
-					 ADVICE_NR, &choice))
+			if (parse_advice(optarg, &opt->advice))
 				return WPLOAD_EXIT_USAGE;
-			opt->advice = choice;
 			mapping_opt = c;
 			break;
 		case OPT_THREADS:
@@ -459,6 +489,11 @@ int parse_args(int argc, char **argv, struct wpload_opts *opt)
 			break;
 		case OPT_NO_LATENCY:
 			opt->no_latency = true;
+			break;
+		case OPT_START_FILE:
+			if (!*optarg)
+				return usage_error("--start-file: empty path");
+			opt->start_file = optarg;
 			break;
 		case OPT_COLD:
 			opt->cold = true;

@@ -15,6 +15,20 @@
 #include "json.h"
 #include "wpload.h"
 
+/* The advice of --madvise, comma-separated, in the order applied. */
+static void print_advice(FILE *out, unsigned int mask)
+{
+	const char *sep = "";
+	int a;
+
+	for (a = 1; a < ADVICE_NR; a++) {
+		if (!(mask & (1U << a)))
+			continue;
+		fprintf(out, "%s%s", sep, advice_names[a]);
+		sep = ",";
+	}
+}
+
 /* JSON value of "warmup": false, or how the pages were touched. */
 static const char *const warmup_json[] = {
 	[WARMUP_NONE]	= "false",
@@ -154,9 +168,11 @@ void print_header(struct wpload_run *run)
 		if (opt->write_buffer)
 			fprintf(out, ", \"write_buffer\": %" PRIu64,
 				opt->write_buffer);
-		if (opt->advice != ADVICE_NONE)
-			fprintf(out, ", \"madvise\": \"%s\"",
-				advice_names[opt->advice]);
+		if (opt->advice) {
+			fputs(", \"madvise\": \"", out);
+			print_advice(out, opt->advice);
+			fputc('"', out);
+		}
 		fprintf(out, ", \"mlock\": %s, \"populate\": %s, \"cold\": %s, \"warmup\": %s",
 			opt->mlock ? "true" : "false",
 			opt->populate ? "true" : "false",
@@ -187,8 +203,10 @@ void print_header(struct wpload_run *run)
 		fputs("  populate", stdout);
 	if (opt->mlock)
 		fputs("  mlock", stdout);
-	if (opt->advice != ADVICE_NONE)
-		printf("  madvise %s", advice_names[opt->advice]);
+	if (opt->advice) {
+		fputs("  madvise ", stdout);
+		print_advice(stdout, opt->advice);
+	}
 	if (opt->cold)
 		fputs("  cold", stdout);
 	if (opt->warmup)

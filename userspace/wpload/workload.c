@@ -21,11 +21,17 @@
 #include "fmt.h"
 #include "wpload.h"
 
+/* 5.14's; bookworm's glibc headers have it, older ones may not. */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23
+#endif
+
 static const int advice_values[ADVICE_NR] = {
 	[ADVICE_RANDOM]		= MADV_RANDOM,
 	[ADVICE_SEQUENTIAL]	= MADV_SEQUENTIAL,
 	[ADVICE_WILLNEED]	= MADV_WILLNEED,
 	[ADVICE_NOHUGEPAGE]	= MADV_NOHUGEPAGE,
+	[ADVICE_POPULATE_WRITE]	= MADV_POPULATE_WRITE,
 };
 
 /*
@@ -206,7 +212,7 @@ static int open_file(struct wpload_run *run)
 static int map_file(struct wpload_run *run)
 {
 	const struct wpload_opts *opt = run->opt;
-	int prot = PROT_READ, flags;
+	int prot = PROT_READ, flags, a;
 
 	if (mode_stores(opt->mode))
 		prot |= PROT_WRITE;
@@ -220,11 +226,16 @@ static int map_file(struct wpload_run *run)
 				"mmap of %s (%" PRIu64 " bytes): %s", opt->path,
 				opt->size, strerror(errno));
 	}
-	if (opt->advice != ADVICE_NONE &&
-	    madvise(run->map, opt->size, advice_values[opt->advice]))
+	for (a = 1; a < ADVICE_NR; a++) {
+		if (!(opt->advice & (1U << a)) ||
+		    !madvise(run->map, opt->size, advice_values[a]))
+			continue;
 		return run_fail(run, WPLOAD_EXIT_FAIL,
-				"madvise(%s) of the mapping: %s",
-				advice_names[opt->advice], strerror(errno));
+				"madvise(%s) of the mapping: %s%s",
+				advice_names[a], strerror(errno),
+				a == ADVICE_POPULATE_WRITE && errno == EINVAL ?
+				" (MADV_POPULATE_WRITE needs Linux 5.14)" : "");
+	}
 	if (opt->mlock && mlock_mapping(run, "--mlock"))
 		return -1;
 	if (opt->warmup) {
@@ -300,6 +311,24 @@ static int setup_workers(struct wpload_run *run)
 	return 0;
 }
 
+/* --start-file: say the set-up is done, and wait to be told to go. */
+static int wait_start_file(struct wpload_run *run)
+{
+	const char *path = run->opt->start_file;
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return run_fail(run, WPLOAD_EXIT_FAIL, "--start-file %s: %s",
+				path, strerror(errno));
+	close(fd);
+	while (!access(path, F_OK))
+		usleep(10 * 1000);
+	if (errno != ENOENT)
+		return run_fail(run, WPLOAD_EXIT_FAIL, "--start-file %s: %s",
+				path, strerror(errno));
+	return 0;
+}
+
 int run_init(struct wpload_run *run, const struct wpload_opts *opt)
 {
 	int err;
@@ -326,6 +355,8 @@ int run_init(struct wpload_run *run, const struct wpload_opts *opt)
 		return run_fail(run, WPLOAD_EXIT_FAIL,
 				"pthread_barrier_init: %s", strerror(err));
 	run->barrier_ready = true;
+	if (opt->start_file && wait_start_file(run))
+		return -1;
 	probe_counters(run);
 	return 0;
 }

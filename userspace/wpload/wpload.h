@@ -62,6 +62,7 @@ enum wpload_advice {
 	ADVICE_SEQUENTIAL,
 	ADVICE_WILLNEED,
 	ADVICE_NOHUGEPAGE,
+	ADVICE_POPULATE_WRITE,
 	ADVICE_NR
 };
 
@@ -74,7 +75,7 @@ struct wpload_opts {
 	uint64_t chunk;			/* 0 until --chunk is seen */
 	enum wpload_mode mode;
 	enum wpload_sync sync;
-	enum wpload_advice advice;
+	unsigned int advice;		/* BIT(ADVICE_*) of each given, in order */
 	uint64_t passes;
 	bool passes_given;		/* with --duration: an upper bound */
 	uint64_t duration_ns;		/* 0: run exactly --passes passes */
@@ -85,6 +86,7 @@ struct wpload_opts {
 	bool populate;
 	bool private_map;
 	bool cold;
+	const char *start_file;		/* --start-file: wait for its removal */
 	enum wpload_warmup warmup;
 	bool no_latency;
 	bool no_create;

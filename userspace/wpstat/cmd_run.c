@@ -164,6 +164,12 @@ static void run_report_stalls(FILE *out, const struct run_result *r,
 			fprintf(out, ", unnamed %s",
 				wpstat_fmt_duration(buf, sizeof(buf),
 						    s->unnamed_ns));
+		if (k == CAUSE_FAULT && s->have_cpu && s->have_runq) {
+			fprintf(out, " (cpu %s", wpstat_fmt_duration(buf, sizeof(buf),
+								     s->cpu_ns));
+			fprintf(out, ", runq %s)",
+				wpstat_fmt_duration(buf, sizeof(buf), s->runq_ns));
+		}
 		if (s->have_max[k])
 			fprintf(out, ", worst %s",
 				wpstat_fmt_duration(buf, sizeof(buf), s->max_ns[k]));
@@ -243,6 +249,10 @@ static void json_run_stalls(FILE *out, const struct run_result *r,
 			json_u64_or_null(out, rs->fault_wp, rs->have_fault_wp);
 			fputs(", \"unnamed_ns\": ", out);
 			json_u64_or_null(out, s->unnamed_ns, s->have_unnamed);
+			fputs(", \"cpu_ns\": ", out);
+			json_u64_or_null(out, s->cpu_ns, s->have_cpu);
+			fputs(", \"runq_ns\": ", out);
+			json_u64_or_null(out, s->runq_ns, s->have_runq);
 		}
 		fputs(", \"ns\": ", out);
 		json_u64_or_null(out, s->ns[k], s->have_ns[k]);

@@ -21,6 +21,11 @@ const char *dx_severity_name(enum dx_severity s)
 	return names[s];
 }
 
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
 static enum dx_severity severity_of(double share)
 {
 	return share >= 0.5 ? DX_HIGH : share >= 0.2 ? DX_MEDIUM : DX_LOW;
@@ -237,8 +242,42 @@ _Static_assert(STALL_STABLE_NS == STALL_STABLE + 1 && STALL_STABLE_MAX == STALL_
 	       STALL_WB_NS == STALL_WB + 1 && STALL_WB_MAX == STALL_WB + 2 &&
 	       STALL_PAUSE_NS == STALL_PAUSE + 1 && STALL_PAUSE_MAX == STALL_PAUSE + 2 &&
 	       STALL_JOURNAL_NS == STALL_JOURNAL + 1 &&
-	       STALL_JOURNAL_MAX == STALL_JOURNAL + 2,
+	       STALL_JOURNAL_MAX == STALL_JOURNAL + 2 &&
+	       STALL_READIN_NS == STALL_READIN + 1 &&
+	       STALL_READIN_MAX == STALL_READIN + 2,
 	       "wpstat_stalls.def: each cause's events, ns and max in a row");
+
+/* Where a row's waits of one cause were: its process's faults, or write(2). */
+enum dx_where { DX_IN_FAULTS, DX_IN_WRITES, DX_IN_BOTH };
+
+/*
+ * A process that took no write fault waited in write(2) (or its kin:
+ * pwrite, writev); one whose faults' named time (fault_ns less its
+ * unnamed part: every wait made inside them) is less than the cause's
+ * time waited outside them too.
+ */
+static enum dx_where where_of(const struct stall_list *l,
+			      const struct stall_item *it, enum stall_cause k)
+{
+	const struct stall_sum *s = &it->sum;
+	uint64_t faults = item_val(l, it, STALL_FAULT_FIRST) +
+			  item_val(l, it, STALL_FAULT_WP);
+
+	if (!faults)
+		return DX_IN_WRITES;
+	if (s->have_ns[CAUSE_FAULT] && s->have_unnamed &&
+	    s->ns[k] + s->unnamed_ns > s->ns[CAUSE_FAULT])
+		return DX_IN_BOTH;
+	return DX_IN_FAULTS;
+}
+
+/* "write faults", "write(2)" or both, as a title's subject. */
+static const char *where_subject(enum dx_where w)
+{
+	return w == DX_IN_WRITES ? "write(2) calls" :
+	       w == DX_IN_BOTH ? "write faults and write(2) calls" :
+	       "write faults";
+}
 
 /* The row's three columns of the cause counted by @events, as evidence. */
 static void ev_cause(struct dx_finding *f, const struct stall_list *l,
@@ -306,8 +345,12 @@ static uint32_t synced_by(struct dx_finding *f, const struct dx_input *in,
  * because writeback cleaned the page the process keeps storing to.
  */
 static void triggers(struct dx_finding *f, const struct dx_input *in,
-		     const struct stall_item *it)
+		     const struct stall_item *it, enum dx_where where)
 {
+	const char *to = where == DX_IN_WRITES ? "writing" :
+			 where == DX_IN_BOTH ? "writing or storing" : "storing";
+	const char *effect = where == DX_IN_WRITES ?
+		"fewer commits and writebacks to meet" : "fewer write-protect faults";
 	uint64_t n[NR_MKCLEAN_TRIGGERS], all = 0, best = 0;
 	char list[DX_TEXT] = "", val[32], who[96];
 	int i, top = -1;
@@ -341,16 +384,16 @@ static void triggers(struct dx_finding *f, const struct dx_input *in,
 		snprintf(who, sizeof(who), "the syncs are pid %" PRIu32 "'s, not its own", syncer);
 	switch (top) {
 	case 0:
-		remedy(f, "fewer write-protect faults", "data reaches the disk later",
+		remedy(f, effect, "data reaches the disk later",
 		       "msync(MS_SYNC) less often, or over the cold part of the mapping only: each one cleans and write-protects every dirty page it covers (%s)", who);
 		break;
 	case 1:
 	case 2:
-		remedy(f, "fewer write-protect faults", "data reaches the disk later, or the file is split in two",
-		       "fsync the file less often, or stop storing to the pages being synced (double-buffer: sync the half not being written); %s", who);
+		remedy(f, effect, "data reaches the disk later, or the file is split in two",
+		       "fsync the file less often, or stop %s to the pages being synced (double-buffer: sync the half not being written); %s", to, who);
 		break;
 	case 3:
-		remedy(f, "fewer write-protect faults", "none for this file; the sync(2)/syncfs(2) caller loses its guarantee",
+		remedy(f, effect, "none for this file; the sync(2)/syncfs(2) caller loses its guarantee",
 		       "find what calls sync(2) or syncfs(2) on this filesystem (e.g. a backup or container runtime)");
 		break;
 	case 4:
@@ -375,7 +418,12 @@ static void triggers(struct dx_finding *f, const struct dx_input *in,
 static void rule_stable(struct dx_report *r, const struct dx_input *in,
 			const struct stall_item *it, uint64_t ns)
 {
+	enum dx_where where = where_of(in->stalls, it, CAUSE_STABLE);
 	struct dx_finding *f = finding_new(r, "stable",
+		where == DX_IN_WRITES ?
+		"write(2) calls waited for pages under writeback (stable pages)" :
+		where == DX_IN_BOTH ?
+		"stores and write(2) calls waited for pages under writeback (stable pages)" :
 		"stores waited for pages under writeback (stable pages)", ns);
 	char val[32] = "?", path[PATH_MAX];
 	const struct stall_list *l = in->stalls;
@@ -394,9 +442,13 @@ static void rule_stable(struct dx_report *r, const struct dx_input *in,
 	if (!strcmp(val, "1"))
 		remedy(f, "every stable-page wait", "data may change while the device reads it: only where nothing checksums it in flight (no T10 PI/DIF, no iSCSI data digest, not under md RAID parity)",
 		       "echo 0 > %s, then remount (the flag is read at mount)", path);
-	triggers(f, in, it);
-	remedy(f, "the wait, not the fault", "a copy per write",
-	       "write(2) the data instead of storing to the mapping: a write into the page cache waits the same way, but an application buffer does not");
+	triggers(f, in, it, where);
+	if (where == DX_IN_WRITES)
+		remedy(f, "the wait", "a copy, and the data reaches the file later",
+		       "write to pages not under writeback: gather small writes in an application buffer and write it once, or append instead of rewriting the pages just synced");
+	else
+		remedy(f, "the wait, not the fault", "a copy per write",
+		       "write(2) the data instead of storing to the mapping: a write into the page cache waits the same way, but an application buffer does not");
 }
 
 static void rule_wb(struct dx_report *r, const struct dx_input *in,
@@ -411,7 +463,7 @@ static void rule_wb(struct dx_report *r, const struct dx_input *in,
 	finding_of_item(f, it);
 	f->mechanism = "a wait for a page's writeback in the write path that is not a stable-page wait: btrfs_page_mkwrite() (fs/btrfs/inode.c) calls folio_wait_writeback() itself, whatever the device, since btrfs checksums what it writes; a write(2) waits there where the filesystem's write_begin does";
 	ev_cause(f, l, it, STALL_WB);
-	triggers(f, in, it);
+	triggers(f, in, it, where_of(l, it, CAUSE_WB));
 	remedy(f, "the wait (nodatacow files are not checksummed, but btrfs still waits)", "no checksums, no snapshots' sharing for the file",
 	       "chattr +C on an empty file (nodatacow), or keep hot mapped files off btrfs");
 }
@@ -572,15 +624,21 @@ static const char *lazytime_no_help(const char *fstype)
 static void rule_journal(struct dx_report *r, const struct dx_input *in,
 			 const struct stall_item *it, uint64_t ns)
 {
-	struct dx_finding *f = finding_new(r, "journal",
-		"write faults waited for the filesystem journal", ns);
+	enum dx_where where = where_of(in->stalls, it, CAUSE_JOURNAL);
+	char title[96];
+	struct dx_finding *f;
 	const struct stall_list *l = in->stalls;
 	const char *no_help;
 	struct dx_mount m;
 	bool lazy = false;
 
+	snprintf(title, sizeof(title), "%s waited for the filesystem journal",
+		 where_subject(where));
+	f = finding_new(r, "journal", NULL, ns);
 	if (!f)
 		return;
+	snprintf(f->title_buf, sizeof(f->title_buf), "%s", title);
+	f->title = f->title_buf;
 	finding_of_item(f, it);
 	ev_cause(f, l, it, STALL_JOURNAL);
 	memset(&m, 0, sizeof(m));
@@ -598,11 +656,93 @@ static void rule_journal(struct dx_report *r, const struct dx_input *in,
 		ev_text(f, "lazytime", "fs/inode.c", "no help on %s: %s",
 			kernel_release(), no_help);
 	else if (!lazy)
-		remedy(f, "the mtime update's journal access in the fault", "mtime reaches the disk lazily (within a day, or with the next other inode change or fsync)",
+		remedy(f, where == DX_IN_WRITES ?
+		       "the mtime update's journal access in write(2)" :
+		       "the mtime update's journal access in the fault",
+		       "mtime reaches the disk lazily (within a day, or with the next other inode change or fsync)",
 		       "mount -o remount,lazytime %s", m.point[0] ? m.point : "<the mount point>");
-	triggers(f, in, it);
+	triggers(f, in, it, where);
 	remedy(f, "the commits the writer's faults meet", "the data of the two is synced apart",
 	       "move the fsync off the file being stored to (fsync a different file, or sync on a schedule the writer does not share)");
+}
+
+/* MADV_POPULATE_WRITE came in 5.14. */
+static bool have_populate_write(void)
+{
+	int major = 0, minor = 0;
+
+	if (sscanf(kernel_release(), "%d.%d", &major, &minor) != 2)
+		return true;
+	return major > 5 || (major == 5 && minor >= 14);
+}
+
+static void rule_readin(struct dx_report *r, const struct dx_input *in,
+			const struct stall_item *it, uint64_t ns)
+{
+	struct dx_finding *f = finding_new(r, "readin",
+		"stores waited for their pages to be read in (major write faults)", ns);
+	const struct stall_list *l = in->stalls;
+	char val[32], path[PATH_MAX];
+
+	if (!f)
+		return;
+	finding_of_item(f, it);
+	f->mechanism = "a store to a page of the mapping that is not in the page cache faults, and filemap_fault() (mm/filemap.c) reads the page in, dropping the mmap lock to wait for the device, and has the fault retried (FAULT_FLAG_TRIED: a major fault) before ->page_mkwrite can run; a file larger than memory, just opened, or evicted (fio drops its file's cache at start) pays a read per page, or per readahead window";
+	ev_cause(f, l, it, STALL_READIN);
+	ev_num(f, "fault_first", item_val(l, it, STALL_FAULT_FIRST), "events",
+	       "/proc/wpstat/stalls");
+	if (queue_attr(it->row->file.major, it->row->file.minor,
+		       "read_ahead_kb", val, sizeof(val), path, sizeof(path)))
+		ev_text(f, "read_ahead_kb", "sysfs", "%s (%s): a fault reads around it unless the mapping is MADV_RANDOM", val, path);
+	/* Each measured in diagnose.bats before it is offered here. */
+	if (have_populate_write())
+		remedy(f, "the read and the first-write fault: the pages come in writable and dirty", "the read time and the memory up front; every populated page is dirtied and written back",
+		       "madvise(MADV_POPULATE_WRITE) the range before storing to it (5.14+)");
+	else
+		remedy(f, "the read and the fault", "the time, moved earlier",
+		       "store once to every page ahead of use (MADV_POPULATE_WRITE needs 5.14, this is %s)",
+		       kernel_release());
+	remedy(f, "the read wait, if issued early enough; the first-write fault stays", "the memory; the reads move earlier",
+	       "madvise(MADV_WILLNEED) or readahead(2) the range ahead of use");
+	remedy(f, "the read wait: mmap reads the pages in", "mmap takes the read time; a shared mapping's pages are mapped read-only, so each first store still takes a write-protect fault",
+	       "mmap with MAP_POPULATE");
+	remedy(f, "reads of pages evicted since their last use", "memory",
+	       "keep the file cached: more memory (or a cgroup memory.high above the file), or mlock(2) the mapping");
+	if (!strncmp(it->row->comm, "fio", 3))
+		remedy(f, "the read of pages already cached", "the run no longer measures a cold file",
+		       "fio --invalidate=0: fio drops the file's page cache before each run by default");
+}
+
+/*
+ * Runqueue time inside write faults: the faulting task was runnable and
+ * another had its CPU.  Not I/O: the fault's own work waited for the
+ * scheduler.
+ */
+static void rule_runq(struct dx_report *r, const struct dx_input *in,
+		      const struct stall_item *it, uint64_t ns)
+{
+	struct dx_finding *f = finding_new(r, "runq",
+		"write faults waited for a CPU (CPU contention, not I/O)", ns);
+	const struct stall_list *l = in->stalls;
+	char load[64];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (!f)
+		return;
+	finding_of_item(f, it);
+	f->mechanism = "the faulting task was runnable while another task ran on its CPU: the scheduler's run delay (sched_info.run_delay, kernel/sched/stats.h) inside the fault, outside every named wait";
+	ev_num(f, "fault_runq_ns", ns, "ns", "/proc/wpstat/stalls");
+	ev_num(f, "fault_cpu_ns", item_val(l, it, STALL_FAULT_CPU_NS), "ns",
+	       "/proc/wpstat/stalls");
+	ev_num(f, "fault_unnamed_ns", item_val(l, it, STALL_FAULT_UNNAMED_NS),
+	       "ns", "/proc/wpstat/stalls");
+	if (read_setting("/proc/loadavg", load, sizeof(load)))
+		ev_text(f, "load", "/proc/loadavg", "%s on %ld CPUs", load, cpus);
+	/* Measured in diagnose.bats: a CPU of its own takes it away. */
+	remedy(f, "the run delay", "a CPU kept for the writer",
+	       "give the writer a CPU of its own: taskset or a cpuset for it, and move the competing tasks off that CPU");
+	remedy(f, "its share of the delay", "the others' CPU time",
+	       "raise the writer's scheduling weight (nice -n -5, or cgroup cpu.weight), or cap the competitors (cpu.max)");
 }
 
 static void rule_unnamed(struct dx_report *r, const struct dx_input *in,
@@ -619,9 +759,14 @@ static void rule_unnamed(struct dx_report *r, const struct dx_input *in,
 		if (!f)
 			return;
 		f->mechanism = "the first store to a page not yet written allocates or reserves its blocks in ->page_mkwrite (ext4: block_page_mkwrite -> ext4_da_get_block_prep; xfs: iomap_page_mkwrite; btrfs: btrfs_delalloc_reserve_space), and a hole is zero-filled first";
-		/* Measured (docs/filesystems.md): prefault removes them, fallocate trims ext4's. */
-		remedy(f, "the faults themselves, while the process is not latency-bound", "the time, moved earlier",
-		       "prefault: store once to every page ahead of use (MAP_POPULATE maps pages read-only, so the first store still faults; mlock does not prevent write-protect faults either)");
+		/* Measured (docs/filesystems.md, diagnose.bats): prefault removes them, fallocate trims ext4's. */
+		if (have_populate_write())
+			remedy(f, "the faults themselves, while the process is not latency-bound", "the time, moved earlier; every populated page is dirtied",
+			       "prefault: madvise(MADV_POPULATE_WRITE) the range ahead of use (5.14+), or store once to every page (MAP_POPULATE maps a shared mapping's pages read-only, so the first store still faults; mlock does not prevent write-protect faults either)");
+		else
+			remedy(f, "the faults themselves, while the process is not latency-bound", "the time, moved earlier",
+			       "prefault: store once to every page ahead of use (MADV_POPULATE_WRITE needs 5.14, this is %s; MAP_POPULATE maps a shared mapping's pages read-only, so the first store still faults; mlock does not prevent write-protect faults either)",
+			       kernel_release());
 		remedy(f, "the block reservation inside each fault (ext4: about a third of a first-write fault's time; xfs, btrfs: no measurable change)",
 		       "the space, allocated up front",
 		       "fallocate(2) the file before mapping it (posix_fallocate; a sparse ftruncate allocates nothing)");
@@ -630,17 +775,21 @@ static void rule_unnamed(struct dx_report *r, const struct dx_input *in,
 			"time in write faults wpstat cannot attribute to a wait", ns);
 		if (!f)
 			return;
-		f->mechanism = "the part of the time in ->page_mkwrite outside the waits wpstat names (stable pages, writeback, the journal): the filesystem's own work or a wait it does not probe";
+		f->mechanism = "the part of the write faults' time outside the waits wpstat names (read-in, stable pages, writeback, the journal, dirty throttling): the filesystem's own work in ->page_mkwrite, the fault's CPU time, or a wait it does not probe";
 		remedy(f, "an unnamed wait, once named", "none",
 		       "profile the faulting thread off-CPU (perf sched timehist, or offcputime) to name the wait");
 		/* Write-protect faults: whatever their time is, writeback made them. */
-		triggers(f, in, it);
+		triggers(f, in, it, DX_IN_FAULTS);
 	}
 	finding_of_item(f, it);
 	ev_num(f, "fault_first", first, "events", "/proc/wpstat/stalls");
 	ev_num(f, "fault_wp", wp, "events", "/proc/wpstat/stalls");
 	ev_num(f, "fault_ns", item_val(l, it, STALL_FAULT_NS), "ns", "/proc/wpstat/stalls");
-	ev_num(f, "fault_unnamed_ns", ns, "ns", "/proc/wpstat/stalls");
+	ev_num(f, "fault_unnamed_ns", item_val(l, it, STALL_FAULT_UNNAMED_NS),
+	       "ns", "/proc/wpstat/stalls");
+	if (l->cols.col[STALL_FAULT_RUNQ_NS] >= 0)
+		ev_num(f, "fault_runq_ns", item_val(l, it, STALL_FAULT_RUNQ_NS),
+		       "ns", "/proc/wpstat/stalls");
 }
 
 /* What wpstat itself could not see, from the summary and the level. */
@@ -736,6 +885,17 @@ static int finding_cmp(const void *pa, const void *pb)
 	return 0;
 }
 
+/* The rule of each wait (kmod/wpstat_stalls.def's causes before the fault). */
+typedef void dx_rule_fn(struct dx_report *r, const struct dx_input *in,
+			const struct stall_item *it, uint64_t ns);
+static dx_rule_fn *const dx_rules[CAUSE_FAULT] = {
+	[CAUSE_STABLE] = rule_stable,
+	[CAUSE_WB] = rule_wb,
+	[CAUSE_PAUSE] = rule_throttle,
+	[CAUSE_JOURNAL] = rule_journal,
+	[CAUSE_READIN] = rule_readin,
+};
+
 void dx_diagnose(const struct dx_input *in, struct dx_report *r)
 {
 	const struct stall_list *l = in->stalls;
@@ -753,16 +913,18 @@ void dx_diagnose(const struct dx_input *in, struct dx_report *r)
 		const struct stall_sum *s = &it->sum;
 		uint64_t min = (uint64_t)(DX_MIN_SHARE * r->stall_ns);
 
-		if (s->ns[CAUSE_STABLE] >= min && s->ns[CAUSE_STABLE])
-			rule_stable(r, in, it, s->ns[CAUSE_STABLE]);
-		if (s->ns[CAUSE_WB] >= min && s->ns[CAUSE_WB])
-			rule_wb(r, in, it, s->ns[CAUSE_WB]);
-		if (s->ns[CAUSE_PAUSE] >= min && s->ns[CAUSE_PAUSE])
-			rule_throttle(r, in, it, s->ns[CAUSE_PAUSE]);
-		if (s->ns[CAUSE_JOURNAL] >= min && s->ns[CAUSE_JOURNAL])
-			rule_journal(r, in, it, s->ns[CAUSE_JOURNAL]);
-		if (stall_fault_own_ns(s) >= min && stall_fault_own_ns(s))
-			rule_unnamed(r, in, it, stall_fault_own_ns(s));
+		int k;
+
+		for (k = 0; k < CAUSE_FAULT; k++)
+			if (dx_rules[k] && s->ns[k] >= min && s->ns[k])
+				dx_rules[k](r, in, it, s->ns[k]);
+		uint64_t own = stall_fault_own_ns(s);
+		uint64_t runq = s->have_runq ? min_u64(s->runq_ns, own) : 0;
+
+		if (runq >= min && runq)
+			rule_runq(r, in, it, runq);
+		if (own - runq >= min && own - runq)
+			rule_unnamed(r, in, it, own - runq);
 	}
 	rule_blind_spots(r, in);
 	rule_limits(r, in);

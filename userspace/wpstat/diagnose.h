@@ -13,7 +13,7 @@
  */
 #define DX_MAX_FINDINGS		16
 #define DX_MAX_EVIDENCE		8
-#define DX_MAX_REMEDIES		4
+#define DX_MAX_REMEDIES		6
 #define DX_TEXT			320
 
 /* Below this share of the stall time a cause is not a finding. */
@@ -41,6 +41,7 @@ struct dx_remedy {
 struct dx_finding {
 	const char *rule;	/* stable, wb, throttle, journal, ... */
 	const char *title;
+	char title_buf[128];	/* a title made for the finding */
 	enum dx_severity severity;
 	uint64_t ns;		/* the stall time it explains */
 	double share;		/* of all the stall time; < 0: not timed */

@@ -37,11 +37,11 @@ int read_stalls(struct wpstat_stall_snapshot *s)
 }
 
 const struct stall_cause_info stall_causes[CAUSE_NR] = {
-	[CAUSE_STABLE]	= { "stable", "waits" },
-	[CAUSE_WB]	= { "wb", "waits" },
-	[CAUSE_PAUSE]	= { "pause", "pauses" },
-	[CAUSE_JOURNAL]	= { "journal", "waits" },
-	[CAUSE_FAULT]	= { "fault", "faults" },
+#define WPSTAT_STALL(...)
+#define WPSTAT_STALL_CAUSE(id, name, unit) [CAUSE_##id] = { #name, #unit },
+#include "wpstat_stalls.def"
+#undef WPSTAT_STALL_CAUSE
+#undef WPSTAT_STALL
 };
 
 /* A field's role from its kind and unit; an impossible pair is undefined. */
@@ -49,6 +49,8 @@ const struct stall_cause_info stall_causes[CAUSE_NR] = {
 #define STALL_ROLE_SUM_NS	STALL_NS
 #define STALL_ROLE_MAX_NS	STALL_MAX_NS
 #define STALL_ROLE_SUM_UNNAMED	STALL_UNNAMED_NS
+#define STALL_ROLE_SUM_CPU	STALL_CPU_NS
+#define STALL_ROLE_SUM_RUNQ	STALL_RUNQ_NS
 #define STALL_ROLE_SUM_PTES	STALL_CAUSED_PTES
 
 const struct stall_field_info stall_fields[STALL_NR] = {
@@ -109,6 +111,14 @@ void stall_sum_add(struct stall_sum *sum, const struct stall_cols *sc,
 			sum->unnamed_ns += val[c];
 			sum->have_unnamed = true;
 			break;
+		case STALL_CPU_NS:
+			sum->cpu_ns += val[c];
+			sum->have_cpu = true;
+			break;
+		case STALL_RUNQ_NS:
+			sum->runq_ns += val[c];
+			sum->have_runq = true;
+			break;
 		case STALL_CAUSED_PTES:
 			sum->wp_caused += val[c];
 			sum->have_wp_caused = true;
@@ -127,16 +137,26 @@ bool stall_have_time(const struct stall_sum *s)
 	return false;
 }
 
+/* The time of the named waits, wherever they were: in faults or write(2). */
+uint64_t stall_waits_ns(const struct stall_sum *s)
+{
+	uint64_t n = 0;
+	int k;
+
+	for (k = 0; k < CAUSE_FAULT; k++)
+		n += s->ns[k];
+	return n;
+}
+
 /*
- * Time in page_mkwrite that is not one of the waits counted on their own:
- * the module's unnamed time, measured fault by fault, where it has it;
- * else fault less the waits, exact for a process that only stores to
- * mappings (a stable wait may also be in write(2)).
+ * Time in write faults that is not one of the waits counted on their
+ * own: the module's unnamed time, measured fault by fault, where it has
+ * it; else fault less the waits, exact for a process that only stores to
+ * mappings (a stable, journal or pause wait may also be in write(2)).
  */
 uint64_t stall_fault_own_ns(const struct stall_sum *s)
 {
-	uint64_t waits = s->ns[CAUSE_STABLE] + s->ns[CAUSE_WB] +
-			 s->ns[CAUSE_JOURNAL];
+	uint64_t waits = stall_waits_ns(s);
 
 	if (s->have_unnamed)
 		return s->unnamed_ns;
@@ -145,14 +165,13 @@ uint64_t stall_fault_own_ns(const struct stall_sum *s)
 
 /*
  * The time stalled.  Adding fault_ns to the waits would count twice the
- * waits made inside page_mkwrite (all wb and journal waits, and the
- * stable waits of a store to a mapping); pauses come after page_mkwrite
- * returns.  So: the waits, the pauses, and fault's own (unnamed) time.
+ * waits made inside write faults (all read-in and wb waits, and the
+ * stable, journal and pause waits of a store to a mapping).  So: the
+ * waits, and the faults' own (unnamed) time.
  */
 uint64_t stall_total_ns(const struct stall_sum *s)
 {
-	return s->ns[CAUSE_PAUSE] + s->ns[CAUSE_STABLE] + s->ns[CAUSE_WB] +
-	       s->ns[CAUSE_JOURNAL] + stall_fault_own_ns(s);
+	return stall_waits_ns(s) + stall_fault_own_ns(s);
 }
 
 static uint64_t stall_events(const struct stall_sum *s)
@@ -194,10 +213,8 @@ const char *stall_dominant(const struct stall_sum *s)
 	uint64_t own[CAUSE_NR], best = 0;
 	int k, found = -1;
 
-	own[CAUSE_STABLE] = s->ns[CAUSE_STABLE];
-	own[CAUSE_WB] = s->ns[CAUSE_WB];
-	own[CAUSE_PAUSE] = s->ns[CAUSE_PAUSE];
-	own[CAUSE_JOURNAL] = s->ns[CAUSE_JOURNAL];
+	for (k = 0; k < CAUSE_FAULT; k++)
+		own[k] = s->ns[k];
 	own[CAUSE_FAULT] = stall_fault_own_ns(s);
 	for (k = 0; k < CAUSE_NR; k++) {
 		if (own[k] > best) {

@@ -10,16 +10,23 @@
 #define CGROUP_WALK_MAX_DEPTH	64
 
 /*
- * Why a task waited, and the columns that say how often and how long.
- * fault is the time inside page_mkwrite, which includes the stable-page,
- * writeback and journal waits made there (wb and journal waits are only
- * those); its unnamed part is the rest.
+ * Why a task waited, and the columns that say how often and how long
+ * (kmod/wpstat_stalls.def's WPSTAT_STALL_CAUSE list).  fault is the time
+ * of the whole write fault, which includes the read-in, stable-page,
+ * writeback, journal and pause waits made in it; its unnamed part is the
+ * rest.  The waits come first, the fault last (CAUSE_FAULT).
  */
 enum stall_cause {
-	CAUSE_STABLE, CAUSE_WB, CAUSE_PAUSE, CAUSE_JOURNAL, CAUSE_FAULT,
+#define WPSTAT_STALL(...)
+#define WPSTAT_STALL_CAUSE(id, ...) CAUSE_##id,
+#include "wpstat_stalls.def"
+#undef WPSTAT_STALL_CAUSE
+#undef WPSTAT_STALL
 	CAUSE_NR,
 	CAUSE_NONE = CAUSE_NR	/* a field that is no wait (wp_caused) */
 };
+_Static_assert(CAUSE_FAULT == CAUSE_NR - 1,
+	       "wpstat_stalls.def: the fault is the last cause, after the waits");
 
 struct stall_cause_info {
 	const char *name;
@@ -39,6 +46,8 @@ enum stall_field {
 /* What a field says of its cause: how often, how long, the worst one. */
 enum stall_role {
 	STALL_EVENTS, STALL_NS, STALL_MAX_NS, STALL_UNNAMED_NS,
+	STALL_CPU_NS,		/* of the unnamed time, on a CPU */
+	STALL_RUNQ_NS,		/* of the unnamed time, waiting for a CPU */
 	STALL_CAUSED_PTES,	/* PTEs the process's syncs write-protected */
 };
 
@@ -65,6 +74,8 @@ struct stall_sum {
 	bool have_max[CAUSE_NR];
 	uint64_t unnamed_ns;		/* of ns[CAUSE_FAULT], in no named wait */
 	bool have_unnamed;
+	uint64_t cpu_ns, runq_ns;	/* of unnamed_ns: on a CPU, waiting for one */
+	bool have_cpu, have_runq;
 	uint64_t wp_caused;		/* not a stall: what its syncs cleaned */
 	bool have_wp_caused;
 };
@@ -118,6 +129,7 @@ void stall_sum_add(struct stall_sum *sum, const struct stall_cols *sc,
 		   const uint64_t *val, const bool *avail);
 bool stall_have_time(const struct stall_sum *s);
 uint64_t stall_total_ns(const struct stall_sum *s);
+uint64_t stall_waits_ns(const struct stall_sum *s);
 uint64_t stall_fault_own_ns(const struct stall_sum *s);
 bool stall_worst_ns(const struct stall_sum *s, uint64_t *worst);
 const char *stall_dominant(const struct stall_sum *s);

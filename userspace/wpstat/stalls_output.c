@@ -4,10 +4,16 @@
 
 /* ---- stalls output ------------------------------------------------------ */
 
-/* The table's columns, the file last; text columns are left-aligned. */
+/*
+ * The table's columns, the file last; text columns are left-aligned.
+ * After the stall, one column per cause (its time), in the module's
+ * order (kmod/wpstat_stalls.def): SC_CAUSE0 + CAUSE_<id>.
+ */
 enum {
-	SC_PID, SC_COMM, SC_CAUSE, SC_STALL, SC_STABLE, SC_WB, SC_PAUSE,
-	SC_JOURNAL, SC_FAULT, SC_UNNAMED, SC_WORST, SC_EVENTS, SC_FAULT_FIRST,
+	SC_PID, SC_COMM, SC_CAUSE, SC_STALL,
+	SC_CAUSE0,
+	SC_UNNAMED = SC_CAUSE0 + CAUSE_NR, SC_CPU, SC_RUNQ, SC_WORST, SC_EVENTS,
+	SC_FAULT_FIRST,
 	SC_FAULT_WP, SC_WP_CAUSED, SC_CGROUP, SC_NR,
 };
 
@@ -19,12 +25,15 @@ static const struct {
 	[SC_COMM] = { "comm", true },
 	[SC_CAUSE] = { "cause", true },
 	[SC_STALL] = { "stall", false },
-	[SC_STABLE] = { "stable", false },
-	[SC_WB] = { "wb", false },
-	[SC_PAUSE] = { "pause", false },
-	[SC_JOURNAL] = { "journal", false },
-	[SC_FAULT] = { "fault", false },
+#define WPSTAT_STALL(...)
+#define WPSTAT_STALL_CAUSE(id, name, unit) \
+	[SC_CAUSE0 + CAUSE_##id] = { #name, false },
+#include "wpstat_stalls.def"
+#undef WPSTAT_STALL_CAUSE
+#undef WPSTAT_STALL
 	[SC_UNNAMED] = { "unnamed", false },
+	[SC_CPU] = { "cpu", false },
+	[SC_RUNQ] = { "runq", false },
 	[SC_WORST] = { "worst", false },
 	[SC_EVENTS] = { "events", false },
 	[SC_FAULT_FIRST] = { "fault_first", false },
@@ -42,6 +51,12 @@ static const char *stall_cell(char *buf, size_t len, const struct stall_list *l,
 	int c, k;
 	char *p;
 
+	if (col >= SC_CAUSE0 && col < SC_CAUSE0 + CAUSE_NR) {
+		k = col - SC_CAUSE0;
+		if (!s->have_ns[k])
+			return "-";
+		return wpstat_fmt_duration(buf, len, s->ns[k]);
+	}
 	switch (col) {
 	case SC_PID:
 		snprintf(buf, len, "%" PRIu32, it->row->tgid);
@@ -58,21 +73,18 @@ static const char *stall_cell(char *buf, size_t len, const struct stall_list *l,
 		if (!stall_have_time(s))
 			return "-";
 		return wpstat_fmt_duration(buf, len, it->stall_ns);
-	case SC_STABLE:
-	case SC_WB:
-	case SC_PAUSE:
-	case SC_JOURNAL:
-	case SC_FAULT:
-		k = col == SC_STABLE ? CAUSE_STABLE : col == SC_WB ? CAUSE_WB :
-		    col == SC_PAUSE ? CAUSE_PAUSE :
-		    col == SC_JOURNAL ? CAUSE_JOURNAL : CAUSE_FAULT;
-		if (!s->have_ns[k])
-			return "-";
-		return wpstat_fmt_duration(buf, len, s->ns[k]);
 	case SC_UNNAMED:
 		if (!s->have_unnamed)
 			return "-";
 		return wpstat_fmt_duration(buf, len, s->unnamed_ns);
+	case SC_CPU:
+		if (!s->have_cpu)
+			return "-";
+		return wpstat_fmt_duration(buf, len, s->cpu_ns);
+	case SC_RUNQ:
+		if (!s->have_runq)
+			return "-";
+		return wpstat_fmt_duration(buf, len, s->runq_ns);
 	case SC_WORST:
 		if (!stall_worst_ns(s, &worst))
 			return "-";
@@ -106,6 +118,9 @@ static void print_stall_file(FILE *out, const struct stall_item *it)
 {
 	if (it->path)
 		print_path_plain(out, it->path);
+	else if (!it->row->file.ino)	/* the module's row of gone files */
+		fprintf(out, "(gone files of %u:%u)", it->row->file.major,
+			it->row->file.minor);
 	else
 		fprintf(out, "%u:%u:%" PRIu64, it->row->file.major,
 			it->row->file.minor, it->row->file.ino);
@@ -128,18 +143,24 @@ static int stall_col_of(const void *ctx __attribute__((unused)), const char *nam
 /* The columns of a stall table: @spec (-o), all (@all) or the defaults. */
 int stall_cols_select(const char *spec, bool all, struct col_sel *sel)
 {
+	char known[512] = "";
+	size_t len;
 	int c;
 
+	_Static_assert(SC_NR <= MAX_TABLE_COLS, "a stall table fits --all");
 	if (all) {
 		sel->n = 0;
 		for (c = 0; c < SC_NR; c++)
 			sel->col[sel->n++] = c;
 		return 0;
 	}
+	for (c = 0; c < SC_NR; c++) {
+		len = strlen(known);
+		snprintf(known + len, sizeof(known) - len, "%s%s",
+			 c ? ", " : "", stall_table_cols[c].name);
+	}
 	return col_sel_parse(spec ? spec : stall_cols_default, false,
-			     stall_col_of, NULL,
-			     "pid, comm, cause, stall, stable, wb, pause, journal, fault, unnamed, worst, events, fault_first, fault_wp, wp_caused, cgroup",
-			     sel);
+			     stall_col_of, NULL, known, sel);
 }
 
 /* The chosen columns aligned under their names, the file last; @indent first. */
