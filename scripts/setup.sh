@@ -57,7 +57,7 @@ tools="qemu-system-x86 libkmod-dev kmod pkg-config bats bats-assert bats-support
 	bc flex bison libelf-dev libssl-dev xz-utils linux-source-6.12
 	dmsetup util-linux dkms groff-base
 	curl iproute2 prometheus prometheus-node-exporter liblmdb-dev lmdb-utils
-	f2fs-tools libfuse3-dev fuse3 nfs-kernel-server debootstrap
+	f2fs-tools libfuse3-dev fuse3 nfs-kernel-server debootstrap fio
 	dpkg-dev debhelper dh-dkms lintian apt-utils gpg gpgv"
 [ $long = 0 ] || tools="$tools openjdk-17-jdk-headless maven bpftrace"
 

@@ -50,6 +50,14 @@ summary() {
 	awk -v n="$1" '$1 == n { print $2 }' /proc/wpstat/summary
 }
 
+# Whether the running kernel is at least version $1.$2.
+wps_kernel_at_least() {
+	local ma mi
+	IFS=. read -r ma mi _ <<<"$(uname -r)"
+	mi=${mi%%[!0-9]*}
+	[ "$ma" -gt "$1" ] || { [ "$ma" -eq "$1" ] && [ "$mi" -ge "$2" ]; }
+}
+
 # The loaded module's level: counts or timing.
 module_level() {
 	cat /sys/module/wpstat/parameters/level

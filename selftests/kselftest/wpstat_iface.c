@@ -360,10 +360,16 @@ TEST(unavailable_probe_reads_dash_not_zero)
 	EXPECT_EQ(-1, wps_summary("mkclean_ptes"));
 	ASSERT_LT(0, wps_slurp("/sys/kernel/debug/wpstat/probes", buf,
 			       sizeof(buf)));
-	/* Entry-only callbacks at level counts, kretprobes at level timing. */
+	/*
+	 * folio_mkclean: an entry-only callback at level counts, a
+	 * kretprobe at level timing; do_page_mkwrite: entry-only at both
+	 * (the fault is timed whole at handle_mm_fault, level timing).
+	 */
 	mech = wps_timing() ? "kretprobe" : "ftrace";
 	EXPECT_TRUE(probe_is(buf, "mkclean", mech, "skipped")) TH_LOG("%s", buf);
-	EXPECT_TRUE(probe_is(buf, "mkwrite", mech, "attached")) TH_LOG("%s", buf);
+	EXPECT_TRUE(probe_is(buf, "mkwrite", "ftrace", "attached")) TH_LOG("%s", buf);
+	EXPECT_TRUE(probe_is(buf, "fault", wps_timing() ? "kretprobe" : "none",
+			     wps_timing() ? "attached" : "off")) TH_LOG("%s", buf);
 	close(fd);
 	unlink(path);
 	ASSERT_RELOAD(NULL);
@@ -391,11 +397,16 @@ TEST(counters_file_lists_every_column)
 			TH_LOG("%s", line);
 		ASSERT_GT(WPS_N, n) TH_LOG("more counters than columns");
 		EXPECT_STREQ(wps_names[n], name);
+		/* Times, the PTE count, and what a return probe names. */
 		timing_only = !strcmp(name, "mkwrite_ns") ||
 			      !strcmp(name, "mkclean_ptes") ||
 			      !strcmp(name, "mkwrite_max_ns") ||
 			      !strncmp(name, "journal_", 8) ||
-			      !strcmp(name, "mkwrite_unnamed_ns");
+			      !strcmp(name, "mkwrite_unnamed_ns") ||
+			      !strcmp(name, "readin_wait_ns") ||
+			      !strcmp(name, "readin_wait_max_ns") ||
+			      !strcmp(name, "mkwrite_cpu_ns") ||
+			      !strcmp(name, "mkwrite_runq_ns");
 		EXPECT_STREQ(timing_only ? "timing" : "counts", level);
 		EXPECT_EQ(avail, wps_summary(name) >= 0) TH_LOG("%s", name);
 		EXPECT_EQ(!timing_only || wps_timing() == 1, avail)

@@ -554,7 +554,10 @@ TEST_F_TIMEOUT(life, reused_inode_number_gets_own_row, 90)
  * (dev, ino, gen) repeats across unmount, mkfs and mount.  The old file's
  * row, marked gone at unmount, must not come back with the new file's
  * counts added to it (review item 4): the new file's row holds only what
- * the new file did, the same as the old one for the same writes.
+ * the new file did, the same as the old one for the same writes.  The
+ * same holds for the writer's stall row (second review, item 1: the stall
+ * key had no mount, so one process's row counted both files): its newest
+ * row for the file holds only the second file's faults.
  */
 #define REMOUNT_DIR	"/tmp/wpstat-remount"
 #define REMOUNT_IMG	"/tmp/wpstat-remount.img"
@@ -592,9 +595,10 @@ FIXTURE_TEARDOWN(remount)
 TEST_F_TIMEOUT(remount, repeated_key_gets_a_new_row, 180)
 {
 	struct wpstat_file_key key[2];
+	struct stall_row row[2];
 	struct wps w[2];
 	char path[256];
-	int r, fd;
+	int r, fd, nrows[2];
 
 	snprintf(path, sizeof(path), "%s/f", REMOUNT_DIR);
 	for (r = 0; r < 2; r++) {
@@ -609,6 +613,8 @@ TEST_F_TIMEOUT(remount, repeated_key_gets_a_new_row, 180)
 		ASSERT_EQ(0, wpstat_fd_key(fd, &key[r]));
 		close(fd);
 		ASSERT_EQ(0, wps_read_key(&key[r], &w[r]));
+		/* This process's rows for the file: the last is the newest. */
+		nrows[r] = stall_of(path, getpid(), &row[r]);
 		ASSERT_EQ(0, sh("umount %s", REMOUNT_DIR));
 		self->mounted = false;
 		TH_LOG("mount %d: %u:%u ino %llu gen %u: mkwrite_first %lld, mkclean_calls %lld, dirtied %lld",
@@ -621,6 +627,13 @@ TEST_F_TIMEOUT(remount, repeated_key_gets_a_new_row, 180)
 	    key[0].ino != key[1].ino || key[0].gen != key[1].gen)
 		SKIP(return, "the second btrfs gave its file another key (dev, ino or generation)");
 	ASSERT_LT(0, w[0].dirtied);
+	TH_LOG("stall rows of this process: %d then %d; faults %lld then %lld",
+	       nrows[0], nrows[1], (long long)row[0].fault_first,
+	       (long long)row[1].fault_first);
+	ASSERT_LE(1, nrows[0]);
+	ASSERT_LE(1, nrows[1]);
+	EXPECT_EQ(w[0].mkwrite_first, row[0].fault_first);
+	EXPECT_EQ(w[1].mkwrite_first, row[1].fault_first);
 	EXPECT_EQ(w[0].mkwrite_first, w[1].mkwrite_first);
 	EXPECT_EQ(w[0].mkclean_calls, w[1].mkclean_calls);
 	EXPECT_EQ(w[0].dirtied, w[1].dirtied);

@@ -256,6 +256,64 @@ static char *map_file(int fd, int flags)
 #define SINCE() WPS_SINCE(self->path, &self->base)
 
 /*
+ * Prediction 22 (issue 43): a store to a page of a shared mapping that is
+ * not in the page cache faults, and filemap_fault() reads the page in
+ * before page_mkwrite can run: it drops the mmap or VMA lock, waits for
+ * the read, and has the fault retried with FAULT_FLAG_TRIED (a major
+ * fault), which do_page_mkwrite() sees.  With MADV_RANDOM there is no
+ * read-around (do_sync_mmap_readahead() returns at once) and the folio is
+ * allocated at the fault's own index, of the mapping's smallest order: a
+ * page each, on every filesystem here.
+ * Expected: on a written, fsynced and dropped file (mincore: nothing
+ * resident), NPAGES stores take NPAGES first-write faults, each a read-in
+ * (readin_waits == NPAGES); mapped again with every page cached, the same
+ * stores take NPAGES first-write faults and no read-in.  tmpfs has no
+ * ->page_mkwrite: none of either.
+ */
+TEST_F(pred, store_reads_uncached_page)
+{
+	const long n = variant->has_mkwrite ? NPAGES : 0;
+	unsigned char vec[NPAGES];
+	struct wps d;
+	int i, resident = 0;
+
+	ASSERT_EQ(0, pwrite_pages(self->fd, 0, NPAGES, 1));
+	ASSERT_EQ(0, fsync(self->fd));
+	ASSERT_EQ(0, posix_fadvise(self->fd, 0, 0, POSIX_FADV_DONTNEED));
+	self->map = map_file(self->fd, MAP_SHARED);
+	ASSERT_NE(NULL, self->map);
+	ASSERT_EQ(0, madvise(self->map, NPAGES * PAGE, MADV_RANDOM));
+	ASSERT_EQ(0, mincore(self->map, NPAGES * PAGE, vec));
+	for (i = 0; i < NPAGES; i++)
+		resident += vec[i] & 1;
+	if (variant->has_mkwrite)
+		ASSERT_EQ(0, resident);
+	ASSERT_EQ(0, wps_read(self->path, &self->base));
+	wps_store_pages(self->map, NPAGES, 2);
+	d = SINCE();
+	TH_LOG("%s cold: mkwrite_first %lld readin_waits %lld",
+	       variant->fs, (long long)d.mkwrite_first,
+	       (long long)d.readin_waits);
+	EXPECT_EQ(n, d.mkwrite_first);
+	EXPECT_EQ(n, d.readin_waits);
+
+	/* Every page cached now (and written back): no read-in. */
+	ASSERT_EQ(0, msync(self->map, NPAGES * PAGE, MS_SYNC));
+	munmap(self->map, NPAGES * PAGE);
+	self->map = map_file(self->fd, MAP_SHARED);
+	ASSERT_NE(NULL, self->map);
+	ASSERT_EQ(0, madvise(self->map, NPAGES * PAGE, MADV_RANDOM));
+	d = SINCE();
+	wps_store_pages(self->map, NPAGES, 3);
+	d = SINCE();
+	TH_LOG("%s warm: mkwrite_first %lld readin_waits %lld",
+	       variant->fs, (long long)d.mkwrite_first,
+	       (long long)d.readin_waits);
+	EXPECT_EQ(n, d.mkwrite_first);
+	EXPECT_EQ(0, d.readin_waits);
+}
+
+/*
  * Prediction 1 (ext4), 2 (btrfs, xfs) and 5 (tmpfs).  Per page on order-0
  * folios (ext4 and btrfs up to 6.15); where the page cache uses large
  * folios (xfs; ext4 since 6.16) the expected numbers come from what the

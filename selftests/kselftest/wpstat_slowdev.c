@@ -22,8 +22,11 @@
  *   fires in the submitting task (submit_bio_noacct_nocheck()).
  */
 #include "wpstat_test.h"	/* first: it defines _GNU_SOURCE */
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <time.h>
+#include <sys/resource.h>
 #include "kselftest_harness.h"
 
 #define DELAY_MS	200
@@ -154,13 +157,20 @@ TEST_F_TIMEOUT(stable, store_while_writeback_in_flight, 120)
  * write, 20 ms late, completes.  Then block_page_mkwrite ->
  * folio_wait_stable() waits for the page's own writeback.
  * Expected, for the storer's row at level timing:
- *   stable_ns + wb_ns + journal_ns >= 90 % of fault_ns (the issue's
- *   goal: what remains is CPU time and waits wpstat does not name);
- *   measured: 6.1 stable 49 %, journal 48 %; 7.2 stable 97 %, journal 0
- *   (its commits did not meet the faults' mtime updates here);
- *   fault_ns - fault_unnamed_ns == stable_ns + wb_ns + journal_ns, to the
- *   nanosecond: a pure storer's waits are all inside its faults, and the
- *   unnamed time is the fault's time less them, fault by fault.
+ *   the named waits, with the unnamed time's CPU and runqueue parts,
+ *   >= 90 % of fault_ns: what remains is sleep wpstat does not name
+ *   (the issue's goal; measured before the CPU and runqueue split: 6.1
+ *   stable 49 %, journal 48 %; 7.2 stable 97 %, journal 0, its commits
+ *   not meeting the faults' mtime updates here; under two other guests
+ *   on the host's two cores, 69.6 % named by waits alone: the fault's
+ *   CPU time grows with a slower machine, and its run delay with a
+ *   busier one);
+ *   fault_cpu_ns + fault_runq_ns <= fault_unnamed_ns;
+ *   fault_ns - fault_unnamed_ns == stable_ns + wb_ns + journal_ns +
+ *   pause_ns + readin_ns, to the nanosecond: a fault is timed whole
+ *   (handle_mm_fault(), its dirty balancing included), a pure storer's
+ *   waits are all inside its faults, and the unnamed time is the fault's
+ *   time less them, fault by fault.
  * The fsyncer never faults: its row (level timing, which this fixture
  * sets) holds only the PTEs its fsyncs write-protected (wp_caused, at
  * least one; the storer syncs nothing, so none of its own), whatever its
@@ -172,6 +182,15 @@ TEST_F_TIMEOUT(stable, store_while_writeback_in_flight, 120)
  * file_modified() updates mtime through the same ext4_dirty_inode(), and
  * meets the same commits: journal_waits >= 1 in its row, no faults
  * (measured: 34 waits, 674 ms in 3 s on 5.10; 33, 618 ms on 7.2).
+ *
+ * Variant xfs_pwrite: the pwrite writer on xfs.  xfs_file_write_checks()
+ * ends in kiocb_modified() (6.0 on; file_modified() on 5.10), whose
+ * file_modified_flags() is static, and its copy loop is
+ * iomap_file_buffered_write(): the time update's transaction
+ * (xfs_vn_update_time) waits for the log or the inode lock an fsync
+ * holds, inside the kiocb_modified() scope.  The second review found
+ * journal_waits 0 there on 6.1 and later: now journal_waits >= 1, as on
+ * ext4.
  *
  * Variant append: the writer appends a byte at a time with pwrite(), on
  * ext4 mounted lazytime, which leaves the mtime update to the inode's
@@ -197,12 +216,14 @@ FIXTURE(journal) {
 };
 
 FIXTURE_VARIANT(journal) {
+	const char *fs;		/* ext4 if NULL */
 	bool pwrite;
 	bool append;		/* pwrite() appends, on ext4 mounted lazytime */
 };
 
 FIXTURE_VARIANT_ADD(journal, mmap) { .pwrite = false };
 FIXTURE_VARIANT_ADD(journal, pwrite) { .pwrite = true };
+FIXTURE_VARIANT_ADD(journal, xfs_pwrite) { .fs = "xfs", .pwrite = true };
 FIXTURE_VARIANT_ADD(journal, append) { .pwrite = true, .append = true };
 
 FIXTURE_SETUP(journal)
@@ -214,8 +235,9 @@ FIXTURE_SETUP(journal)
 		ASSERT_EQ(0, wps_control("level timing"));
 		self->switched = true;
 	}
-	ASSERT_EQ(0, slowdev_up("ext4", "", JOURNAL_DELAY_MS, 1))
-		TH_LOG("cannot set up ext4 on null_blk behind dm-delay");
+	ASSERT_EQ(0, slowdev_up(variant->fs ?: "ext4", "", JOURNAL_DELAY_MS, 1))
+		TH_LOG("cannot set up %s on null_blk behind dm-delay",
+		       variant->fs ?: "ext4");
 	if (variant->append)
 		ASSERT_EQ(0, sh("mount -o remount,lazytime " SLOW_DIR));
 	snprintf(self->path, sizeof(self->path), SLOW_DIR "/journal");
@@ -305,24 +327,30 @@ TEST_F_TIMEOUT(journal, fsync_neighbour_stalls_are_named, 120)
 	EXPECT_EQ(0, st.wp_caused);
 	if (!variant->pwrite)
 		EXPECT_LE(1, fs.wp_caused);
-	named = st.stable_ns + st.wb_ns + st.journal_ns;
+	/* Every wait of a pure storer is inside one of its faults. */
+	named = st.stable_ns + st.wb_ns + st.journal_ns + st.pause_ns +
+		st.readin_ns;
 	TH_LOG("storer: %lld wp faults, fault %.1f ms: stable %lld waits "
 	       "%.1f ms, wb %lld %.1f ms, journal %lld %.1f ms (worst "
-	       "%.1f ms), unnamed %.1f ms: %.1f %% named",
+	       "%.1f ms), unnamed %.1f ms (cpu %.1f, runq %.1f): %.1f %% named",
 	       (long long)st.fault_wp, st.fault_ns / 1e6,
 	       (long long)st.stable_waits, st.stable_ns / 1e6,
 	       (long long)st.wb_waits, st.wb_ns / 1e6,
 	       (long long)st.journal_waits, st.journal_ns / 1e6,
 	       st.journal_max_ns / 1e6, st.fault_unnamed_ns / 1e6,
-	       st.fault_ns > 0 ? 100.0 * named / st.fault_ns : 0);
+	       st.fault_cpu_ns / 1e6, st.fault_runq_ns / 1e6,
+	       st.fault_ns > 0 ? 100.0 * (named + st.fault_cpu_ns +
+					  st.fault_runq_ns) / st.fault_ns : 0);
 	EXPECT_LE(st.journal_max_ns, st.journal_ns);
 	if (variant->pwrite) {
 		EXPECT_EQ(0, st.fault_first + st.fault_wp);
 		EXPECT_LE(1, st.journal_waits);
+		EXPECT_EQ(0, st.fault_ns);
 		return;
 	}
 	EXPECT_LE(1, st.fault_wp);
 	EXPECT_EQ(st.fault_ns - st.fault_unnamed_ns, named);
+	EXPECT_LE(st.fault_cpu_ns + st.fault_runq_ns, st.fault_unnamed_ns);
 	/*
 	 * The 90 % holds where a fault's own CPU time is microseconds.
 	 * Under KASAN it is about 2 ms a fault (check-debug, 2026-11-26:
@@ -332,7 +360,8 @@ TEST_F_TIMEOUT(journal, fsync_neighbour_stalls_are_named, 120)
 	if (wps_kernel_sanitized())
 		TH_LOG("KASAN kernel: the >= 90 %% named check is for production kernels");
 	else
-		EXPECT_LE(st.fault_ns * 9, named * 10);
+		EXPECT_LE(st.fault_ns * 9,
+			  (named + st.fault_cpu_ns + st.fault_runq_ns) * 10);
 }
 
 /*
@@ -698,6 +727,24 @@ TEST_F_TIMEOUT(throttle, long_write_loop_is_paused, 240)
 	EXPECT_EQ(0, stall_of(self->idle, getpid(), &none));
 	EXPECT_EQ(d.bdp_pauses, row.pauses);
 	EXPECT_EQ(d.bdp_pause_ns, row.pause_ns);
+	/*
+	 * Level timing times a write fault whole, its dirty balancing
+	 * included: a pure storer's pauses are inside its faults, named,
+	 * and the fault's time is its named waits and its unnamed time, to
+	 * the nanosecond.
+	 */
+	if (variant->use_mmap && wps_timing() > 0) {
+		TH_LOG("mmap: fault %.1f ms: pause %.1f ms, readin %.1f ms, stable %.1f ms, wb %.1f ms, journal %.1f ms, unnamed %.1f ms",
+		       row.fault_ns / 1e6, row.pause_ns / 1e6, row.readin_ns / 1e6,
+		       row.stable_ns / 1e6, row.wb_ns / 1e6, row.journal_ns / 1e6,
+		       row.fault_unnamed_ns / 1e6);
+		EXPECT_EQ(row.fault_ns - row.fault_unnamed_ns,
+			  row.stable_ns + row.wb_ns + row.journal_ns +
+			  row.pause_ns + row.readin_ns);
+		EXPECT_LE(row.pause_ns, row.fault_ns);
+		EXPECT_LE(row.fault_cpu_ns + row.fault_runq_ns,
+			  row.fault_unnamed_ns);
+	}
 	if (paused)
 		EXPECT_LT(0, row.pause_max_ns);
 	EXPECT_GE(row.pause_ns, row.pause_max_ns);
@@ -752,6 +799,521 @@ TEST_F_TIMEOUT(throttle, long_write_loop_is_paused, 240)
 	EXPECT_EQ(0, d.mkclean_msync + d.mkclean_fsync +
 		  d.mkclean_sync_file_range + d.mkclean_sync +
 		  d.mkclean_reclaim + d.mkclean_other);
+}
+
+/* ---- the whole write fault: a store that waits for its page's read ------- */
+
+/*
+ * Issue 43: a store to a page that is not in the page cache faults, and
+ * filemap_fault() reads the page (here READIN_DELAY_MS late: dm-delay on
+ * reads), dropping the mmap or VMA lock to wait, and has the fault
+ * retried (VM_FAULT_RETRY; the retry carries FAULT_FLAG_TRIED, which
+ * makes mm_account_fault() count it major); only the retry runs
+ * page_mkwrite.  With MADV_RANDOM there is no read-around: each of the
+ * READIN_PAGES stores reads its own page.
+ * Expected:
+ *   cold: readin_waits == mkwrite_first == READIN_PAGES, in the inode
+ *   row and the writer's stall row, and ru_majflt moves by as many (the
+ *   kernel's own count); at level timing each read-in is at least the
+ *   device's delay (readin_ns >= READIN_PAGES * READIN_DELAY_MS), the
+ *   fault time holds it (fault_ns >= readin_ns), and fault_ns less the
+ *   unnamed time is the named waits to the nanosecond.
+ *   warm (every page read first): no read-in, the same first-write
+ *   faults; ru_majflt does not move, except on 5.10, whose
+ *   fault_dirty_shared_page() drops the mmap lock for dirty balancing
+ *   and has every shared write fault retried (FAULT_FLAG_TRIED).
+ */
+#define READIN_PAGES	16
+#define READIN_DELAY_MS	50
+
+FIXTURE(readin) {
+	char path[256];
+	int fd;
+};
+
+FIXTURE_VARIANT(readin) {
+	bool cold;
+};
+
+FIXTURE_VARIANT_ADD(readin, cold) { .cold = true };
+FIXTURE_VARIANT_ADD(readin, warm) { .cold = false };
+
+FIXTURE_SETUP(readin)
+{
+	unsigned char vec[READIN_PAGES];
+	char buf[PAGE], *m;
+	int i, resident = 0;
+
+	ASSERT_TRUE(wps_loaded());
+	ASSERT_EQ(0, slowdev_up_rw("ext4", "", READIN_DELAY_MS, 0, 0))
+		TH_LOG("cannot set up ext4 on null_blk behind dm-delay");
+	snprintf(self->path, sizeof(self->path), SLOW_DIR "/readin");
+	self->fd = open(self->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	ASSERT_LE(0, self->fd);
+	/* Blocks allocated and written: a read-in reads the device. */
+	ASSERT_EQ(0, pwrite_pages(self->fd, 0, READIN_PAGES, 1));
+	ASSERT_EQ(0, fsync(self->fd));
+	if (variant->cold) {
+		ASSERT_EQ(0, posix_fadvise(self->fd, 0, 0, POSIX_FADV_DONTNEED));
+	} else {
+		for (i = 0; i < READIN_PAGES; i++)
+			ASSERT_EQ(PAGE, pread(self->fd, buf, PAGE, i * PAGE));
+	}
+	m = mmap(NULL, READIN_PAGES * PAGE, PROT_READ, MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	ASSERT_EQ(0, mincore(m, READIN_PAGES * PAGE, vec));
+	munmap(m, READIN_PAGES * PAGE);
+	for (i = 0; i < READIN_PAGES; i++)
+		resident += vec[i] & 1;
+	ASSERT_EQ(variant->cold ? 0 : READIN_PAGES, resident);
+}
+
+FIXTURE_TEARDOWN(readin)
+{
+	close(self->fd);
+	slowdev_down();
+}
+
+TEST_F_TIMEOUT(readin, store_waits_for_its_page, 120)
+{
+	const int64_t n = variant->cold ? READIN_PAGES : 0;
+	struct rusage ru0, ru1;
+	struct wps before, d;
+	struct stall_row row;
+	long majflt;
+	char *map;
+
+	map = mmap(NULL, READIN_PAGES * PAGE, PROT_READ | PROT_WRITE,
+		   MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_EQ(0, madvise(map, READIN_PAGES * PAGE, MADV_RANDOM));
+	ASSERT_EQ(0, wps_read(self->path, &before));
+	ASSERT_EQ(0, getrusage(RUSAGE_SELF, &ru0));
+	wps_store_pages(map, READIN_PAGES, 2);
+	ASSERT_EQ(0, getrusage(RUSAGE_SELF, &ru1));
+	majflt = ru1.ru_majflt - ru0.ru_majflt;
+	d = WPS_SINCE(self->path, &before);
+	ASSERT_EQ(1, stall_of(self->path, getpid(), &row));
+	TH_LOG("%s: %lld first-write faults, %lld read-ins (%.1f ms, worst %.1f ms), fault %.1f ms, unnamed %.1f ms; ru_majflt %ld",
+	       variant->cold ? "cold" : "warm", (long long)d.mkwrite_first,
+	       (long long)d.readin_waits, row.readin_ns / 1e6,
+	       row.readin_max_ns / 1e6, row.fault_ns / 1e6,
+	       row.fault_unnamed_ns / 1e6, majflt);
+	EXPECT_EQ(READIN_PAGES, d.mkwrite_first);
+	EXPECT_EQ(0, d.mkwrite_wp);
+	EXPECT_EQ(n, d.readin_waits);
+	EXPECT_EQ(READIN_PAGES, row.fault_first);
+	EXPECT_EQ(n, row.readin_waits);
+	if (variant->cold || wps_kernel_at_least(5, 11))
+		EXPECT_EQ(READIN_PAGES * variant->cold, majflt);
+	if (wps_timing() > 0) {
+		EXPECT_EQ(d.readin_wait_ns, row.readin_ns);
+		EXPECT_LE(n * READIN_DELAY_MS * 1000000LL, row.readin_ns);
+		if (variant->cold)
+			EXPECT_LE(READIN_DELAY_MS * 1000000LL, row.readin_max_ns);
+		EXPECT_LE(row.readin_ns, row.fault_ns);
+		EXPECT_EQ(row.fault_ns - row.fault_unnamed_ns,
+			  row.stable_ns + row.wb_ns + row.journal_ns +
+			  row.pause_ns + row.readin_ns);
+		EXPECT_LE(row.fault_cpu_ns + row.fault_runq_ns,
+			  row.fault_unnamed_ns);
+		EXPECT_EQ(d.mkwrite_ns, row.fault_ns);
+	} else {
+		EXPECT_EQ(-1, d.readin_wait_ns);
+		EXPECT_EQ(-1, row.readin_ns);
+	}
+	munmap(map, READIN_PAGES * PAGE);
+}
+
+/* ---- a reset in the middle of a wait ------------------------------------- */
+
+/*
+ * The second review, item 4: a wait is counted where it starts (the
+ * folio_wait_writeback tracepoint, stable_waits) and timed where it ends
+ * (folio_wait_bit()'s return, stable_wait_ns); one that straddled a reset
+ * had its count in the old tables and its time in the new ones
+ * (stable_waits 0, stable_wait_ns about a second).  Now an event's time
+ * goes only to the tables its count went to: a store waits about a
+ * second for its page's writeback (stable writes, a 1 s device), and a
+ * reset comes after 300 ms.
+ * Expected: after the wait the new tables hold nothing of it (no wait,
+ * no fault, no time: the inode row and the storer's stall row, if any,
+ * all zero), and the file's stall rows add up to its inode row.
+ */
+#define STRADDLE_DELAY_MS	1000
+#define STRADDLE_PAGES		4
+
+FIXTURE(straddle) {
+	char path[256];
+	int fd;
+	char *map;
+};
+
+FIXTURE_SETUP(straddle)
+{
+	ASSERT_TRUE(wps_loaded());
+	ASSERT_EQ(0, slowdev_up("ext4", "", STRADDLE_DELAY_MS, 1))
+		TH_LOG("cannot set up ext4 on null_blk behind dm-delay");
+	snprintf(self->path, sizeof(self->path), SLOW_DIR "/straddle");
+	self->fd = open(self->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ftruncate(self->fd, STRADDLE_PAGES * PAGE));
+	self->map = map_shared(self->fd, STRADDLE_PAGES);
+	ASSERT_NE(NULL, self->map);
+}
+
+FIXTURE_TEARDOWN(straddle)
+{
+	munmap(self->map, STRADDLE_PAGES * PAGE);
+	close(self->fd);
+	slowdev_down();
+}
+
+TEST_F_TIMEOUT(straddle, reset_during_a_stable_wait, 120)
+{
+	struct stall_row rows[8];
+	int64_t faults = 0, waits = 0, wait_ns = 0, fault_ns = 0;
+	uint64_t t0, waited;
+	struct wps w;
+	int status, n, i;
+	pid_t storer;
+
+	wps_store_pages(self->map, STRADDLE_PAGES, 1);
+	ASSERT_EQ(0, fsync(self->fd));
+	wps_store_pages(self->map, STRADDLE_PAGES, 2);
+	/* Writeback in flight for a second; the storer meets it at once. */
+	ASSERT_EQ(0, sync_file_range(self->fd, 0, 0, SYNC_FILE_RANGE_WRITE));
+	t0 = wpstat_now_ns();
+	storer = fork();
+	ASSERT_LE(0, storer);
+	if (!storer) {
+		*(volatile char *)self->map = 3;
+		_exit(0);
+	}
+	usleep(300 * 1000);
+	ASSERT_EQ(0, wps_control("reset"));
+	ASSERT_EQ(storer, waitpid(storer, &status, 0));
+	waited = wpstat_now_ns() - t0;
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	ASSERT_EQ(0, wps_read(self->path, &w));
+	n = read_stalls(self->path, rows, 8);
+	ASSERT_LE(0, n);
+	for (i = 0; i < n; i++) {
+		TH_LOG("row: tgid %ld faults %lld stable %lld %.1f ms fault %.1f ms",
+		       rows[i].tgid, (long long)(rows[i].fault_first + rows[i].fault_wp),
+		       (long long)rows[i].stable_waits, rows[i].stable_ns / 1e6,
+		       rows[i].fault_ns / 1e6);
+		faults += rows[i].fault_first + rows[i].fault_wp;
+		waits += rows[i].stable_waits;
+		wait_ns += rows[i].stable_ns;
+		fault_ns += rows[i].fault_ns > 0 ? rows[i].fault_ns : 0;
+	}
+	TH_LOG("store took %.1f ms; after the reset: stable_waits %lld, stable_wait_ns %.1f ms, mkwrite_wp %lld, mkwrite_ns %.1f ms",
+	       waited / 1e6, (long long)w.stable_waits, w.stable_wait_ns / 1e6,
+	       (long long)w.mkwrite_wp, w.mkwrite_ns / 1e6);
+	/* The store did wait across the reset. */
+	ASSERT_LE(STRADDLE_DELAY_MS / 2 * 1000000ULL, waited);
+	EXPECT_EQ(0, w.stable_waits);
+	EXPECT_EQ(0, w.stable_wait_ns);
+	EXPECT_EQ(0, w.mkwrite_first + w.mkwrite_wp);
+	EXPECT_EQ(0, faults);
+	EXPECT_EQ(0, waits);
+	EXPECT_EQ(0, wait_ns);
+	EXPECT_EQ(0, fault_ns);
+	if (wps_timing() > 0)
+		EXPECT_EQ(0, w.mkwrite_ns);
+}
+
+/* ---- a level switch while tasks sleep inside timed scopes ----------------- */
+
+/*
+ * The second review, item 5: a task asleep inside a timed scope (a write
+ * fault, or write(2)'s generic_perform_write) when level timing's return
+ * probes are unregistered never runs their return handler, and nothing
+ * at level counts cleared the scope: its task context stayed held until
+ * the thread exited.  Now the switch drops every such scope under
+ * stop_machine().  SCOPE_THREADS writer threads, each on a file of its
+ * own, are throttled in balance_dirty_pages() (inside
+ * generic_perform_write) at level timing; the level goes to counts; the
+ * writers stop writing and stay alive.
+ * Expected: task_contexts_used falls back to what other tasks hold (a
+ * handful), not SCOPE_THREADS; before the fix it stayed near
+ * SCOPE_THREADS.
+ */
+#define SCOPE_THREADS	1000
+#define SCOPE_SPARE	32
+
+struct scope_writers {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop, release;
+	int parked, failed;
+};
+
+struct scope_writer {
+	struct scope_writers *all;
+	int fd;
+};
+
+static void *scope_writer_fn(void *arg)
+{
+	struct scope_writer *w = arg;
+	struct scope_writers *all = w->all;
+	char buf[PAGE];
+	off_t off = 0;
+
+	memset(buf, 5, sizeof(buf));
+	while (!__atomic_load_n(&all->stop, __ATOMIC_RELAXED)) {
+		if (pwrite(w->fd, buf, PAGE, off) != PAGE) {
+			__atomic_add_fetch(&all->failed, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		off = (off + PAGE) % (256 * PAGE);
+	}
+	pthread_mutex_lock(&all->lock);
+	all->parked++;
+	pthread_cond_broadcast(&all->cond);
+	while (!all->release)
+		pthread_cond_wait(&all->cond, &all->lock);
+	pthread_mutex_unlock(&all->lock);
+	return NULL;
+}
+
+FIXTURE(scopes) {
+	char saved_bytes[64], saved_bg[64];
+	bool switched;
+};
+
+FIXTURE_SETUP(scopes)
+{
+	ASSERT_TRUE(wps_loaded());
+	ASSERT_LE(0, wps_timing());
+	self->switched = false;
+	ASSERT_EQ(0, slowdev_up("ext4", THROTTLE_DEV, 0, 0));
+	ASSERT_LT(0, wps_slurp("/proc/sys/vm/dirty_bytes", self->saved_bytes,
+			       sizeof(self->saved_bytes)));
+	ASSERT_LT(0, wps_slurp("/proc/sys/vm/dirty_background_bytes",
+			       self->saved_bg, sizeof(self->saved_bg)));
+	ASSERT_EQ(0, sh("sysctl -q vm.dirty_bytes=%d vm.dirty_background_bytes=%d",
+			4 << 20, 1 << 20));
+	if (!wps_timing()) {
+		ASSERT_EQ(0, wps_control("level timing"));
+		self->switched = true;
+	}
+}
+
+FIXTURE_TEARDOWN(scopes)
+{
+	sh("sysctl -q vm.dirty_bytes=%lld vm.dirty_background_bytes=%lld",
+	   atoll(self->saved_bytes), atoll(self->saved_bg));
+	sh("sysctl -q vm.dirty_ratio=20 vm.dirty_background_ratio=10");
+	slowdev_down();
+	wps_control(self->switched ? "level counts" : "level timing");
+}
+
+TEST_F_TIMEOUT(scopes, level_switch_releases_sleepers_contexts, 600)
+{
+	static struct scope_writer w[SCOPE_THREADS];
+	static pthread_t tid[SCOPE_THREADS];
+	struct scope_writers all = {
+		.lock = PTHREAD_MUTEX_INITIALIZER,
+		.cond = PTHREAD_COND_INITIALIZER,
+	};
+	int64_t used_throttled, used_after, throttled0;
+	pthread_attr_t attr;
+	char path[300];
+	int i, started = 0, tries;
+
+	throttled0 = wps_summary("bdp_throttled");
+	ASSERT_EQ(0, pthread_attr_init(&attr));
+	ASSERT_EQ(0, pthread_attr_setstacksize(&attr, 64 * 1024));
+	for (i = 0; i < SCOPE_THREADS; i++) {
+		snprintf(path, sizeof(path), SLOW_DIR "/w%d", i);
+		w[i].all = &all;
+		w[i].fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		ASSERT_LE(0, w[i].fd);
+		if (pthread_create(&tid[i], &attr, scope_writer_fn, &w[i]))
+			break;
+		started++;
+	}
+	ASSERT_LE(SCOPE_THREADS / 2, started);
+	/* Until most of them sleep in dirty throttling, inside their scopes. */
+	for (tries = 0; tries < 60; tries++) {
+		sleep(1);
+		used_throttled = wps_summary("task_contexts_used");
+		if (used_throttled >= started / 2 &&
+		    wps_summary("bdp_throttled") - throttled0 >= started)
+			break;
+	}
+	TH_LOG("%d writers: %lld contexts used at level timing, %lld throttles",
+	       started, (long long)used_throttled,
+	       (long long)(wps_summary("bdp_throttled") - throttled0));
+	EXPECT_LE(started / 2, used_throttled);
+	ASSERT_EQ(0, wps_control("level counts"));
+	/* Stop writing; every writer leaves its write and parks, alive. */
+	__atomic_store_n(&all.stop, true, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&all.lock);
+	while (all.parked < started)
+		pthread_cond_wait(&all.cond, &all.lock);
+	pthread_mutex_unlock(&all.lock);
+	sleep(1);
+	used_after = wps_summary("task_contexts_used");
+	TH_LOG("all %d parked at level counts: %lld contexts used, %d writes failed",
+	       started, (long long)used_after, all.failed);
+	EXPECT_GE(SCOPE_SPARE, used_after)
+		TH_LOG("the writers' scopes were left holding their contexts");
+	EXPECT_EQ(0, all.failed);
+	pthread_mutex_lock(&all.lock);
+	all.release = true;
+	pthread_cond_broadcast(&all.cond);
+	pthread_mutex_unlock(&all.lock);
+	for (i = 0; i < started; i++) {
+		pthread_join(tid[i], NULL);
+		close(w[i].fd);
+	}
+	if (!self->switched)
+		ASSERT_EQ(0, wps_control("level timing"));
+}
+
+/* ---- a write fault that waits for a CPU ----------------------------------- */
+
+/*
+ * Issue 49, item 5: what is left of a fault's time after its named waits
+ * is its CPU time, its time runnable but not running, and other sleep.
+ * A writer and two busy loops share one CPU (all pinned to CPU 0, nice
+ * 0): the scheduler gives each about a third of it, so of the time the
+ * writer's faults take beyond their waits, about two thirds are spent
+ * runnable while a busy loop runs (sched_info.run_delay) and a third on
+ * the CPU.  The writer stores to every page of a 64-page file, then
+ * msyncs it, for CONTENTION_MS: each store after an msync takes a
+ * write-protect fault on a RAM disk (no stable pages, no I/O wait).
+ * Expected (level timing): fault_runq_ns > fault_cpu_ns, the runqueue
+ * time is most of the unnamed time (more than half), and cpu + runq <=
+ * unnamed; alone on the CPU, the same writer's faults have less run
+ * delay than CPU time.
+ */
+#define CONTENTION_PAGES	64
+#define CONTENTION_MS		3000
+
+static void pin_to_cpu0(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		_exit(3);
+}
+
+static void contention_writer(const char *path, uint64_t end_ns)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	char *m;
+
+	pin_to_cpu0();
+	if (fd < 0)
+		_exit(2);
+	m = mmap(NULL, CONTENTION_PAGES * PAGE, PROT_READ | PROT_WRITE,
+		 MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		_exit(2);
+	while (wpstat_now_ns() < end_ns) {
+		wps_store_pages(m, CONTENTION_PAGES, 1);
+		if (msync(m, CONTENTION_PAGES * PAGE, MS_SYNC))
+			_exit(2);
+	}
+	_exit(0);
+}
+
+static void busy_loop(uint64_t end_ns)
+{
+	pin_to_cpu0();
+	while (wpstat_now_ns() < end_ns)
+		;
+	_exit(0);
+}
+
+FIXTURE(contention) {
+	char path[256];
+	bool switched;
+};
+
+FIXTURE_SETUP(contention)
+{
+	int fd;
+
+	ASSERT_TRUE(wps_loaded());
+	ASSERT_LE(0, wps_timing());
+	self->switched = false;
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 1)
+		SKIP(return, "no CPU count");
+	fd = wps_scratch("ext4", "contention", CONTENTION_PAGES, self->path,
+			 sizeof(self->path));
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pwrite_pages(fd, 0, CONTENTION_PAGES, 1));
+	ASSERT_EQ(0, fsync(fd));
+	close(fd);
+	if (!wps_timing()) {
+		ASSERT_EQ(0, wps_control("level timing"));
+		self->switched = true;
+	}
+}
+
+FIXTURE_TEARDOWN(contention)
+{
+	unlink(self->path);
+	if (self->switched)
+		wps_control("level counts");
+}
+
+/* Run the writer (with @hogs busy loops beside it): its stall row. */
+static int contention_run(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(contention) *self, int hogs,
+			  struct stall_row *row)
+{
+	uint64_t end = wpstat_now_ns() + CONTENTION_MS * 1000000ULL;
+	pid_t writer, hog[2];
+	int i, status;
+
+	for (i = 0; i < hogs; i++) {
+		hog[i] = fork();
+		if (!hog[i])
+			busy_loop(end + 200 * 1000000ULL);
+	}
+	writer = fork();
+	if (!writer)
+		contention_writer(self->path, end);
+	if (waitpid(writer, &status, 0) != writer ||
+	    !WIFEXITED(status) || WEXITSTATUS(status))
+		return -1;
+	for (i = 0; i < hogs; i++)
+		waitpid(hog[i], NULL, 0);
+	return stall_of(self->path, writer, row) == 1 ? 0 : -1;
+}
+
+TEST_F_TIMEOUT(contention, fault_waits_for_a_cpu, 120)
+{
+	struct stall_row alone, shared;
+
+	ASSERT_EQ(0, contention_run(_metadata, self, 0, &alone));
+	ASSERT_EQ(0, contention_run(_metadata, self, 2, &shared));
+	TH_LOG("alone: %lld faults, fault %.1f ms, unnamed %.1f ms: cpu %.1f, runq %.1f",
+	       (long long)alone.fault_wp, alone.fault_ns / 1e6,
+	       alone.fault_unnamed_ns / 1e6, alone.fault_cpu_ns / 1e6,
+	       alone.fault_runq_ns / 1e6);
+	TH_LOG("beside two busy loops: %lld faults, fault %.1f ms, unnamed %.1f ms: cpu %.1f, runq %.1f",
+	       (long long)shared.fault_wp, shared.fault_ns / 1e6,
+	       shared.fault_unnamed_ns / 1e6, shared.fault_cpu_ns / 1e6,
+	       shared.fault_runq_ns / 1e6);
+	ASSERT_LT(0, alone.fault_wp);
+	ASSERT_LT(0, shared.fault_wp);
+	EXPECT_LE(alone.fault_cpu_ns + alone.fault_runq_ns,
+		  alone.fault_unnamed_ns);
+	EXPECT_LE(shared.fault_cpu_ns + shared.fault_runq_ns,
+		  shared.fault_unnamed_ns);
+	EXPECT_GT(alone.fault_cpu_ns, alone.fault_runq_ns);
+	EXPECT_GT(shared.fault_runq_ns, shared.fault_cpu_ns);
+	EXPECT_GT(shared.fault_runq_ns * 2, shared.fault_unnamed_ns);
 }
 
 TEST_HARNESS_MAIN

@@ -680,6 +680,12 @@ static int nullb_up(const char *params)
 int slowdev_up(const char *fs, const char *params, int write_delay_ms,
 	       int stable_writes)
 {
+	return slowdev_up_rw(fs, params, 0, write_delay_ms, stable_writes);
+}
+
+int slowdev_up_rw(const char *fs, const char *params, int read_delay_ms,
+		  int write_delay_ms, int stable_writes)
+{
 	const char *dev = "/dev/nullb0";
 	struct stat st;
 
@@ -689,11 +695,11 @@ int slowdev_up(const char *fs, const char *params, int write_delay_ms,
 	if (sh("mkfs.%s -q %s /dev/nullb0 >/dev/null 2>&1", fs,
 	       !strcmp(fs, "ext4") ? "-F -E lazy_itable_init=1,lazy_journal_init=1" : "-f"))
 		return -1;
-	if (write_delay_ms) {
+	if (read_delay_ms || write_delay_ms) {
 		if (sh("modprobe dm-delay && dmsetup create --noudevsync wpslow "
 		       "--table \"0 $(blockdev --getsz /dev/nullb0) delay "
-		       "/dev/nullb0 0 0 /dev/nullb0 0 %d\" && dmsetup mknodes wpslow",
-		       write_delay_ms))
+		       "/dev/nullb0 0 %d /dev/nullb0 0 %d\" && dmsetup mknodes wpslow",
+		       read_delay_ms, write_delay_ms))
 			return -1;
 		dev = "/dev/mapper/wpslow";
 	}

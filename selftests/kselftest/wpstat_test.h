@@ -346,5 +346,8 @@ void slowdev_down(void);
  */
 int slowdev_up(const char *fs, const char *params, int write_delay_ms,
 	       int stable_writes);
+/* The same, reads too completing @read_delay_ms late (once mounted). */
+int slowdev_up_rw(const char *fs, const char *params, int read_delay_ms,
+		  int write_delay_ms, int stable_writes);
 
 #endif
