@@ -179,10 +179,20 @@ for s in "${suites[@]}"; do
 	*) echo "guest-check: unknown suite '$s'" >&2; continue ;;
 	esac
 	echo "$s $results/$tap.tap" >"$results/running"
+	# A TMPDIR of the suite's own (on /tmp, as /tmp is), watched too:
+	# what bats keeps there (each test's output as it runs, the files of
+	# BATS_FILE_TMPDIR: experiment.bats' sweep log, export.bats' files)
+	# is progress that its TAP does not show until the test ends.  The
+	# running file is touched at each sign of it, for the host.
+	TMPDIR=$(mktemp -d /tmp/wpstat-suite.XXXXXX) && chmod 1777 "$TMPDIR"
+	export TMPDIR
 	"$top/scripts/check/watchdog.sh" --label "$s" --hang "$hang" \
-		--out "$results/$tap.tap" --times "$results/$tap.tap.times" -- \
+		--out "$results/$tap.tap" --times "$results/$tap.tap.times" --watch "$TMPDIR" \
+		--heartbeat "$results/running" -- \
 		"${cmd[@]}" 2>"$wdlog"
 	rc=$?
+	rm -rf --one-file-system "$TMPDIR"
+	export TMPDIR=/tmp
 	rm -f "$results/running"
 	took=$(($(date +%s) - start))
 	if [ $rc = 124 ] || [ $rc = 125 ]; then

@@ -31,7 +31,7 @@ alive() {	# TAG
 	pgrep -f -- "$1" >/dev/null
 }
 
-echo "1..8"
+echo "1..9"
 
 # 1. A kselftest-like suite prints, then its test sleeps and never prints
 # again (a child in a process group of its own, as the harness makes):
@@ -162,3 +162,17 @@ times() {
 		{ cat "$tmp/t.times"; return 1; }
 }
 check "the times file says how long each line took to come" times
+
+# 9. The guest's suite writes only to its TMPDIR, which the host does not
+# watch: the inner watchdog's heartbeat keeps the outer one from taking
+# the guest for hung.
+nested() {
+	local res=$tmp/nested priv=$tmp/nested-tmp
+	mkdir -p "$res" "$priv"
+	"$wd" --hang 3 --label "guest nested" --watch "$res" -- \
+		"$wd" --hang 3 --label inner --out "$res/s.tap" --watch "$priv" --heartbeat "$res/running" -- \
+		bash -c 'echo "1..1"; for i in $(seq 8); do echo $i >>"$1/progress"; sleep 1; done; echo "ok 1 s"' _ "$priv" \
+		>/dev/null 2>&1 || { echo "killed"; return 1; }
+	grep -q '^ok 1 s$' "$res/s.tap" || return 1
+}
+check "progress the host cannot see reaches it through the guest watchdog's heartbeat" nested

@@ -6,7 +6,8 @@
 #
 #   watchdog.sh [--out FILE] [--watch PATH]... [--hang SECS] [--total SECS]
 #               [--label NAME] [--tap FILE] [--running FILE] [--why FILE]
-#               [--times FILE] [--poll SECS] -- COMMAND [ARGS...]
+#               [--times FILE] [--heartbeat FILE] [--poll SECS]
+#               -- COMMAND [ARGS...]
 #
 # --out FILE      the command's stdout and stderr go to FILE (otherwise the
 #                 watchdog's own); FILE is watched, and is the TAP stream
@@ -30,6 +31,10 @@
 # --times FILE    each new line of --out, as it is seen, goes to FILE after
 #                 the seconds since the start: how long each test took, to
 #                 the poll's resolution
+# --heartbeat FILE  touched whenever progress is seen: a watchdog further
+#                 out that watches FILE sees this one's progress (the
+#                 guest's suites write to their TMPDIR, which the host
+#                 does not see)
 # --poll SECS     how often to look (default: 5, or less for a short limit)
 #
 # On a kill: TERM, then KILL after 10 s, to every process of the command's
@@ -55,6 +60,7 @@ label=command
 why=
 running=
 times=
+heartbeat=
 poll=
 watch=()
 
@@ -74,6 +80,7 @@ while [ $# -gt 0 ]; do
 	--running) running=$2; shift 2 ;;
 	--why) why=$2; shift 2 ;;
 	--times) times=$2; shift 2 ;;
+	--heartbeat) heartbeat=$2; shift 2 ;;
 	--poll) poll=$2; shift 2 ;;
 	--) shift; break ;;
 	-h | --help) usage ;;
@@ -216,6 +223,7 @@ while :; do
 		timeline "$offset" "$end" $((now - start))
 		offset=$end
 		line=$(last_line)
+		[ -z "$heartbeat" ] || touch "$heartbeat" 2>/dev/null
 	fi
 	if [ "$hang" != 0 ] && [ $((now - last)) -ge "$hang" ]; then
 		killed=hang
@@ -236,7 +244,11 @@ if [ -z "$killed" ]; then
 		longest_after=$line
 	fi
 	timeline "$offset" "$(size_of)" $((now - start))
-	echo "watchdog: $label longest silence $longest s after: ${longest_after:-(the start)}" >&2
+	if [ -n "$out" ]; then
+		echo "watchdog: $label longest silence $longest s after: ${longest_after:-(the start)}" >&2
+	else
+		echo "watchdog: $label longest silence $longest s" >&2
+	fi
 	exit $rc
 fi
 
