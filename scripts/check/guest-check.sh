@@ -88,16 +88,23 @@ setup_more_fs() {
 timing_suites=${WPSTAT_TIMING_SUITES-ksft:wpstat_iface ksft:wpstat_predict ksft:wpstat_lmdb ksft:wpstat_fs ksft:wpstat_lifetime ksft:wpstat_threads ksft:wpstat_ctlfuzz ksft:wpstat_privacy ksft:wpstat_slowdev ksft:wpstat_stalls ksft:wpstat_fuse ksft:wpstat_nfs bats:predictions}
 
 # What make check leaves to make check-kernels (every suite on every
-# kernel): none yet.
-long_suites=""
+# kernel), because they are long and prove nothing the rest of make check
+# does not: the experiment's reduced sweep (make experiment is its real
+# run, make check-kernels renders its report), the short soak (make
+# stress runs its long form), and two reruns at level timing: the
+# control fuzz switches levels itself, and bats:predictions checks again,
+# through the CLI, what wpstat_predict@timing checks on every kernel.
+long_suites="bats:experiment ksft:wpstat_longrun ksft:wpstat_ctlfuzz@timing bats:predictions@timing"
 
 # What the kernel does, as opposed to what the tools make of it: these run
 # on every kernel of make check, and the quick ones again at level timing
 # (the full set, on one kernel, reruns every count-checking suite there).
 # bats:predictions checks the predictions of wpstat_predict once more
-# through wpload and the CLI: the full set has it.  bats:diagnose is in
-# both: whether a remedy takes a finding away is the kernel's to say.
-kernel_suites="ksft:wpstat_iface ksft:wpstat_predict ksft:wpstat_lifetime ksft:wpstat_stalls ksft:wpstat_slowdev ksft:wpstat_fs ksft:wpstat_threads ksft:wpstat_fuse bats:diagnose"
+# through wpload and the CLI, and bats:diagnose whether each remedy takes
+# its finding away (18 scenarios of seconds each, repeated per remedy: 5
+# to 7 minutes a kernel): the full set has them, on one kernel, and make
+# check-kernels on every kernel.
+kernel_suites="ksft:wpstat_iface ksft:wpstat_predict ksft:wpstat_lifetime ksft:wpstat_stalls ksft:wpstat_slowdev ksft:wpstat_fs ksft:wpstat_threads ksft:wpstat_fuse"
 kernel_timing_suites="ksft:wpstat_predict ksft:wpstat_stalls ksft:wpstat_fs ksft:wpstat_lifetime"
 
 suites=("$@")
