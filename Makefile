@@ -3,11 +3,14 @@
 # wpstat: two commands do everything on a fresh Debian 12 machine (as root):
 #   make demo    install what is missing, build, boot 6.12, run a workload,
 #                print the counters
-#   make check   install, build for every supported kernel, run all tests
-#                in a guest of the newest 6.12 and the kernel-facing ones in
-#                a guest of each other kernel (two guests at once), end with
-#                "N passed, N failed, N skipped"
-#   make check-kernels  every suite on every kernel
+#   make check   install, build for every supported kernel, run the tests
+#                in a guest of the newest 6.12 (all but the long ones) and
+#                the kernel-facing ones in a guest of each other kernel (two
+#                guests at once), end with "N passed, N failed, N skipped";
+#                nothing fails for its time, only for a wrong result or a
+#                hang (10 minutes of silence)
+#   make check-kernels  every suite on every kernel, the long ones
+#                (experiment's sweep, longrun, timing reruns) included
 #   make stress  the same for the long forms of the reliability suites
 #                (WPSTAT_STRESS=1; SUITES=... to choose others)
 #   make check-debug  the module suites on a KASAN/lockdep/kmemleak 6.12
@@ -64,7 +67,8 @@ check: setup
 	@$(MAKE) --no-print-directory build
 	@scripts/check/check.sh
 
-# Every suite on every kernel, not only the kernel-facing ones.
+# Every suite on every kernel, not only the kernel-facing ones, and the
+# long ones make check leaves out (scripts/check/guest-check.sh).
 check-kernels: setup-long
 	@$(MAKE) --no-print-directory build
 	@WPSTAT_CHECK_FULL=all scripts/check/check.sh
