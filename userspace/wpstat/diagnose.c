@@ -191,7 +191,7 @@ static struct dx_finding *finding_new(struct dx_report *r, const char *rule,
 	f = &r->f[r->n++];
 	memset(f, 0, sizeof(*f));
 	f->rule = rule;
-	f->title = title;
+	snprintf(f->title, sizeof(f->title), "%s", title ? title : "");
 	f->ns = ns;
 	f->share = r->stall_ns ? (double)ns / r->stall_ns : -1;
 	f->severity = r->stall_ns ? severity_of(f->share) : DX_INFO;
@@ -634,11 +634,9 @@ static void rule_journal(struct dx_report *r, const struct dx_input *in,
 
 	snprintf(title, sizeof(title), "%s waited for the filesystem journal",
 		 where_subject(where));
-	f = finding_new(r, "journal", NULL, ns);
+	f = finding_new(r, "journal", title, ns);
 	if (!f)
 		return;
-	snprintf(f->title_buf, sizeof(f->title_buf), "%s", title);
-	f->title = f->title_buf;
 	finding_of_item(f, it);
 	ev_cause(f, l, it, STALL_JOURNAL);
 	memset(&m, 0, sizeof(m));
@@ -662,8 +660,10 @@ static void rule_journal(struct dx_report *r, const struct dx_input *in,
 		       "mtime reaches the disk lazily (within a day, or with the next other inode change or fsync)",
 		       "mount -o remount,lazytime %s", m.point[0] ? m.point : "<the mount point>");
 	triggers(f, in, it, where);
-	remedy(f, "the commits the writer's faults meet", "the data of the two is synced apart",
-	       "move the fsync off the file being stored to (fsync a different file, or sync on a schedule the writer does not share)");
+	remedy(f, where == DX_IN_WRITES ? "the commits the writer's write(2) calls meet" :
+	       "the commits the writer's faults meet", "the data of the two is synced apart",
+	       "move the fsync off the file being %s (fsync a different file, or sync on a schedule the writer does not share)",
+	       where == DX_IN_WRITES ? "written" : "stored to");
 }
 
 /* MADV_POPULATE_WRITE came in 5.14. */
@@ -703,7 +703,7 @@ static void rule_readin(struct dx_report *r, const struct dx_input *in,
 		       "store once to every page ahead of use (MADV_POPULATE_WRITE needs 5.14, this is %s)",
 		       kernel_release());
 	remedy(f, "the read wait, if issued early enough; the first-write fault stays", "the memory; the reads move earlier",
-	       "madvise(MADV_WILLNEED) or readahead(2) the range ahead of use");
+	       "madvise(MADV_WILLNEED) or readahead(2) the range ahead of use: each call reads at most the larger of read_ahead_kb and the device's optimal I/O size (force_page_cache_ra()), so call it per window, or raise read_ahead_kb");
 	remedy(f, "the read wait: mmap reads the pages in", "mmap takes the read time; a shared mapping's pages are mapped read-only, so each first store still takes a write-protect fault",
 	       "mmap with MAP_POPULATE");
 	remedy(f, "reads of pages evicted since their last use", "memory",

@@ -40,8 +40,7 @@ struct dx_remedy {
 
 struct dx_finding {
 	const char *rule;	/* stable, wb, throttle, journal, ... */
-	const char *title;
-	char title_buf[128];	/* a title made for the finding */
+	char title[128];	/* copied: findings are sorted by value */
 	enum dx_severity severity;
 	uint64_t ns;		/* the stall time it explains */
 	double share;		/* of all the stall time; < 0: not timed */
