@@ -756,7 +756,8 @@ static void churn_one_process(struct __test_metadata *_metadata,
 	churn_settle(self);
 	ASSERT_EQ(0, churn_file(self, "newest", false));
 	churn_check(_metadata, self, "newest", getpid());
-	EXPECT_LE(files - max, wps_summary("stall_rows_gone"));
+	/* Most went through a row; an event of a full table, to the spill. */
+	EXPECT_LE(files / 2, wps_summary("stall_rows_gone"));
 }
 
 TEST_F_TIMEOUT(churn, long_lived_process_through_100_files, 300)
