@@ -18,6 +18,8 @@
 #                6.12 cloud and rt kernels (installed by this target only)
 #   make deb     the Debian packages, wpstat-dkms and wpstat (build/deb);
 #                make repo: an apt repository of them (build/repo)
+#   make check-packages  the package test on every suite: apt install,
+#                boot, load, upgrade, purge
 #
 # Other targets: setup, build, module, userspace, selftests, checkpatch,
 # bench (cost per event on every kernel, writes docs/benchmarks.md),
@@ -103,6 +105,13 @@ deb:
 
 repo: deb
 	@scripts/pkg/repo.sh $(if $(REPO_KEY),--key $(REPO_KEY))
+
+# The package test on every suite wpstat supports (bullseye, bookworm,
+# trixie, sid), one after another: install, boot, load, the demo counts, a
+# later kernel, upgrade, the bad cases, purge (make check runs bookworm's).
+# PKG_SUITES= picks suites.
+check-packages: setup
+	@scripts/pkg/test.sh --out $(CURDIR)/results/packages $(or $(PKG_SUITES),bullseye bookworm trixie sid)
 
 # Quiet: the set-up's and the build's output go to results/demo/*.log.
 demo:
@@ -208,6 +217,6 @@ clean:
 	rm -rf build/kmod build/bin build/lib build/selftests results
 
 .PHONY: all setup setup-long build module userspace selftests checkpatch check check-kernels stress check-debug check-flavours clients clients-build clients-runs \
-	deb repo \
+	deb repo check-packages \
 	demo readme-session bench experiment vm \
 	install uninstall clean

@@ -30,6 +30,9 @@
 #              WPSTAT_HANG_SECS (the silence that is a hang, default 600;
 #              3600 under WPSTAT_STRESS)
 #              WPSTAT_BACKSTOP_SECS (each guest's bound: guest_backstop)
+#              WPSTAT_CHECK_PACKAGES (1: run the package test,
+#              scripts/pkg/test.sh bookworm; default with the host checks
+#              and without SUITES)
 # For scripts/check/check-debug.sh, which runs the guest suites on another kernel
 # next to a concurrent make check: WPSTAT_CHECK_OUT (results directory,
 # default results/check), WPSTAT_CHECK_HOST=0 (no host checks),
@@ -275,8 +278,24 @@ done
 if [ -z "$host_pid" ] && [ "${WPSTAT_CHECK_HOST:-1}" != 0 ]; then
 	(SECONDS=0; host_checks) &
 fi
+# The package test (scripts/pkg/test.sh): bookworm's packages from apt-get
+# install to purge in a root of their own, its kernels booted one at a
+# time, so it takes a guest slot.  With the host checks, not with SUITES=
+# (make stress, clients); WPSTAT_CHECK_PACKAGES=0/1 decides otherwise.
+pkg_default=0
+[ -n "${SUITES:-}" ] || [ "${WPSTAT_CHECK_HOST:-1}" = 0 ] || pkg_default=1
+if [ "${WPSTAT_CHECK_PACKAGES:-$pkg_default}" = 1 ]; then
+	while [ "$(running)" -ge "$max_jobs" ]; do
+		wait -n
+	done
+	echo "check: package test (bookworm)" >&2
+	(SECONDS=0; "$top/scripts/pkg/test.sh" --out "$out/packages" bookworm >"$out/packages.log" 2>&1
+		echo "check: package test took $SECONDS s" >&2) &
+	guests+=($!)
+fi
 wait
 [ "${WPSTAT_CHECK_HOST:-1}" = 0 ] || summarise host "$out/host"
+[ ! -d "$out/packages" ] || summarise packages "$out/packages"
 
 for k in $kvers; do
 	read -r rc secs <"$out/$k.status" 2>/dev/null || rc=125 secs=?

@@ -82,8 +82,9 @@ build=(dpkg-buildpackage -us -uc -b)
 if [ -n "$suite" ]; then
 	root=$top/build/chroot/$suite
 	[ -x "$root/usr/bin/env" ] || die "no build chroot $root (make setup)"
-	deps=(debhelper dkms libkmod-dev pkgconf dpkg-dev)
-	if ! "$top/scripts/vm/chroot-run.sh" "$root" -- dpkg-query -W "${deps[@]}" >/dev/null 2>&1; then
+	deps=(build-essential debhelper dkms libkmod-dev pkgconf dpkg-dev)
+	if [ "$("$top/scripts/vm/chroot-run.sh" "$root" -- dpkg-query -W -f '${Status}\n' "${deps[@]}" 2>/dev/null |
+		grep -c '^install ok installed$')" != ${#deps[@]} ]; then
 		"$top/scripts/vm/chroot-run.sh" "$root" -- apt-get update -qq >/dev/null
 		"$top/scripts/vm/chroot-run.sh" "$root" -- env DEBIAN_FRONTEND=noninteractive \
 			apt-get install -y -qq --no-install-recommends "${deps[@]}" >"$log" 2>&1 ||
