@@ -842,6 +842,9 @@ static int wait_bit_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 					  c->wait_gen.stalls);
 			wpstat_hist_add(WPH_STABLE_WAIT, &c->wait_key, ns);
 		} else {
+			wpstat_count_time(&c->wait_key, WPC_WB_WRITE_WAIT_NS,
+					  WPC_WB_WRITE_WAIT_MAX_NS, ns,
+					  c->wait_gen.inodes);
 			wpstat_stall_time(&c->wait_key, WPS_WB_NS, ns,
 					  c->wait_gen.stalls);
 		}
@@ -1031,6 +1034,7 @@ static void notrace tp_wait_writeback(WPSTAT_TP_FOLIO_PROTO)
 		return;
 	if (kind == WPW_STABLE)
 		wpstat_add(r, WPC_STABLE_WAITS, 1);
+	/* The time goes to this row: stable_wait_ns or wb_write_wait_ns. */
 	gen.inodes = wpstat_ref_gen(r);
 	gen.stalls = wpstat_stall_add(&key, kind == WPW_STABLE ? WPS_STABLE :
 				      WPS_WB, 1);

@@ -18,8 +18,9 @@
  * they are; a row whose file is gone (its inode destroyed: deleted,
  * evicted, unmounted) goes to its device's row (ino 0, tgid 0), and one
  * of an exited process to its file's "exited" row (tgid 0).  If those
- * leave less than a quarter of the table free, the oldest exited rows
- * (by their latest event) go to their device's row too.  So the rows of
+ * leave less than half the table free, the oldest exited rows (by their
+ * latest event) go to their device's row too, and an event that finds
+ * the table full before the next compaction goes to its device's row.  So the rows of
  * a file, its device's rows among them, still add up to the inode
  * counters, and a new process x file pair finds a row as long as the
  * live pairs fit.
@@ -649,12 +650,12 @@ static void stall_map_rows(struct wpstat_stalls *old, u32 n0,
 
 /*
  * In the first pass's table @s, mark the oldest exited rows so that the
- * rows left fit in three quarters of the table: those go to their
- * device's row instead.  Returns how many, or -ENOMEM.
+ * rows left fit in half the table: those go to their device's row
+ * instead.  Returns how many, or -ENOMEM.
  */
 static int stall_mark_aged(struct wpstat_stalls *s, bool *aged)
 {
-	u32 n = atomic_read(&s->nr_rows), keep = s->r.max - s->r.max / 4;
+	u32 n = atomic_read(&s->nr_rows), keep = s->r.max / 2;
 	u32 i, nold = 0, fold;
 	struct stall_age *age;
 
@@ -717,8 +718,8 @@ static void wpstat_stalls_compact(void)
 	if (!new || !map || !targets)
 		goto nomem;
 	stall_map_rows(old, n0, new, map, targets, NULL, NULL, &exited, &gone);
-	/* Too little room left: a second pass folds the oldest exited rows. */
-	if (atomic_read(&new->nr_rows) > new->r.max - new->r.max / 4) {
+	/* Less than half left: a second pass folds the oldest exited rows. */
+	if (atomic_read(&new->nr_rows) > new->r.max / 2) {
 		first = new;
 		aged = kvcalloc(first->r.max, sizeof(*aged),
 				GFP_KERNEL | __GFP_NORETRY);

@@ -376,7 +376,9 @@ static void triggers(struct dx_finding *f, const struct dx_input *in,
 	ev_text(f, "write_protected_by", "/proc/wpstat/inodes mkclean_<trigger>",
 		"%s (of %" PRIu64 " folio_mkclean calls)", list, all);
 	syncer = synced_by(f, in, it);
-	if (!syncer)
+	if (!syncer && where == DX_IN_WRITES)
+		snprintf(who, sizeof(who), "whose syncs they are is not known: they write-protected no mapping");
+	else if (!syncer)
 		snprintf(who, sizeof(who), "no process's sync was seen (level counts, or a reset since)");
 	else if (syncer == it->row->tgid)
 		snprintf(who, sizeof(who), "the syncs are its own");

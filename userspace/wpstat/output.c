@@ -101,27 +101,39 @@ int file_cols_select(const struct wpstat_snapshot *s, const char *spec,
  * Where the counters the computed columns read are in a snapshot (-1:
  * absent), looked up once per table rather than once per cell.
  */
+/*
+ * The stall column: the same number as the stalls table's stall, from
+ * the inode counters: the named waits' times, wherever they were (in a
+ * fault or in write(2)), and the write faults' unnamed time.  Adding
+ * mkwrite_ns instead would count twice the waits inside the faults.
+ */
+static const char *const stall_parts[] = {
+	"stable_wait_ns", "wb_write_wait_ns", "bdp_pause_ns", "journal_wait_ns",
+	"readin_wait_ns", "mkwrite_unnamed_ns",
+};
+
 struct file_cols_at {
 	int trigger[NR_MKCLEAN_TRIGGERS];
-	int fault_ns, stable_ns, pause_ns;	/* the stall column's */
-	int max_ns[3];				/* the worst column's */
+	int stall[ARRAY_SIZE(stall_parts)];	/* the stall column's */
+	int max_ns[WPSTAT_MAX_COUNTERS];	/* the worst column's */
+	int nmax;
 };
 
 static void file_cols_at(const struct wpstat_snapshot *s,
 			 struct file_cols_at *at)
 {
-	static const char *const max_ns[] = {
-		"mkwrite_max_ns", "stable_wait_max_ns", "bdp_pause_max_ns",
-	};
 	size_t i;
+	int c;
 
 	for (i = 0; i < NR_MKCLEAN_TRIGGERS; i++)
 		at->trigger[i] = wpstat_counter_index(s, mkclean_triggers[i].column);
-	at->fault_ns = wpstat_counter_index(s, "mkwrite_ns");
-	at->stable_ns = wpstat_counter_index(s, "stable_wait_ns");
-	at->pause_ns = wpstat_counter_index(s, "bdp_pause_ns");
-	for (i = 0; i < ARRAY_SIZE(max_ns); i++)
-		at->max_ns[i] = wpstat_counter_index(s, max_ns[i]);
+	for (i = 0; i < ARRAY_SIZE(stall_parts); i++)
+		at->stall[i] = wpstat_counter_index(s, stall_parts[i]);
+	/* worst: every maximum the module has (kind MAX in its lists). */
+	at->nmax = 0;
+	for (c = 0; c < s->ncounters; c++)
+		if (wpstat_counter_is_max(s->names[c]))
+			at->max_ns[at->nmax++] = c;
 }
 
 /* @f's counter at @c, 0 if absent or unavailable; *@any set if present. */
@@ -162,13 +174,11 @@ static const char *file_cell(char *buf, size_t len, const struct file_list *l,
 		}
 		return buf;
 	case ICOL_STALL:
-		/* The waits inside a fault are in its time too. */
-		v = value_at(f, at->fault_ns, &any);
-		best = value_at(f, at->stable_ns, &any);
-		v = (v > best ? v : best) + value_at(f, at->pause_ns, &any);
+		for (i = 0, v = 0; i < ARRAY_SIZE(at->stall); i++)
+			v += value_at(f, at->stall[i], &any);
 		return any ? wpstat_fmt_duration(buf, len, v) : "-";
 	case ICOL_WORST:
-		for (i = 0; i < ARRAY_SIZE(at->max_ns); i++) {
+		for (i = 0; i < (size_t)at->nmax; i++) {
 			v = value_at(f, at->max_ns[i], &any);
 			best = v > best ? v : best;
 		}

@@ -127,8 +127,8 @@ struct col_sel {
 /* A file table's columns computed from several counters. */
 enum {
 	ICOL_CLEANED_BY = 1000,	/* the mkclean_<trigger> with the most */
-	ICOL_STALL,		/* bdp_pause_ns + max(mkwrite_ns, stable_wait_ns) */
-	ICOL_WORST,		/* the largest *_max_ns */
+	ICOL_STALL,		/* the named waits + the faults' unnamed time */
+	ICOL_WORST,		/* the largest of every maximum (kind MAX) */
 };
 struct list_opts {
 	unsigned int flags;		/* LOPT_*: set by the caller */
