@@ -68,7 +68,8 @@ struct wpstat_counter_info {
 	u8 kind;		/* enum wpstat_kind */
 };
 
-extern const struct wpstat_counter_info wpstat_counters[WPC_NR];
+/* Unsized: its BUILD_BUG_ON (wpstat_table.c) sees what the .def made. */
+extern const struct wpstat_counter_info wpstat_counters[];
 
 /* Log2-ns duration histograms. */
 enum wpstat_hist_id {
@@ -462,7 +463,7 @@ struct wpstat_stall_field_info {
 	bool max;			/* merged by maximum (compaction) */
 	bool events;			/* counts events (not ns) */
 };
-extern const struct wpstat_stall_field_info wpstat_stall_fields[WPS_NR];
+extern const struct wpstat_stall_field_info wpstat_stall_fields[];
 
 extern unsigned int wpstat_max_stalls;
 struct proc_dir_entry;	/* 5.10's seq_file.h does not declare it */

@@ -18,7 +18,6 @@ static int __init wpstat_init(void)
 {
 	int ret;
 
-	BUILD_BUG_ON(ARRAY_SIZE(wpstat_counters) != WPC_NR);
 	BUILD_BUG_ON(WPP_NR > 32);	/* probe masks are u32 */
 
 	ret = wpstat_handlers_init();

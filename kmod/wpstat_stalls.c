@@ -61,7 +61,11 @@
 #define WPSTAT_UNIT_EVENTS_PTES		true
 #define WPSTAT_UNIT_EVENTS_CPU		false
 #define WPSTAT_UNIT_EVENTS_RUNQ		false
-const struct wpstat_stall_field_info wpstat_stall_fields[WPS_NR] = {
+/*
+ * Unsized: wpstat_stalls_init() checks that the list made every field,
+ * the last one included.
+ */
+const struct wpstat_stall_field_info wpstat_stall_fields[] = {
 #define WPSTAT_STALL(id, nm, lk, knd, unit, ...)			\
 	[WPS_##id] = { .name = #nm, .like = WPC_##lk,			\
 		       .max = WPK_##knd == WPK_MAX,			\
@@ -387,13 +391,6 @@ void notrace wpstat_stall_time(const struct wpstat_key *key,
 	struct wpstat_stalls *s = rcu_dereference_sched(wpstat_stalls);
 	struct wpstat_stall *r;
 
-	BUILD_BUG_ON(ARRAY_SIZE(wpstat_stall_fields) != WPS_NR);
-	BUILD_BUG_ON(WPS_FAULT_MAX - WPS_FAULT_NS != 1 ||
-		     WPS_STABLE_MAX - WPS_STABLE_NS != 1 ||
-		     WPS_WB_MAX - WPS_WB_NS != 1 ||
-		     WPS_PAUSE_MAX - WPS_PAUSE_NS != 1 ||
-		     WPS_JOURNAL_MAX - WPS_JOURNAL_NS != 1 ||
-		     WPS_READIN_MAX - WPS_READIN_NS != 1);
 	if (unlikely(!s || s->reset_gen != gen))
 		return;
 	r = stall_row(s, key, false);
@@ -839,9 +836,26 @@ void wpstat_stalls_summary(struct seq_file *m)
 	seq_printf(m, "stall_row_bytes %zu\n", wpstat_rows_bytes(sizeof(struct wpstat_stall)));
 }
 
+/*
+ * Each cause's maximum is right after its time, which wpstat_stall_time()
+ * raises as field + 1: a cause of the list where it is not makes a
+ * negative index here, a build error.
+ */
+static const char wpstat_stall_max_after_ns[] __maybe_unused = {
+#define WPSTAT_STALL(...)
+#define WPSTAT_STALL_CAUSE(id, ...) \
+	[WPS_##id##_NS + 1 == WPS_##id##_MAX ? 0 : -1] = 0,
+#include "wpstat_stalls.def"
+#undef WPSTAT_STALL_CAUSE
+#undef WPSTAT_STALL
+};
+
 int wpstat_stalls_init(void)
 {
-	struct wpstat_stalls *s = wpstat_stalls_alloc(wpstat_max_stalls, 0);
+	struct wpstat_stalls *s;
+
+	BUILD_BUG_ON(ARRAY_SIZE(wpstat_stall_fields) != WPS_NR);
+	s = wpstat_stalls_alloc(wpstat_max_stalls, 0);
 
 	init_irq_work(&wpstat_stalls_iw, wpstat_stalls_irq_work);
 	INIT_DELAYED_WORK(&wpstat_stalls_work, wpstat_stalls_workfn);

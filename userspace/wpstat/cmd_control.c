@@ -288,8 +288,9 @@ const struct wpstat_cmd wpstat_cmd_filter = {
 const struct wpstat_cmd wpstat_cmd_level = {
 	"level", cmd_level, "level [counts|timing]",
 	"show or switch what is attached: counts (default,\n"
-	"cheapest) or timing (adds mkwrite_ns, mkwrite_max_ns,\n"
-	"mkclean_ptes, and the stalls' fault_ns, fault_max_ns)",
+	"cheapest) or timing (adds return probes: the columns\n"
+	"/proc/wpstat/counters lists at level timing, the fault\n"
+	"and wait times among them)",
 };
 
 const struct wpstat_cmd wpstat_cmd_histogram = {

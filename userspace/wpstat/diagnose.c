@@ -238,14 +238,14 @@ static uint64_t file_val(const struct file_list *fl,
 }
 
 /* A cause's columns, events then ns then the worst, in the module's order. */
-_Static_assert(STALL_STABLE_NS == STALL_STABLE + 1 && STALL_STABLE_MAX == STALL_STABLE + 2 &&
-	       STALL_WB_NS == STALL_WB + 1 && STALL_WB_MAX == STALL_WB + 2 &&
-	       STALL_PAUSE_NS == STALL_PAUSE + 1 && STALL_PAUSE_MAX == STALL_PAUSE + 2 &&
-	       STALL_JOURNAL_NS == STALL_JOURNAL + 1 &&
-	       STALL_JOURNAL_MAX == STALL_JOURNAL + 2 &&
-	       STALL_READIN_NS == STALL_READIN + 1 &&
-	       STALL_READIN_MAX == STALL_READIN + 2,
-	       "wpstat_stalls.def: each cause's events, ns and max in a row");
+/* Each cause's worst right after its time (ev_cause()), from the list. */
+#define WPSTAT_STALL(...)
+#define WPSTAT_STALL_CAUSE(id, ...)					\
+	_Static_assert(STALL_##id##_MAX == STALL_##id##_NS + 1,		\
+		       "wpstat_stalls.def: " #id "'s max right after its ns");
+#include "wpstat_stalls.def"
+#undef WPSTAT_STALL_CAUSE
+#undef WPSTAT_STALL
 
 /* Where a row's waits of one cause were: its process's faults, or write(2). */
 enum dx_where { DX_IN_FAULTS, DX_IN_WRITES, DX_IN_BOTH };
@@ -279,16 +279,17 @@ static const char *where_subject(enum dx_where w)
 	       "write faults";
 }
 
-/* The row's three columns of the cause counted by @events, as evidence. */
+/* A cause's events, time and worst (the field after its time), as evidence. */
 static void ev_cause(struct dx_finding *f, const struct stall_list *l,
-		     const struct stall_item *it, enum stall_field events)
+		     const struct stall_item *it, enum stall_field events,
+		     enum stall_field ns)
 {
 	ev_num(f, stall_fields[events].name, item_val(l, it, events), "events",
 	       "/proc/wpstat/stalls");
-	ev_num(f, stall_fields[events + 1].name, item_val(l, it, events + 1),
-	       "ns", "/proc/wpstat/stalls");
-	ev_num(f, stall_fields[events + 2].name, item_val(l, it, events + 2),
-	       "ns", "/proc/wpstat/stalls");
+	ev_num(f, stall_fields[ns].name, item_val(l, it, ns), "ns",
+	       "/proc/wpstat/stalls");
+	ev_num(f, stall_fields[ns + 1].name, item_val(l, it, ns + 1), "ns",
+	       "/proc/wpstat/stalls");
 }
 
 /*
@@ -385,30 +386,30 @@ static void triggers(struct dx_finding *f, const struct dx_input *in,
 	else
 		snprintf(who, sizeof(who), "the syncs are pid %" PRIu32 "'s, not its own", syncer);
 	switch (top) {
-	case 0:
+	case TRIG_MSYNC:
 		remedy(f, effect, "data reaches the disk later",
 		       "msync(MS_SYNC) less often, or over the cold part of the mapping only: each one cleans and write-protects every dirty page it covers (%s)", who);
 		break;
-	case 1:
-	case 2:
+	case TRIG_FSYNC:
+	case TRIG_SYNC_FILE_RANGE:
 		remedy(f, effect, "data reaches the disk later, or the file is split in two",
 		       "fsync the file less often, or stop %s to the pages being synced (double-buffer: sync the half not being written); %s", to, who);
 		break;
-	case 3:
+	case TRIG_SYNC:
 		remedy(f, effect, "none for this file; the sync(2)/syncfs(2) caller loses its guarantee",
 		       "find what calls sync(2) or syncfs(2) on this filesystem (e.g. a backup or container runtime)");
 		break;
-	case 4:
+	case TRIG_FLUSHER_PERIODIC:
 		read_setting("/proc/sys/vm/dirty_expire_centisecs", val, sizeof(val));
 		remedy(f, "the flusher cleans pages older than this only", "more dirty data lost on a crash; larger writeback bursts",
 		       "sysctl vm.dirty_expire_centisecs=<longer than the pages stay hot> (now %s)", val);
 		break;
-	case 5:
+	case TRIG_FLUSHER_BACKGROUND:
 		read_setting("/proc/sys/vm/dirty_background_bytes", val, sizeof(val));
 		remedy(f, "background writeback starts later", "more dirty memory; longer fsync",
 		       "sysctl vm.dirty_background_bytes=<larger> (now %s; 0: dirty_background_ratio applies)", val);
 		break;
-	case 6:
+	case TRIG_RECLAIM:
 		remedy(f, "reclaim stops writing the file back", "memory",
 		       "give the workload more memory (or raise its cgroup's memory.high): reclaim is writing dirty pages back to free them");
 		break;
@@ -434,7 +435,7 @@ static void rule_stable(struct dx_report *r, const struct dx_input *in,
 		return;
 	finding_of_item(f, it);
 	f->mechanism = "folio_wait_stable() (mm/page-writeback.c) makes a store to a page under writeback wait for the write to complete when the device asks for stable pages (its queue's stable_writes, read at mount: SB_I_STABLE_WRITES)";
-	ev_cause(f, l, it, STALL_STABLE);
+	ev_cause(f, l, it, STALL_STABLE, STALL_STABLE_NS);
 	if (queue_attr(it->row->file.major, it->row->file.minor,
 		       "stable_writes", val, sizeof(val), path, sizeof(path)))
 		ev_text(f, "stable_writes", "sysfs", "%s (%s)", val, path);
@@ -464,7 +465,7 @@ static void rule_wb(struct dx_report *r, const struct dx_input *in,
 		return;
 	finding_of_item(f, it);
 	f->mechanism = "a wait for a page's writeback in the write path that is not a stable-page wait: btrfs_page_mkwrite() (fs/btrfs/inode.c) calls folio_wait_writeback() itself, whatever the device, since btrfs checksums what it writes; a write(2) waits there where the filesystem's write_begin does";
-	ev_cause(f, l, it, STALL_WB);
+	ev_cause(f, l, it, STALL_WB, STALL_WB_NS);
 	triggers(f, in, it, where_of(l, it, CAUSE_WB));
 	remedy(f, "the wait (nodatacow files are not checksummed, but btrfs still waits)", "no checksums, no snapshots' sharing for the file",
 	       "chattr +C on an empty file (nodatacow), or keep hot mapped files off btrfs");
@@ -560,7 +561,7 @@ static void rule_throttle(struct dx_report *r, const struct dx_input *in,
 		return;
 	finding_of_item(f, it);
 	f->mechanism = "balance_dirty_pages() (mm/page-writeback.c) sleeps a task that dirties pages once the dirty pages pass the freerun point (halfway between the background and the dirty limit), longer the further over the setpoint and the slower the device writes";
-	ev_cause(f, l, it, STALL_PAUSE);
+	ev_cause(f, l, it, STALL_PAUSE, STALL_PAUSE_NS);
 	read_setting("/proc/sys/vm/dirty_ratio", ratio, sizeof(ratio));
 	read_setting("/proc/sys/vm/dirty_bytes", bytes, sizeof(bytes));
 	read_setting("/proc/sys/vm/dirty_background_ratio", bg, sizeof(bg));
@@ -640,7 +641,7 @@ static void rule_journal(struct dx_report *r, const struct dx_input *in,
 	if (!f)
 		return;
 	finding_of_item(f, it);
-	ev_cause(f, l, it, STALL_JOURNAL);
+	ev_cause(f, l, it, STALL_JOURNAL, STALL_JOURNAL_NS);
 	memset(&m, 0, sizeof(m));
 	if (mount_of(it->row->file.major, it->row->file.minor, &m)) {
 		lazy = has_option(m.options, "lazytime");
@@ -690,7 +691,7 @@ static void rule_readin(struct dx_report *r, const struct dx_input *in,
 		return;
 	finding_of_item(f, it);
 	f->mechanism = "a store to a page of the mapping that is not in the page cache faults, and filemap_fault() (mm/filemap.c) reads the page in, dropping the mmap lock to wait for the device, and has the fault retried (FAULT_FLAG_TRIED: a major fault) before ->page_mkwrite can run; a file larger than memory, just opened, or evicted (fio drops its file's cache at start) pays a read per page, or per readahead window";
-	ev_cause(f, l, it, STALL_READIN);
+	ev_cause(f, l, it, STALL_READIN, STALL_READIN_NS);
 	ev_num(f, "fault_first", item_val(l, it, STALL_FAULT_FIRST), "events",
 	       "/proc/wpstat/stalls");
 	if (queue_attr(it->row->file.major, it->row->file.minor,

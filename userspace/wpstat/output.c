@@ -26,15 +26,17 @@ const char *fmt_count(char *buf, size_t len, uint64_t v)
 	return buf;
 }
 
+/* The column is the counter's own name: WPC_MKCLEAN_<id>'s. */
+#define WPSTAT_COUNTER(id, name, ...) static const char col_##id[] = #name;
+#include "wpstat_counters.def"
+#undef WPSTAT_COUNTER
+
 const struct mkclean_trigger mkclean_triggers[NR_MKCLEAN_TRIGGERS] = {
-	{ "mkclean_msync",		"msync" },
-	{ "mkclean_fsync",		"fsync" },
-	{ "mkclean_sync_file_range",	"sync_file_range" },
-	{ "mkclean_sync",		"sync" },
-	{ "mkclean_flusher_periodic",	"flusher-periodic" },
-	{ "mkclean_flusher_background",	"flusher-background" },
-	{ "mkclean_reclaim",		"reclaim" },
-	{ "mkclean_other",		"other" },
+#define WPSTAT_COUNTER(...)
+#define WPSTAT_MKCLEAN_TRIGGER(id, nm) [TRIG_##id] = { col_MKCLEAN_##id, #nm },
+#include "wpstat_counters.def"
+#undef WPSTAT_MKCLEAN_TRIGGER
+#undef WPSTAT_COUNTER
 };
 
 /* What a person reads first: faults, cleans and by what, stall time. */

@@ -234,8 +234,19 @@ int col_sel_parse(const char *spec, bool lenient,
 		  const void *ctx, const char *known, struct col_sel *sel);
 
 /* output.c */
-/* What started the writeback that write-protected pages: mkclean_<column>. */
-#define NR_MKCLEAN_TRIGGERS	8
+/*
+ * What started the writeback that write-protected pages: the
+ * mkclean_<trigger> counters (kmod/wpstat_counters.def's
+ * WPSTAT_MKCLEAN_TRIGGER list), TRIG_<id> in its order.
+ */
+enum mkclean_trigger_id {
+#define WPSTAT_COUNTER(...)
+#define WPSTAT_MKCLEAN_TRIGGER(id, ...) TRIG_##id,
+#include "wpstat_counters.def"
+#undef WPSTAT_MKCLEAN_TRIGGER
+#undef WPSTAT_COUNTER
+	NR_MKCLEAN_TRIGGERS
+};
 extern const struct mkclean_trigger {
 	const char *column;
 	const char *name;	/* as run and cleaned_by print it */
