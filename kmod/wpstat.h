@@ -10,10 +10,16 @@
  *   wpstat_debugfs.c   debugfs wpstat/ and the control parser (reset)
  *   wpstat_proc.c      /proc/wpstat/{inodes,stalls,summary,gone,counters}
  *   wpstat_attach.c    attachment registry: levels, skip_probes, floor
- *   wpstat_handlers.c  the probe handlers, the enable switch and filters
- *   wpstat_stalls.c    the process x file stall table
+ *   wpstat_handlers.c  the entry-only callbacks; the handlers' set-up
+ *   wpstat_tracepoints.c  the tracepoint probes
+ *   wpstat_kretprobes.c   the return-probe handlers and tasks' timed scopes
+ *   wpstat_floor.c     make bench's floor: the same points, empty handlers
+ *   wpstat_probe_core.c   switches, filters, caller ranges, wait classes
+ *   wpstat_stalls.c    events into the process x file stall table
+ *   wpstat_stalls_table.c  that table: rows, recycling, reset, summary
  *   wpstat_tctx.c      per-task call contexts
  *   wpstat_table.c     the inode table and the per-CPU statistics
+ *   wpstat_hist.c      the duration histograms
  *   wpstat_rows.c      the row store both tables are made of
  */
 #ifndef _WPSTAT_H
@@ -179,6 +185,18 @@ struct wpstat_rows_param {
 	unsigned int *val;
 	unsigned int limit;
 };
+
+/* ---- wpstat_hist.c ------------------------------------------------------ */
+void wpstat_hist_add(enum wpstat_hist_id h, const struct wpstat_key *key,
+		     u64 ns);
+int wpstat_hist_set_scope(const struct wpstat_hist_scope *scope);
+void wpstat_hist_scope_show(struct seq_file *m);
+int wpstat_hist_read(struct wpstat_hist_counts *sum);
+struct wpstat_hists *wpstat_hists_reset_prepare(void);
+void wpstat_hists_reset_abort(struct wpstat_hists *new);
+void wpstat_hists_reset_commit(struct wpstat_hists *new);
+int wpstat_hist_init(void);
+void wpstat_hist_exit(void);
 
 /* ---- wpstat_rows.c ------------------------------------------------------ */
 extern const struct kernel_param_ops wpstat_rows_param_ops;
@@ -378,11 +396,6 @@ static inline void wpstat_count_gen(const struct wpstat_key *key,
 		wpstat_add(r, c, delta);
 }
 
-void wpstat_hist_add(enum wpstat_hist_id h, const struct wpstat_key *key,
-		     u64 ns);
-int wpstat_hist_set_scope(const struct wpstat_hist_scope *scope);
-void wpstat_hist_scope_show(struct seq_file *m);
-int wpstat_hist_read(struct wpstat_hist_counts *sum);
 void wpstat_mark_gone(const struct wpstat_key *key);
 void wpstat_count_bdp_unattributed(void);
 u64 wpstat_sums_read(struct wpstat_table *t, size_t offset, bool max);
@@ -397,7 +410,7 @@ u64 wpstat_probe_stat(size_t offset);
 #define WPSTAT_PROBE_STAT(field) \
 	wpstat_probe_stat(offsetof(struct wpstat_probe_stats, field))
 
-/* ---- wpstat_stalls.c ----------------------------------------------------- */
+/* ---- wpstat_stalls.c, wpstat_stalls_table.c ------------------------------- */
 
 /*
  * The causes a process x file row counts, in /proc/wpstat/stalls order
@@ -466,7 +479,21 @@ struct wpstat_stall_field_info {
 extern const struct wpstat_stall_field_info wpstat_stall_fields[];
 
 extern unsigned int wpstat_max_stalls;
+extern struct wpstat_stalls __rcu *wpstat_stalls;
 struct proc_dir_entry;	/* 5.10's seq_file.h does not declare it */
+
+static __always_inline bool wpstat_stall_key_equal(const struct wpstat_stall_key *a,
+					    const struct wpstat_stall_key *b)
+{
+	return a->ino == b->ino && a->dev == b->dev && a->gen == b->gen &&
+	       a->sb == b->sb && a->tgid == b->tgid && a->start == b->start;
+}
+
+
+struct wpstat_stall *wpstat_stall_find_key(struct wpstat_stalls *s,
+					   const struct wpstat_stall_key *key,
+					   bool insert,
+					   const struct wpstat_stall *from);
 
 int wpstat_stalls_init(void);
 void wpstat_stalls_exit(void);
@@ -558,7 +585,10 @@ struct wpstat_handler_set {
 	void *tp;
 };
 
-extern const struct wpstat_handler_set wpstat_handlers[WPP_NR];
+/* Each mechanism's handlers, in the file of its kind; the floor's. */
+extern const struct wpstat_handler_set wpstat_entry_handlers[WPP_NR];
+extern const struct wpstat_handler_set wpstat_krp_handlers[WPP_NR];
+extern const struct wpstat_handler_set wpstat_tp_handlers[WPP_NR];
 extern const struct wpstat_handler_set wpstat_floor_handlers[WPP_NR];
 
 /*

@@ -189,7 +189,7 @@ static int entry_ops_register(void)
 	/* All entry points share one callback (real or floor). */
 	wpstat_entry_ops.func = wpstat_floor ?
 		wpstat_floor_handlers[WPP_BDP_RL].ftrace :
-		wpstat_handlers[WPP_BDP_RL].ftrace;
+		wpstat_entry_handlers[WPP_BDP_RL].ftrace;
 	ret = register_ftrace_function(&wpstat_entry_ops);
 	if (!ret)
 		wpstat_entry_registered = true;
@@ -198,9 +198,15 @@ static int entry_ops_register(void)
 
 /* ---- attaching one mechanism -------------------------------------------- */
 
-static const struct wpstat_handler_set *handlers_of(enum wpstat_probe_id p)
+/* @p's handlers for mechanism @m: the floor's, or those of @m's file. */
+static const struct wpstat_handler_set *handlers_of(enum wpstat_probe_id p,
+						    enum wpstat_mech m)
 {
-	return wpstat_floor ? &wpstat_floor_handlers[p] : &wpstat_handlers[p];
+	if (wpstat_floor)
+		return &wpstat_floor_handlers[p];
+	return m == WPM_KRETPROBE ? &wpstat_krp_handlers[p] :
+	       m == WPM_TRACEPOINT ? &wpstat_tp_handlers[p] :
+	       &wpstat_entry_handlers[p];
 }
 
 struct tp_lookup {
@@ -282,7 +288,7 @@ static void wpstat_resolve_addresses(void)
 static int attach_mech(enum wpstat_probe_id p, enum wpstat_mech m)
 {
 	struct wpstat_probe *wp = &wpstat_probes[p];
-	const struct wpstat_handler_set *h = handlers_of(p);
+	const struct wpstat_handler_set *h = handlers_of(p, m);
 	struct tp_lookup l = { .name = wp->target };
 	int ret;
 

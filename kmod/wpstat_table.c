@@ -350,133 +350,6 @@ void notrace wpstat_count_bdp_unattributed(void)
 		this_cpu_inc(t->sums->bdp_unattributed);
 }
 
-/* ---- histograms ----------------------------------------------------------- */
-
-/*
- * The histograms and their scope, swapped as one under RCU: a reset or a
- * new scope starts from empty histograms, and no event is counted under
- * a scope it does not belong to.
- */
-static struct wpstat_hists __rcu *wpstat_hists;
-static DEFINE_MUTEX(wpstat_hists_mutex);
-
-static struct wpstat_hists *wpstat_hists_alloc(const struct wpstat_hist_scope *scope)
-{
-	struct wpstat_hists *h = kzalloc(sizeof(*h), GFP_KERNEL);
-
-	if (!h)
-		return NULL;
-	h->scope = *scope;
-	if (IS_ENABLED(CONFIG_WPSTAT_HISTOGRAMS)) {
-		h->counts = alloc_percpu(struct wpstat_hist_counts);
-		if (!h->counts) {
-			kfree(h);
-			return NULL;
-		}
-	}
-	return h;
-}
-
-static void wpstat_hists_free(struct wpstat_hists *h)
-{
-	if (!h)
-		return;
-	free_percpu(h->counts);
-	kfree(h);
-}
-
-static void wpstat_hists_free_rcu(struct rcu_head *rcu)
-{
-	wpstat_hists_free(container_of(rcu, struct wpstat_hists, rcu));
-}
-
-/* Probe context: one duration of @key's file, if the scope wants it. */
-void notrace wpstat_hist_add(enum wpstat_hist_id id, const struct wpstat_key *key,
-		     u64 ns)
-{
-	struct wpstat_hists *h = rcu_dereference_sched(wpstat_hists);
-	unsigned int b = ns ? fls64(ns) - 1 : 0;
-
-	if (!IS_ENABLED(CONFIG_WPSTAT_HISTOGRAMS) || !h || !h->counts)
-		return;
-	switch (h->scope.kind) {
-	case WPHS_INODE:
-		if (key->ino != h->scope.ino ||
-		    (!h->scope.any_gen && key->gen != h->scope.gen))
-			return;
-		fallthrough;
-	case WPHS_DEV:
-		if (key->dev != h->scope.dev)
-			return;
-	}
-	this_cpu_inc(h->counts->n[id][b]);
-}
-
-/* Process context: start empty histograms under @scope (NULL: the same). */
-/* Swap in @new (wpstat_hists_mutex held); the old ones go after RCU. */
-static void wpstat_hists_swap(struct wpstat_hists *new)
-{
-	struct wpstat_hists *old;
-
-	old = rcu_replace_pointer(wpstat_hists, new,
-				  lockdep_is_held(&wpstat_hists_mutex));
-	/* Readers and handlers use them only inside RCU read sections. */
-	call_rcu(&old->rcu, wpstat_hists_free_rcu);
-}
-
-int wpstat_hist_set_scope(const struct wpstat_hist_scope *scope)
-{
-	struct wpstat_hists *new, *old;
-
-	mutex_lock(&wpstat_hists_mutex);
-	old = rcu_dereference_protected(wpstat_hists,
-					lockdep_is_held(&wpstat_hists_mutex));
-	new = wpstat_hists_alloc(scope ? scope : &old->scope);
-	if (new)
-		wpstat_hists_swap(new);
-	mutex_unlock(&wpstat_hists_mutex);
-	return new ? 0 : -ENOMEM;
-}
-
-/* "all", "dev MAJ:MIN" or "inode MAJ:MIN:INO:GEN", no newline. */
-void wpstat_hist_scope_show(struct seq_file *m)
-{
-	struct wpstat_hists *h;
-
-	rcu_read_lock();
-	h = rcu_dereference(wpstat_hists);
-	if (!h || h->scope.kind == WPHS_ALL) {
-		seq_puts(m, "all");
-	} else {
-		seq_printf(m, "%s %u:%u", h->scope.kind == WPHS_DEV ?
-			   "dev" : "inode", MAJOR(h->scope.dev),
-			   MINOR(h->scope.dev));
-		if (h->scope.kind == WPHS_INODE)
-			seq_printf(m, ":%llu", h->scope.ino);
-		if (h->scope.kind == WPHS_INODE && !h->scope.any_gen)
-			seq_printf(m, ":%u", h->scope.gen);
-	}
-	rcu_read_unlock();
-}
-
-/* The counts of every CPU, added into @sum; -ENODATA if not built. */
-int wpstat_hist_read(struct wpstat_hist_counts *sum)
-{
-	struct wpstat_hists *h;
-	int cpu, i, b;
-
-	if (!IS_ENABLED(CONFIG_WPSTAT_HISTOGRAMS))
-		return -ENODATA;
-	rcu_read_lock();
-	h = rcu_dereference(wpstat_hists);
-	for_each_possible_cpu(cpu)
-		for (i = 0; i < WPH_NR; i++)
-			for (b = 0; b < WPSTAT_HIST_BUCKETS; b++)
-				sum->n[i][b] += per_cpu_ptr(h->counts, cpu)->n[i][b];
-	rcu_read_unlock();
-	return 0;
-}
-
 /*
  * Probe context: @key's inode is being destroyed.  Its row, if any, is
  * marked so that a compaction may fold it into the "gone" totals.
@@ -579,25 +452,20 @@ static struct wpstat_table *wpstat_table_swap(struct wpstat_table *new)
  * Start counting from zero, in two steps so that the control layer can
  * reset every table at once or, short of memory, none: a fresh inode
  * table with fresh sums and fresh histograms of the same scope (the
- * control mutex keeps the scope), then the swap.  Events racing with the
- * reset land wholly in one table or the other.
+ * control mutex keeps the scope), then the swap.  An event counted in
+ * one table and timed after the swap adds its time to none (struct
+ * wpstat_gen): no row has a time without its count.
  */
 int wpstat_table_reset_prepare(struct wpstat_table_reset *r)
 {
-	struct wpstat_hists *cur;
-
 	r->table = wpstat_table_alloc(wpstat_max_inodes, NULL);
-	mutex_lock(&wpstat_hists_mutex);
-	cur = rcu_dereference_protected(wpstat_hists,
-					lockdep_is_held(&wpstat_hists_mutex));
-	r->hists = wpstat_hists_alloc(&cur->scope);
-	mutex_unlock(&wpstat_hists_mutex);
+	r->hists = wpstat_hists_reset_prepare();
 	return r->table && r->hists ? 0 : -ENOMEM;
 }
 
 void wpstat_table_reset_abort(struct wpstat_table_reset *r)
 {
-	wpstat_hists_free(r->hists);
+	wpstat_hists_reset_abort(r->hists);
 	wpstat_table_put(r->table);
 }
 
@@ -605,9 +473,7 @@ void wpstat_table_reset_commit(struct wpstat_table_reset *r)
 {
 	struct wpstat_table *old;
 
-	mutex_lock(&wpstat_hists_mutex);
-	wpstat_hists_swap(r->hists);
-	mutex_unlock(&wpstat_hists_mutex);
+	wpstat_hists_reset_commit(r->hists);
 	mutex_lock(&wpstat_table_mutex);
 	old = rcu_dereference_protected(wpstat_table,
 					lockdep_is_held(&wpstat_table_mutex));
@@ -766,9 +632,8 @@ static void wpstat_compact_workfn(struct work_struct *work)
 
 int wpstat_table_init(void)
 {
-	struct wpstat_hist_scope all = { .kind = WPHS_ALL };
-	struct wpstat_hists *hists;
 	struct wpstat_table *t;
+	int hist_err;
 
 	BUILD_BUG_ON(ARRAY_SIZE(wpstat_counters) != WPC_NR);
 
@@ -778,17 +643,17 @@ int wpstat_table_init(void)
 	wpstat_probe_stats = alloc_percpu(struct wpstat_probe_stats);
 	wpstat_last = alloc_percpu(struct wpstat_last);
 	t = wpstat_table_alloc(wpstat_max_inodes, NULL);
-	hists = wpstat_hists_alloc(&all);
-	if (!wpstat_probe_stats || !wpstat_last || !t || !hists) {
+	hist_err = wpstat_hist_init();
+	if (!wpstat_probe_stats || !wpstat_last || !t || hist_err) {
 		pr_err("cannot allocate a table for %u inodes\n",
 		       wpstat_max_inodes);
-		wpstat_hists_free(hists);
+		if (!hist_err)
+			wpstat_hist_exit();
 		wpstat_table_put(t);
 		free_percpu(wpstat_last);
 		free_percpu(wpstat_probe_stats);
 		return -ENOMEM;
 	}
-	rcu_assign_pointer(wpstat_hists, hists);
 	rcu_assign_pointer(wpstat_table, t);
 	return 0;
 }
@@ -804,10 +669,7 @@ void wpstat_table_exit(void)
 	RCU_INIT_POINTER(wpstat_table, NULL);
 	synchronize_rcu();
 	wpstat_table_put(t);
-	/* After the call_rcu() callbacks of scope changes. */
-	rcu_barrier();
-	wpstat_hists_free(rcu_dereference_protected(wpstat_hists, 1));
-	RCU_INIT_POINTER(wpstat_hists, NULL);
+	wpstat_hist_exit();
 	free_percpu(wpstat_last);
 	free_percpu(wpstat_probe_stats);
 }

@@ -13,7 +13,7 @@ kver=${1:-$(ls "$top/build/kmod" 2>/dev/null | head -n 1)}
 dir=$top/build/kmod/$kver
 
 # The order: the "wpstat_X.c" lines of wpstat.h's opening comment.
-mapfile -t order < <(sed -n '1,/^#ifndef/s/^ \*   \(wpstat_[a-z]*\)\.c .*/\1/p' "$top/kmod/wpstat.h")
+mapfile -t order < <(sed -n '1,/^#ifndef/s/^ \*   \(wpstat_[a-z_]*\)\.c .*/\1/p' "$top/kmod/wpstat.h")
 if [ ${#order[@]} -lt 5 ] || ! ls "$dir"/wpstat_*.o >/dev/null 2>&1; then
 	echo "not ok 1 kmod layers: no order in kmod/wpstat.h (${#order[@]}) or no objects in $dir"
 	exit 0

@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * wpstat_kretprobes.c - the return-probe handlers, and the timed scopes
+ * they keep in each task's context: a write fault, timed whole from its
+ * first handle_mm_fault() (level timing); write(2)'s time update and copy
+ * loop, whose journal waits are a writer's; a throttle in
+ * balance_dirty_pages() and its pauses; a writeback wait announced by its
+ * tracepoint and timed in folio_wait_bit(); folio_mkclean()'s PTE count
+ * (level timing).  They run only where a task may sleep, and once per
+ * fault at level timing.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include "wpstat_probe.h"
+
+/*
+ * What the last balance_dirty_pages_ratelimited_flags() call on each CPU
+ * was for (wpstat_handlers.c records it; bdp_entry() reads it).
+ */
+struct wpstat_bdp_record __percpu *wpstat_bdp_record;
+
+/*
+ * Whether the task is inside one of the timed calls @scope names
+ * (WPT_FAULT: a write fault; WPT_MODIFIED: a write(2) scope); one left
+ * by an earlier level is dropped.  The owner's context only, as every
+ * tctx use.
+ */
+bool wpstat_in_scope(struct wpstat_tctx *c, unsigned int scope)
+{
+	if (!c || !(c->active & scope))
+		return false;
+	if (c->fault_epoch == READ_ONCE(wpstat_level_epoch))
+		return true;
+	wpstat_tctx_put(c, scope);
+	return false;
+}
+
+/*
+ * A named wait of @ns inside the task's write fault (if it is in one)
+ * ended: its time, and the CPU and runqueue time inside it (from @cpu0
+ * and @runq0, read where it began), are not the fault's unnamed time.
+ */
+void wpstat_fault_wait_done(struct wpstat_tctx *c, u64 ns, u64 cpu0, u64 runq0)
+{
+	if (!wpstat_in_scope(c, WPT_FAULT))
+		return;
+	c->fault_named_ns += ns;
+	c->fault_wait_cpu += wpstat_task_cpu_ns() - cpu0;
+	c->fault_wait_runq += wpstat_task_runq_ns() - runq0;
+}
+
+/*
+ * What started the writeback that is cleaning a folio: reclaim; for a
+ * flusher, the reason of its pass (writeback_start); for any other task,
+ * the system call it is in.
+ */
+enum wpstat_counter wpstat_mkclean_trigger(void)
+{
+	unsigned int flags = current->flags;
+	struct wpstat_tctx *c;
+
+	if (flags & (PF_KSWAPD | PF_MEMALLOC))
+		return WPC_MKCLEAN_RECLAIM;
+	if (flags & PF_KTHREAD) {
+		c = wpstat_tctx_find();
+		if (!c || !(c->active & WPT_WB))
+			return WPC_MKCLEAN_OTHER;
+		switch (c->wb_reason) {
+		case WB_REASON_PERIODIC:
+			return WPC_MKCLEAN_FLUSHER_PERIODIC;
+		case WB_REASON_BACKGROUND:
+			return WPC_MKCLEAN_FLUSHER_BACKGROUND;
+		case WB_REASON_SYNC:
+			return WPC_MKCLEAN_SYNC;
+		case WB_REASON_VMSCAN:
+			return WPC_MKCLEAN_RECLAIM;
+		}
+		return WPC_MKCLEAN_OTHER;
+	}
+	switch (wpstat_syscall_nr()) {
+	case __NR_msync:
+		return WPC_MKCLEAN_MSYNC;
+	case __NR_fsync:
+	case __NR_fdatasync:
+		return WPC_MKCLEAN_FSYNC;
+	case __NR_sync_file_range:
+		return WPC_MKCLEAN_SYNC_FILE_RANGE;
+	case __NR_sync:
+	case __NR_syncfs:
+		return WPC_MKCLEAN_SYNC;
+	}
+	return WPC_MKCLEAN_OTHER;
+}
+
+/*
+ * A write fault's scope is over (at @end): its whole time, and the part
+ * of it in no named wait, go to the file if do_page_mkwrite() counted
+ * it, in the tables its count went to.  A fault that never got there
+ * (no ->page_mkwrite, an error) is no mkwrite fault: nothing is added.
+ */
+static void fault_close(struct wpstat_tctx *c, u64 end)
+{
+	u64 ns = end - c->fault_start, unnamed, cpu, runq;
+
+	if (c->fault_mkwrite) {
+		unnamed = ns - min(ns, c->fault_named_ns);
+		/*
+		 * Of the unnamed time, the part on a CPU and the part
+		 * waiting for one: the task's totals over the fault less
+		 * those inside the named waits.  The CPU time is up to a
+		 * tick behind at either end: never more than what is left.
+		 */
+		runq = wpstat_task_runq_ns() - c->fault_runq0;
+		runq -= min(runq, c->fault_wait_runq);
+		runq = min(runq, unnamed);
+		cpu = wpstat_task_cpu_ns() - c->fault_cpu0;
+		cpu -= min(cpu, c->fault_wait_cpu);
+		cpu = min(cpu, unnamed - runq);
+		wpstat_count_time(&c->fault_key, WPC_MKWRITE_NS,
+				  WPC_MKWRITE_MAX_NS, ns, c->fault_gen.inodes);
+		wpstat_stall_time(&c->fault_key, WPS_FAULT_NS, ns,
+				  c->fault_gen.stalls);
+		wpstat_hist_add(WPH_MKWRITE, &c->fault_key, ns);
+		wpstat_count_gen(&c->fault_key, WPC_MKWRITE_UNNAMED_NS, unnamed,
+				 c->fault_gen.inodes);
+		wpstat_stall_ns(&c->fault_key, WPS_FAULT_UNNAMED_NS, unnamed,
+				c->fault_gen.stalls);
+		wpstat_count_gen(&c->fault_key, WPC_MKWRITE_CPU_NS, cpu,
+				 c->fault_gen.inodes);
+		wpstat_stall_ns(&c->fault_key, WPS_FAULT_CPU_NS, cpu,
+				c->fault_gen.stalls);
+		wpstat_count_gen(&c->fault_key, WPC_MKWRITE_RUNQ_NS, runq,
+				 c->fault_gen.inodes);
+		wpstat_stall_ns(&c->fault_key, WPS_FAULT_RUNQ_NS, runq,
+				c->fault_gen.stalls);
+	}
+	wpstat_tctx_put(c, WPT_FAULT);
+}
+
+/*
+ * A fault that asked for a retry and was not retried (a signal took the
+ * task back to user space first): closed at its last return, so that a
+ * counted fault keeps its time.
+ */
+static void fault_drop_pending(struct wpstat_tctx *c)
+{
+	if (wpstat_in_scope(c, WPT_FAULT) && c->fault_retry)
+		fault_close(c, c->fault_end);
+}
+
+/*
+ * handle_mm_fault(), level timing: a write fault on a shared file
+ * mapping opens the task's fault scope, which the waits inside it
+ * (read-in, stable page, writeback, journal, dirty-throttle pause) add
+ * their time to.  A fault whose page had to be read in returns
+ * VM_FAULT_RETRY after the read and is retried at once at the same
+ * address (FAULT_FLAG_TRIED): the retry continues the scope, so the
+ * fault is timed from its first attempt.  Any other fault returns at
+ * once (no instance, no return probe).
+ */
+static int fault_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct vm_area_struct *vma = wpstat_fault_vma(regs);
+	unsigned long addr = wpstat_fault_address(regs) & PAGE_MASK;
+	struct wpstat_tctx *c;
+	struct wpstat_key key;
+
+	wpstat_hit(WPP_FAULT);
+	if (!(wpstat_fault_flags(regs) & FAULT_FLAG_WRITE) ||
+	    !(READ_ONCE(vma->vm_flags) & VM_SHARED) || !vma->vm_file ||
+	    READ_ONCE(wpstat_counting_level) != WPL_TIMING ||
+	    !wpstat_want_task() ||
+	    !wpstat_key_of_mapping(vma->vm_file->f_mapping, &key))
+		return 1;
+	c = wpstat_tctx_get();
+	if (!c)
+		return 1;
+	if (wpstat_in_scope(c, WPT_FAULT) && c->fault_retry &&
+	    c->fault_addr == addr && wpstat_key_equal(&c->fault_key, &key)) {
+		c->fault_retry = false;		/* the same fault, again */
+		return 0;
+	}
+	fault_drop_pending(c);
+	c = wpstat_tctx_get();	/* closing the old scope may release it */
+	if (!c)
+		return 1;
+	/* Not in a write(2) scope either: a fault there only reads. */
+	c->active = (c->active & ~WPT_MODIFIED) | WPT_FAULT;
+	c->fault_key = key;
+	c->fault_addr = addr;
+	c->fault_named_ns = 0;
+	c->fault_retry = false;
+	c->fault_mkwrite = false;
+	c->fault_epoch = READ_ONCE(wpstat_level_epoch);
+	c->fault_wait_cpu = 0;
+	c->fault_wait_runq = 0;
+	c->fault_cpu0 = wpstat_task_cpu_ns();
+	c->fault_runq0 = wpstat_task_runq_ns();
+	c->fault_start = ktime_get_ns();
+	return 0;
+}
+NOKPROBE_SYMBOL(fault_entry);
+
+static int fault_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	vm_fault_t ret = (vm_fault_t)regs_return_value(regs);
+	struct wpstat_tctx *c = wpstat_tctx_find();
+	u64 now;
+
+	if (!wpstat_in_scope(c, WPT_FAULT) || c->fault_retry)
+		return 0;
+	now = ktime_get_ns();
+	if (ret & VM_FAULT_RETRY) {
+		c->fault_retry = true;
+		c->fault_end = now;
+		return 0;
+	}
+	fault_close(c, now);
+	return 0;
+}
+NOKPROBE_SYMBOL(fault_return);
+
+static int mkclean_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct mkclean_data *d = (void *)ri->data;
+
+	wpstat_hit(WPP_MKCLEAN);
+	if (READ_ONCE(wpstat_counting_level) != WPL_TIMING ||
+	    !wpstat_mkclean_key(regs, &d->key))
+		return 1;
+	d->gen = wpstat_mkclean_count(&d->key, regs);
+	return 0;
+}
+NOKPROBE_SYMBOL(mkclean_entry);
+
+/*
+ * The PTEs a clean write-protected, and, when a process cleaned them in
+ * its own system call (msync, fsync: not a flusher, not reclaim), that
+ * process's share: its stall row for the file says who set up the
+ * write-protect faults of every process storing to it.
+ */
+static int mkclean_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct mkclean_data *d = (void *)ri->data;
+	int ptes = (int)regs_return_value(regs);
+
+	if (ptes <= 0)
+		return 0;
+	wpstat_count_gen(&d->key, WPC_MKCLEAN_PTES, ptes, d->gen);
+	if (!(current->flags & (PF_KTHREAD | PF_MEMALLOC)) &&
+	    wpstat_want_task())
+		wpstat_stall_add(&d->key, WPS_WP_CAUSED, ptes);
+	return 0;
+}
+NOKPROBE_SYMBOL(mkclean_return);
+
+/* A throttle pause ended: its time, also a named wait of a fault it is in. */
+void wpstat_bdp_close_pause(struct wpstat_tctx *c, u64 now)
+{
+	u64 ns;
+
+	if (!c->pause_start)
+		return;
+	ns = now - c->pause_start;
+	c->pause_start = 0;
+	wpstat_count_time(&c->bdp_key, WPC_BDP_PAUSE_NS, WPC_BDP_PAUSE_MAX_NS,
+			  ns, c->pause_gen.inodes);
+	wpstat_stall_time(&c->bdp_key, WPS_PAUSE_NS, ns, c->pause_gen.stalls);
+	wpstat_hist_add(WPH_BDP_PAUSE, &c->bdp_key, ns);
+	wpstat_fault_wait_done(c, ns, c->pause_cpu0, c->pause_runq0);
+}
+
+/* balance_dirty_pages(): entered only outside the free-run zone. */
+static int bdp_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct wpstat_bdp_record *r = this_cpu_ptr(wpstat_bdp_record);
+	struct wpstat_tctx *c;
+
+	wpstat_hit(WPP_BDP);
+	if (r->task != (unsigned long)current ||
+	    r->switches != wpstat_task_switches(current)) {
+		/*
+		 * The task left the CPU since its ratelimited call (it slept
+		 * creating a cgroup wb, or was preempted and another task's
+		 * call took the record): whose write this is, is lost, and
+		 * said so if the task filter would have counted it.
+		 */
+		if (wpstat_want_task())
+			wpstat_count_bdp_unattributed();
+		return 1;
+	}
+	if (!r->counted)
+		return 1;
+	wpstat_count(&r->key, WPC_BDP_THROTTLED, 1);
+	c = wpstat_tctx_get();
+	if (!c || (c->active & WPT_BDP))
+		return 1;
+	c->active |= WPT_BDP;
+	c->bdp_key = r->key;
+	c->bdp_async = wpstat_bdp_flags(regs) & WPSTAT_BDP_ASYNC;
+	c->pause_start = 0;
+	return 0;
+}
+NOKPROBE_SYMBOL(bdp_entry);
+
+static int bdp_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct wpstat_tctx *c = wpstat_tctx_find();
+
+	if (c && (c->active & WPT_BDP)) {
+		wpstat_bdp_close_pause(c, ktime_get_ns());
+		wpstat_tctx_put(c, WPT_BDP);
+	}
+	return 0;
+}
+NOKPROBE_SYMBOL(bdp_return);
+
+/* folio_wait_bit(): only a wait announced by the tracepoint. */
+
+static int wait_bit_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct wpstat_tctx *c;
+
+	wpstat_hit(WPP_WAIT_BIT);
+	if (wpstat_wait_bit_nr(regs) != PG_writeback)
+		return 1;
+	c = wpstat_tctx_find();
+	if (!c || !(c->active & WPT_WAIT) ||
+	    c->wait_folio != wpstat_wait_bit_folio(regs))
+		return 1;
+	c->wait_entered = true;
+	wait_start_now((void *)ri->data);
+	return 0;
+}
+NOKPROBE_SYMBOL(wait_bit_entry);
+
+static int wait_bit_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct wait_start *w = (void *)ri->data;
+	u64 ns = ktime_get_ns() - w->start;
+	struct wpstat_tctx *c = wpstat_tctx_find();
+
+	if (c && (c->active & WPT_WAIT)) {
+		wpstat_fault_wait_done(c, ns, w->cpu0, w->runq0);
+		if (c->wait_stable) {
+			wpstat_count_time(&c->wait_key, WPC_STABLE_WAIT_NS,
+					  WPC_STABLE_WAIT_MAX_NS, ns,
+					  c->wait_gen.inodes);
+			wpstat_stall_time(&c->wait_key, WPS_STABLE_NS, ns,
+					  c->wait_gen.stalls);
+			wpstat_hist_add(WPH_STABLE_WAIT, &c->wait_key, ns);
+		} else {
+			wpstat_count_time(&c->wait_key, WPC_WB_WRITE_WAIT_NS,
+					  WPC_WB_WRITE_WAIT_MAX_NS, ns,
+					  c->wait_gen.inodes);
+			wpstat_stall_time(&c->wait_key, WPS_WB_NS, ns,
+					  c->wait_gen.stalls);
+		}
+		wpstat_tctx_put(c, WPT_WAIT);
+	}
+	return 0;
+}
+NOKPROBE_SYMBOL(wait_bit_return);
+
+/*
+ * The write(2) scopes (WPT_MODIFIED), whose journal waits go to the file's
+ * row; never inside a fault, nor one inside the other:
+ *   file_modified(): write(2) and its kin update mtime here, before the
+ *     copy (ext4_write_checks), through the same ext4_dirty_inode() as
+ *     the fault;
+ *   generic_perform_write(): the copy loop, whose ->write_begin starts a
+ *     handle per page without delalloc (ext4_write_begin), and whose
+ *     ->write_end dirties the inode when the size grows: generic_write_end
+ *     -> mark_inode_dirty (5.10, 6.1), ext4_da_do_write_end's i_disksize
+ *     update (6.3 on).  xfs and btrfs have loops of their own.
+ */
+static __always_inline int write_scope_entry(struct file *file)
+{
+	struct wpstat_tctx *c;
+	struct wpstat_key key;
+
+	if (!wpstat_want_task() || !file ||
+	    !wpstat_key_of(file_inode(file), &key))
+		return 1;
+	c = wpstat_tctx_get();
+	if (!c)
+		return 1;
+	fault_drop_pending(c);	/* a fault a signal interrupted is over */
+	if (wpstat_in_scope(c, WPT_FAULT | WPT_MODIFIED))
+		return 1;
+	c = wpstat_tctx_get();	/* dropping a stale scope may release it */
+	if (!c)
+		return 1;
+	c->active |= WPT_MODIFIED;
+	c->fault_key = key;
+	c->fault_epoch = READ_ONCE(wpstat_level_epoch);
+	return 0;
+}
+
+static int modified_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	wpstat_hit(WPP_FILE_MODIFIED);
+	return write_scope_entry(wpstat_file_arg(regs));
+}
+NOKPROBE_SYMBOL(modified_entry);
+
+/* xfs's write checks (6.0 on) end here: file_modified_flags() is static. */
+static int kiocb_modified_entry(struct kretprobe_instance *ri,
+				struct pt_regs *regs)
+{
+	wpstat_hit(WPP_KIOCB_MODIFIED);
+	return write_scope_entry(wpstat_kiocb_file(regs));
+}
+NOKPROBE_SYMBOL(kiocb_modified_entry);
+
+static int perform_write_entry(struct kretprobe_instance *ri,
+			       struct pt_regs *regs)
+{
+	wpstat_hit(WPP_PERFORM_WRITE);
+	return write_scope_entry(wpstat_perform_write_file(regs));
+}
+NOKPROBE_SYMBOL(perform_write_entry);
+
+static int modified_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct wpstat_tctx *c = wpstat_tctx_find();
+
+	if (c && (c->active & WPT_MODIFIED))
+		wpstat_tctx_put(c, WPT_MODIFIED);
+	return 0;
+}
+NOKPROBE_SYMBOL(modified_return);
+
+static int journal_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct journal_data *d = (void *)ri->data;
+
+	/* Reclaim in the scope (an inode evicted: ext4_evict_inode) is not it. */
+	if ((current->flags & PF_MEMALLOC) ||
+	    !wpstat_in_scope(wpstat_tctx_find(), WPT_FAULT | WPT_MODIFIED))
+		return 1;
+	d->nvcsw = READ_ONCE(current->nvcsw);
+	wait_start_now(&d->w);
+	return 0;
+}
+NOKPROBE_SYMBOL(journal_entry);
+
+static int jbd2_start_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	wpstat_hit(WPP_JBD2_START);
+	return journal_entry(ri, regs);
+}
+NOKPROBE_SYMBOL(jbd2_start_entry);
+
+static int jbd2_access_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	wpstat_hit(WPP_JBD2_ACCESS);
+	return journal_entry(ri, regs);
+}
+NOKPROBE_SYMBOL(jbd2_access_entry);
+
+/*
+ * xfs_vn_update_time(): xfs's mtime update in the fault (and in
+ * file_modified), a transaction of its own: it sleeps for log space
+ * (xfs_trans_alloc -> xfs_log_reserve) or for the inode lock
+ * (xfs_ilock(XFS_ILOCK_EXCL)) while an fsync's log force holds it.
+ */
+static int xfs_time_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	wpstat_hit(WPP_XFS_TIME);
+	return journal_entry(ri, regs);
+}
+NOKPROBE_SYMBOL(xfs_time_entry);
+
+static int journal_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct journal_data *d = (void *)ri->data;
+	u64 ns = ktime_get_ns() - d->w.start;
+	struct wpstat_tctx *c;
+	struct wpstat_ref r;
+
+	if (READ_ONCE(current->nvcsw) == d->nvcsw)
+		return 0;
+	c = wpstat_tctx_find();
+	if (!wpstat_in_scope(c, WPT_FAULT | WPT_MODIFIED))
+		return 0;
+	wpstat_fault_wait_done(c, ns, d->w.cpu0, d->w.runq0);
+	/* Count and time in one row of each table: no reset splits them. */
+	r = wpstat_lookup(&c->fault_key);
+	wpstat_add(r, WPC_JOURNAL_WAITS, 1);
+	wpstat_add_time(r, WPC_JOURNAL_WAIT_NS, WPC_JOURNAL_WAIT_MAX_NS, ns);
+	wpstat_stall_event(&c->fault_key, WPS_JOURNAL, WPS_JOURNAL_NS, ns);
+	return 0;
+}
+NOKPROBE_SYMBOL(journal_return);
+
+
+/* The kretprobe points' handlers (wpstat_attach.c registers them). */
+const struct wpstat_handler_set wpstat_krp_handlers[WPP_NR] = {
+	[WPP_FAULT] = { .krp_entry = fault_entry, .krp_return = fault_return },
+	[WPP_MKCLEAN] = { .krp_entry = mkclean_entry,
+			  .krp_return = mkclean_return,
+			  .krp_data_size = sizeof(struct mkclean_data) },
+	[WPP_BDP] = { .krp_entry = bdp_entry, .krp_return = bdp_return },
+	[WPP_WAIT_BIT] = { .krp_entry = wait_bit_entry,
+			   .krp_return = wait_bit_return,
+			   .krp_data_size = sizeof(struct wait_start) },
+	[WPP_PERFORM_WRITE] = { .krp_entry = perform_write_entry,
+				.krp_return = modified_return },
+	[WPP_FILE_MODIFIED] = { .krp_entry = modified_entry,
+				.krp_return = modified_return },
+	[WPP_KIOCB_MODIFIED] = { .krp_entry = kiocb_modified_entry,
+				 .krp_return = modified_return },
+	[WPP_JBD2_START] = { .krp_entry = jbd2_start_entry,
+			     .krp_return = journal_return,
+			     .krp_data_size = sizeof(struct journal_data) },
+	[WPP_JBD2_ACCESS] = { .krp_entry = jbd2_access_entry,
+			      .krp_return = journal_return,
+			      .krp_data_size = sizeof(struct journal_data) },
+	[WPP_XFS_TIME] = { .krp_entry = xfs_time_entry,
+			   .krp_return = journal_return,
+			   .krp_data_size = sizeof(struct journal_data) },
+};

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * wpstat_probe.h - what the probe handlers share (wpstat_handlers.c,
+ * wpstat_tracepoints.c, wpstat_kretprobes.c, wpstat_floor.c,
+ * wpstat_probe_core.c): the filters and the key of a file, inlined into
+ * every handler (a call per event is what the cost work removed), the
+ * kretprobes' instance data (the floor's handlers use the same sizes),
+ * and the few calls from one handler file into another.
+ *
+ * Every handler runs with preemption disabled (ftrace, kprobe or
+ * tracepoint context): no sleeping, no allocation, no locks.  Inodes are
+ * turned into a (dev, ino, generation, mount) key at once and never
+ * remembered by pointer.
+ */
+#ifndef _WPSTAT_PROBE_H
+#define _WPSTAT_PROBE_H
+
+#include <linux/fs.h>
+#include <linux/kallsyms.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/page-flags.h>
+#include <linux/pid.h>
+#include <linux/sched/signal.h>
+#include <linux/sched.h>
+#include <linux/stacktrace.h>
+#include <linux/timekeeping.h>
+#include <asm/unistd.h>
+
+#include "wpstat.h"
+#include "wpstat_compat.h"
+
+/* ---- filters and keys ------------------------------------------------- */
+
+/*
+ * The process filter holds a reference on the thread group's struct pid:
+ * a number would follow an unrelated process once the pid is reused.
+ */
+static __always_inline bool wpstat_want_task(void)
+{
+	struct pid *want = READ_ONCE(wpstat_filter_pid);
+
+	return READ_ONCE(wpstat_enabled) && (!want || task_tgid(current) == want);
+}
+
+/*
+ * Which mount a superblock is, for the key: its backing_dev_info's id,
+ * unique for the system's life.  btrfs, FUSE and NFS set up a bdi per
+ * mount; a block device's filesystems share the disk's, and tmpfs the
+ * no-op one (tmpfs generations are random).
+ */
+static __always_inline u64 wpstat_sb_id(const struct super_block *sb)
+{
+	return READ_ONCE(sb->s_bdi)->id;
+}
+
+/* Fill @key for @inode; false if the device filter excludes it. */
+static __always_inline bool wpstat_key_of(const struct inode *inode,
+					  struct wpstat_key *key)
+{
+	u32 dev, want;
+
+	if (!inode)
+		return false;
+	dev = inode->i_sb->s_dev;
+	want = READ_ONCE(wpstat_filter_dev);
+	if (want && dev != want)
+		return false;
+	key->dev = dev;
+	key->ino = inode->i_ino;
+	key->gen = inode->i_generation;
+	key->sb = wpstat_sb_id(inode->i_sb);
+	return true;
+}
+
+static __always_inline bool wpstat_key_of_mapping(const struct address_space *mapping,
+						  struct wpstat_key *key)
+{
+	return mapping && wpstat_key_of(mapping->host, key);
+}
+
+static __always_inline void wpstat_hit(enum wpstat_probe_id p)
+{
+	this_cpu_inc(wpstat_probe_stats->hits[p]);
+}
+
+static __always_inline bool wpstat_in_range(unsigned long addr,
+				     const struct wpstat_range *r)
+{
+	return addr - r->start < r->size;
+}
+
+/* ---- wpstat_probe_core.c ------------------------------------------------ */
+
+enum wpstat_wait_kind {
+	WPW_OTHER,		/* fsync, truncate, ...: not a write's stall */
+	WPW_STABLE,		/* folio_wait_stable(), on a stable mapping */
+	WPW_WRITE,		/* other writeback wait in a write fault or write(2) */
+};
+
+enum wpstat_wait_kind wpstat_wait_classify(bool stable_mapping);
+void wpstat_stable_site_learn(unsigned long ret);
+int wpstat_probe_core_init(void);
+
+/* ---- wpstat_kretprobes.c ------------------------------------------------ */
+
+bool wpstat_in_scope(struct wpstat_tctx *c, unsigned int scope);
+void wpstat_fault_wait_done(struct wpstat_tctx *c, u64 ns, u64 cpu0, u64 runq0);
+void wpstat_bdp_close_pause(struct wpstat_tctx *c, u64 now);
+enum wpstat_counter wpstat_mkclean_trigger(void);
+
+/*
+ * What the last balance_dirty_pages_ratelimited_flags() call on this CPU
+ * was for.  balance_dirty_pages() is called only from there, so if the
+ * record is the current task's and the task has not left the CPU since
+ * (its context-switch count is unchanged), the record is of the call that
+ * is throttling it.
+ */
+struct wpstat_bdp_record {
+	unsigned long task;		/* identity, never dereferenced */
+	unsigned long switches;
+	struct wpstat_key key;
+	bool counted;			/* the filters let the call count */
+};
+extern struct wpstat_bdp_record __percpu *wpstat_bdp_record;
+
+/* Writeback runs in kworkers: the task filter does not apply to mkclean. */
+static __always_inline bool wpstat_mkclean_key(struct pt_regs *args,
+					struct wpstat_key *key)
+{
+	return READ_ONCE(wpstat_enabled) &&
+	       wpstat_key_of_mapping(wpstat_mkclean_mapping(args), key);
+}
+
+/* A clean: the inode's counts; returns the generation they went to. */
+static __always_inline u32 wpstat_mkclean_count(const struct wpstat_key *key,
+					 struct pt_regs *args)
+{
+	struct wpstat_ref r = wpstat_lookup(key);
+
+	wpstat_add(r, WPC_MKCLEAN_CALLS, 1);
+	wpstat_add(r, WPC_MKCLEAN_PAGES, wpstat_mkclean_nr_pages(args));
+	wpstat_add(r, wpstat_mkclean_trigger(), 1);
+	return wpstat_ref_gen(r);
+}
+
+struct mkclean_data {
+	struct wpstat_key key;
+	u32 gen;		/* where its count went */
+};
+
+/* A timed wait's start: when, and the task's CPU and runqueue time then. */
+struct wait_start {
+	u64 start;
+	u64 cpu0;
+	u64 runq0;
+};
+
+static __always_inline void wait_start_now(struct wait_start *w)
+{
+	w->cpu0 = wpstat_task_cpu_ns();
+	w->runq0 = wpstat_task_runq_ns();
+	w->start = ktime_get_ns();
+}
+
+/*
+ * jbd2__journal_start() and jbd2_journal_get_write_access() inside a timed
+ * write fault: a call in which the task slept (its voluntary context
+ * switches moved) waited for the journal, e.g. ext4_page_mkwrite()'s mtime
+ * update (ext4_dirty_inode) on the inode buffer a commit is writing
+ * (do_get_write_access: BH_Shadow, lock_buffer), or for a locked or full
+ * transaction (start_this_handle).  Calls that did not sleep are not waits.
+ */
+struct journal_data {
+	struct wait_start w;
+	unsigned long nvcsw;
+};
+
+#endif /* _WPSTAT_PROBE_H */

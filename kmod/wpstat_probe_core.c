@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * wpstat_probe_core.c - what every handler file reads and nothing of
+ * theirs writes back: the enable switch, the filters and the level the
+ * handlers count at, the callers' address ranges, and the stack
+ * classification of a writeback wait (stable page, a write's, or
+ * another's).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include "wpstat_probe.h"
+
+bool wpstat_enabled = true;
+module_param_named(enable, wpstat_enabled, bool, 0444);
+MODULE_PARM_DESC(enable, "Count from load (default 1); toggled at run time through debugfs wpstat/control");
+
+u32 wpstat_filter_dev;
+struct pid *wpstat_filter_pid;
+int wpstat_counting_level;
+/*
+ * A timed fault's return probe may be detached while the task is inside
+ * (a switch to level counts): its WPT_FAULT is then stale, and is known
+ * so by the epoch it was set in.
+ */
+unsigned int wpstat_level_epoch;
+bool wpstat_wait_bit_attached;
+unsigned long wpstat_entry_ip[WPP_NR];
+struct wpstat_range wpstat_fault_dirty_range;
+struct wpstat_range wpstat_mkwrite_range;
+
+/* folio_wait_writeback() and folio_wait_stable() (5.10: the page ones). */
+static struct wpstat_range fww_range, fws_range;
+
+/*
+ * Process context: filter on @pid (a reference the caller passes on), or
+ * on nothing.  The old reference is dropped once no handler can still be
+ * comparing against it (they run with preemption disabled).
+ */
+void wpstat_set_filter_pid(struct pid *pid)
+{
+	struct pid *old = xchg(&wpstat_filter_pid, pid);
+
+	if (old) {
+		synchronize_rcu();
+		put_pid(old);
+	}
+}
+
+/* ---- stable-page waits: who called folio_wait_writeback()? ------------- */
+
+/*
+ * folio_wait_stable() tail-calls folio_wait_writeback() on both kernels, so
+ * a stable-page wait shows on the stack as folio_wait_writeback() returning
+ * straight into folio_wait_stable()'s caller.  The return addresses of
+ * those callers are learned at folio_wait_stable() entry, for stable
+ * mappings only (the only ones that wait).  Without a tail call the caller
+ * would be folio_wait_stable() itself, which is recognised too.
+ */
+#define WPSTAT_STABLE_SITES	64
+static unsigned long stable_sites[WPSTAT_STABLE_SITES];
+static atomic64_t stable_sites_overflow = ATOMIC64_INIT(0);
+
+static __always_inline bool stable_site_known(unsigned long ret)
+{
+	int i;
+
+	for (i = 0; i < WPSTAT_STABLE_SITES; i++) {
+		unsigned long s = READ_ONCE(stable_sites[i]);
+
+		if (s == ret)
+			return true;
+		if (!s)
+			return false;
+	}
+	return false;
+}
+
+void notrace wpstat_stable_site_learn(unsigned long ret)
+{
+	int i;
+
+	for (i = 0; i < WPSTAT_STABLE_SITES; i++) {
+		unsigned long s = READ_ONCE(stable_sites[i]);
+
+		if (s == ret)
+			return;
+		if (!s) {
+			s = cmpxchg(&stable_sites[i], 0, ret);
+			if (!s || s == ret)
+				return;
+		}
+	}
+	atomic64_inc(&stable_sites_overflow);
+}
+
+u64 wpstat_stable_sites_overflow(void)
+{
+	return atomic64_read(&stable_sites_overflow);
+}
+
+#define WPSTAT_STACK_DEPTH	16
+
+/* A write system call: its writeback waits are the writer's stalls. */
+static bool in_write_syscall(void)
+{
+	switch (wpstat_syscall_nr()) {
+	case __NR_write:
+	case __NR_pwrite64:
+	case __NR_writev:
+	case __NR_pwritev:
+	case __NR_pwritev2:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Called from the folio_wait_writeback tracepoint: a task about to sleep.
+ * A stable-page wait is folio_wait_writeback() returning into a
+ * folio_wait_stable() call site, or, where the compiler inlined the
+ * former into the latter (a KASAN build of 6.12), folio_wait_stable()'s
+ * own frame; any other wait is the writer's if it is below
+ * do_page_mkwrite() or in a write system call.
+ */
+noinline enum wpstat_wait_kind wpstat_wait_classify(bool stable_mapping)
+{
+	unsigned long entries[WPSTAT_STACK_DEPTH];
+	unsigned int n, i;
+	bool fww = false;
+
+	n = stack_trace_save(entries, ARRAY_SIZE(entries), 0);
+	for (i = 0; i < n; i++) {
+		if (!fww && stable_mapping &&
+		    wpstat_in_range(entries[i], &fws_range))
+			return WPW_STABLE;
+		if (!fww && i + 1 < n && wpstat_in_range(entries[i], &fww_range)) {
+			fww = true;
+			if (stable_mapping &&
+			    (wpstat_in_range(entries[i + 1], &fws_range) ||
+			     stable_site_known(entries[i + 1])))
+				return WPW_STABLE;
+		} else if (fww && wpstat_in_range(entries[i], &wpstat_mkwrite_range)) {
+			return WPW_WRITE;
+		}
+	}
+	return in_write_syscall() ? WPW_WRITE : WPW_OTHER;
+}
+
+/*
+ * The function around @addr, from kallsyms' "name+0xoff/0xsize": its
+ * start and size.  -ENOENT if @addr is in no known function.
+ */
+int wpstat_symbol_range(unsigned long addr, struct wpstat_range *r)
+{
+	char buf[KSYM_SYMBOL_LEN];
+	unsigned long off, size;
+	char *plus;
+
+	sprint_symbol(buf, addr);
+	plus = strrchr(buf, '+');
+	if (!plus || sscanf(plus, "+%lx/%lx", &off, &size) != 2 || !size)
+		return -ENOENT;
+	r->start = addr - off;
+	r->size = size;
+	return 0;
+}
+
+/* The ranges of folio_wait_writeback() and folio_wait_stable(). */
+int wpstat_probe_core_init(void)
+{
+	int ret;
+
+	ret = wpstat_symbol_range((unsigned long)WPSTAT_FN_WAIT_WRITEBACK,
+				  &fww_range);
+	if (!ret)
+		ret = wpstat_symbol_range((unsigned long)WPSTAT_TARGET_STABLE,
+					  &fws_range);
+	if (ret)
+		pr_err("cannot find %s/%s in kallsyms\n",
+		       __stringify(WPSTAT_FN_WAIT_WRITEBACK),
+		       __stringify(WPSTAT_TARGET_STABLE));
+	return ret;
+}

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * wpstat_tracepoints.c - the tracepoint probes: a folio dirtied, a task
+ * about to wait for writeback (classified by its stack, announced to
+ * folio_wait_bit()'s return probe), a throttle's pauses, a flusher's pass
+ * and its reason, a task's exit.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include "wpstat_probe.h"
+
+#include <trace/events/sched.h>
+#include <trace/events/writeback.h>
+
+static void notrace tp_dirty_folio(WPSTAT_TP_FOLIO_PROTO)
+{
+	struct wpstat_ref r;
+	struct wpstat_key key;
+
+	wpstat_hit(WPP_TP_DIRTY);
+	/* Folios are dirtied by whoever writes: the task filter applies. */
+	if (wpstat_want_task() && wpstat_key_of_mapping(mapping, &key)) {
+		r = wpstat_lookup(&key);
+		wpstat_add(r, WPC_DIRTIED, 1);
+		wpstat_add(r, WPC_DIRTIED_PAGES, wpstat_tp_folio_nr_pages(folio));
+	}
+}
+
+/* Traced once per loop in folio_wait_writeback(), right before it sleeps. */
+static void notrace tp_wait_writeback(WPSTAT_TP_FOLIO_PROTO)
+{
+	enum wpstat_wait_kind kind;
+	struct wpstat_tctx *c;
+	struct wpstat_key key;
+	struct wpstat_gen gen;
+	struct wpstat_ref r;
+
+	wpstat_hit(WPP_TP_WAIT);
+	if (!wpstat_want_task() || !wpstat_key_of_mapping(mapping, &key))
+		return;
+	r = wpstat_lookup(&key);
+	wpstat_add(r, WPC_WB_WAITS, 1);
+	kind = wpstat_wait_classify(wpstat_mapping_stable_writes(mapping));
+	if (kind == WPW_OTHER)
+		return;
+	if (kind == WPW_STABLE)
+		wpstat_add(r, WPC_STABLE_WAITS, 1);
+	/* The time goes to this row: stable_wait_ns or wb_write_wait_ns. */
+	gen.inodes = wpstat_ref_gen(r);
+	gen.stalls = wpstat_stall_add(&key, kind == WPW_STABLE ? WPS_STABLE :
+				      WPS_WB, 1);
+	/* Announce the wait to folio_wait_bit()'s kretprobe, which times it. */
+	if (!READ_ONCE(wpstat_wait_bit_attached))
+		return;
+	c = wpstat_tctx_get();
+	if (!c)
+		return;
+	c->active |= WPT_WAIT;
+	c->wait_entered = false;
+	c->wait_switches = wpstat_task_switches(current);
+	c->wait_stable = kind == WPW_STABLE;
+	c->wait_folio = folio;
+	c->wait_key = key;
+	c->wait_gen = gen;
+}
+
+/*
+ * Traced once per loop in balance_dirty_pages(): with pause > 0 right
+ * before io_schedule_timeout(pause), with pause <= 0 when it lets the task
+ * go.  A pause lasts until the next trace or balance_dirty_pages() returns.
+ */
+static void notrace tp_balance_dirty_pages(WPSTAT_TP_BDP_PROTO)
+{
+	struct wpstat_tctx *c = wpstat_tctx_find();
+	u64 now;
+
+	wpstat_hit(WPP_TP_BDP);
+	if (!c || !(c->active & WPT_BDP))
+		return;
+	now = ktime_get_ns();
+	wpstat_bdp_close_pause(c, now);
+	if (pause > 0 && !c->bdp_async) {
+		struct wpstat_ref r = wpstat_lookup(&c->bdp_key);
+
+		wpstat_add(r, WPC_BDP_PAUSES, 1);
+		c->pause_gen.inodes = wpstat_ref_gen(r);
+		c->pause_gen.stalls = wpstat_stall_add(&c->bdp_key, WPS_PAUSE, 1);
+		c->pause_cpu0 = wpstat_task_cpu_ns();
+		c->pause_runq0 = wpstat_task_runq_ns();
+		c->pause_start = now;
+	}
+}
+
+/*
+ * Flusher passes whose work item's head was checked (plausible), and
+ * whether one was not: then no reason is read again until unload, and
+ * the flusher's mkcleans count as mkclean_other.
+ */
+static atomic64_t wb_work_checked = ATOMIC64_INIT(0);
+static bool wb_work_off;
+
+u64 wpstat_wb_work_checked(void)
+{
+	return atomic64_read(&wb_work_checked);
+}
+
+bool wpstat_wb_work_off(void)
+{
+	return READ_ONCE(wb_work_off);
+}
+
+static int notrace wb_work_reason(struct bdi_writeback *wb,
+				  struct wb_writeback_work *work)
+{
+	if (READ_ONCE(wb_work_off))
+		return -1;
+	if (!wpstat_wb_work_plausible(wb, work)) {
+		WRITE_ONCE(wb_work_off, true);
+		pr_warn_once("struct wb_writeback_work: unknown layout, the flusher's reasons are off (mkclean_other)\n");
+		return -1;
+	}
+	atomic64_inc(&wb_work_checked);
+	return wpstat_wb_work_reason(work);
+}
+
+/* A flusher starts a pass: its reason is the trigger of its mkcleans. */
+static void notrace tp_wb_start(WPSTAT_TP_WB_WORK_PROTO)
+{
+	struct wpstat_tctx *c;
+
+	wpstat_hit(WPP_TP_WB_START);
+	c = wpstat_tctx_get();
+	if (!c)
+		return;
+	c->active |= WPT_WB;
+	c->wb_reason = wb_work_reason(wb, work);
+}
+
+static void notrace tp_wb_written(WPSTAT_TP_WB_WORK_PROTO)
+{
+	struct wpstat_tctx *c = wpstat_tctx_find();
+
+	wpstat_hit(WPP_TP_WB_WRITTEN);
+	if (c && (c->active & WPT_WB))
+		wpstat_tctx_put(c, WPT_WB);
+}
+
+/* A task exits: whatever call it was in, its context is released. */
+static void notrace tp_process_exit(WPSTAT_TP_EXIT_PROTO)
+{
+	wpstat_hit(WPP_TP_EXIT);
+	/* Its process may be gone: the stall table may fold its rows. */
+	wpstat_stalls_note_death();
+	if (p == current)
+		wpstat_tctx_exit_task();
+}
+
+/*
+ * The probes are registered by address (the tracepoints are not exported),
+ * so nothing else compares their prototypes with the kernel's: a changed
+ * tracepoint would register and read its arguments from the wrong slots.
+ * The kernel's own check_trace_callback_type_*() make every mismatch a
+ * build error (-Werror=incompatible-pointer-types) instead.
+ */
+static void __maybe_unused wpstat_check_tp_types(void)
+{
+	wpstat_check_tp_type(WPSTAT_TP_DIRTY, tp_dirty_folio);
+	wpstat_check_tp_type(WPSTAT_TP_WAIT, tp_wait_writeback);
+	check_trace_callback_type_balance_dirty_pages(tp_balance_dirty_pages);
+	check_trace_callback_type_writeback_start(tp_wb_start);
+	check_trace_callback_type_writeback_written(tp_wb_written);
+	check_trace_callback_type_sched_process_exit(tp_process_exit);
+}
+
+
+/* The tracepoint points' probes (wpstat_attach.c registers them). */
+const struct wpstat_handler_set wpstat_tp_handlers[WPP_NR] = {
+	[WPP_TP_DIRTY] = { .tp = tp_dirty_folio },
+	[WPP_TP_WAIT] = { .tp = tp_wait_writeback },
+	[WPP_TP_BDP] = { .tp = tp_balance_dirty_pages },
+	[WPP_TP_WB_START] = { .tp = tp_wb_start },
+	[WPP_TP_WB_WRITTEN] = { .tp = tp_wb_written },
+	[WPP_TP_EXIT] = { .tp = tp_process_exit },
+};
