@@ -163,8 +163,21 @@ TEST_F_TIMEOUT(fsync_other, store_waits_for_fsync_of_other_process, 120)
 	EXPECT_EQ(1, d.mkwrite_wp);
 	EXPECT_EQ(1, d.stable_waits);
 	EXPECT_EQ(1, mine.stable_waits);
-	/* Waited for most of the device delay, as measured by the store. */
-	EXPECT_LE(DELAY_MS / 2 * 1000000LL, mine.stable_ns);
+	/*
+	 * Waited for most of the device delay, as measured by the store:
+	 * in folio_wait_stable(), unless the fault's mtime update met the
+	 * fsync's journal commit first (ext4_page_mkwrite ->
+	 * file_update_time, before block_page_mkwrite waits for the page):
+	 * then the commit's wait held most of it and the page's writeback
+	 * had nearly ended (6.1, once in a run beside another guest: a
+	 * 695 ms store, a 0.1 ms stable wait).  Level timing names that
+	 * journal wait; level counts does not time it.
+	 */
+	EXPECT_LE(DELAY_MS / 2 * 1000000ULL, t0);
+	if (wps_timing() == 1)
+		EXPECT_LE(DELAY_MS / 2 * 1000000LL, mine.stable_ns + mine.journal_ns);
+	else if (mine.stable_ns < DELAY_MS / 2 * 1000000LL)
+		TH_LOG("the store's wait was not its stable wait: the journal's, which level counts does not time");
 	EXPECT_GE((int64_t)t0, mine.stable_ns);
 	EXPECT_EQ(mine.stable_ns, mine.stable_max_ns);
 	EXPECT_EQ(d.stable_wait_ns, mine.stable_ns);
