@@ -174,10 +174,11 @@ TEST_F_TIMEOUT(fsync_other, store_waits_for_fsync_of_other_process, 120)
 	 * journal wait; level counts does not time it.
 	 */
 	EXPECT_LE(DELAY_MS / 2 * 1000000ULL, t0);
-	if (wps_timing() == 1)
+	if (wps_timing() == 1) {
 		EXPECT_LE(DELAY_MS / 2 * 1000000LL, mine.stable_ns + mine.journal_ns);
-	else if (mine.stable_ns < DELAY_MS / 2 * 1000000LL)
+	} else if (mine.stable_ns < DELAY_MS / 2 * 1000000LL) {
 		TH_LOG("the store's wait was not its stable wait: the journal's, which level counts does not time");
+	}
 	EXPECT_GE((int64_t)t0, mine.stable_ns);
 	EXPECT_EQ(mine.stable_ns, mine.stable_max_ns);
 	EXPECT_EQ(d.stable_wait_ns, mine.stable_ns);
