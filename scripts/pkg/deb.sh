@@ -4,7 +4,7 @@
 # warning, or this fails).
 #
 #   scripts/pkg/deb.sh [--out DIR] [--version VERSION] [--chroot SUITE]
-#                      [--rev REV] [--no-lintian]
+#                      [--rev REV | --from DIR] [--no-lintian]
 #
 # The checkout's files (tracked and untracked, as git status sees them) are
 # copied to DIR/wpstat-VERSION, which is built, so the checkout stays clean
@@ -13,7 +13,9 @@
 # build/deb).  Two builds of the same files give the same .debs.
 #
 # --rev builds a commit's files instead of the working tree's
-# (WPSTAT_PKG_REV in scripts/pkg/test.sh).
+# (WPSTAT_PKG_REV in scripts/pkg/test.sh); --from, a copy made before
+# (the package test builds its three from one copy, so that an edit
+# meanwhile cannot tell two builds apart).
 # --version adds a changelog entry for VERSION to the copy (the package
 # test's newer version), dated one second after the current top entry.
 # --chroot builds inside setup.sh's build chroot of SUITE
@@ -27,6 +29,7 @@ out=$top/build/deb
 version=
 suite=
 rev=
+from=
 lintian=1
 die() { printf 'deb: %s\n' "$*" >&2; exit 1; }
 
@@ -36,14 +39,19 @@ while [ $# -gt 0 ]; do
 	--version) version=$2; shift 2 ;;
 	--chroot) suite=$2; shift 2 ;;
 	--rev) rev=$2; shift 2 ;;
+	--from) from=$(cd "$2" && pwd) || die "no directory $2"; shift 2 ;;
 	--no-lintian) lintian=0; shift ;;
-	*) die "usage: $0 [--out DIR] [--version VERSION] [--chroot SUITE] [--rev REV] [--no-lintian]" ;;
+	*) die "usage: $0 [--out DIR] [--version VERSION] [--chroot SUITE] [--rev REV | --from DIR] [--no-lintian]" ;;
 	esac
 done
 
+command -v dpkg-buildpackage >/dev/null || die "dpkg-buildpackage missing: make setup (dpkg-dev, debhelper, dh-dkms)"
+[ $lintian = 0 ] || command -v lintian >/dev/null || die "lintian missing: make setup"
 changelog_version() { sed -n '1s/^[^ ]* .\([^ ]*\). .*/\1/p' "$1"; }
 if [ -n "$rev" ]; then
 	current=$(git -C "$top" show "$rev:debian/changelog" | changelog_version /dev/stdin)
+elif [ -n "$from" ]; then
+	current=$(changelog_version "$from/debian/changelog")
 else
 	current=$(changelog_version "$top/debian/changelog")
 fi
@@ -57,6 +65,8 @@ rm -rf "$src"
 mkdir -p "$src"
 if [ -n "$rev" ]; then
 	git -C "$top" archive --format=tar "$rev" | tar -x -C "$src" || die "git archive $rev failed"
+elif [ -n "$from" ]; then
+	cp -a "$from/." "$src/" || die "copying $from to $src failed"
 else
 	# A file deleted but not yet committed is still in git's list: skip it.
 	(cd "$top" && git ls-files -z --cached --others --exclude-standard |

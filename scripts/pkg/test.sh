@@ -57,14 +57,22 @@ done
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-# WPSTAT_PKG_REV: build the packages from a commit, not the working tree.
-rev_args=()
-[ -z "${WPSTAT_PKG_REV:-}" ] || rev_args=(--rev "$WPSTAT_PKG_REV")
+# The packages' files, copied once (scripts/pkg/deb.sh's --from), so that
+# the three builds of a suite see the same files whatever is edited
+# meanwhile: the working tree's, or WPSTAT_PKG_REV's (a commit).
+snapshot=$top/build/pkgtest/src.$$
+trap 'rm -rf "$snapshot"' EXIT
+rm -rf "$snapshot" && mkdir -p "$snapshot"
 if [ -n "${WPSTAT_PKG_REV:-}" ]; then
-	version=$(git -C "$top" show "$WPSTAT_PKG_REV:debian/changelog" | sed -n '1s/^[^ ]* .\([^ ]*\). .*/\1/p')
+	git -C "$top" archive --format=tar "$WPSTAT_PKG_REV" | tar -x -C "$snapshot" ||
+		{ echo "pkgtest: git archive $WPSTAT_PKG_REV failed" >&2; exit 2; }
 else
-	version=$(sed -n '1s/^[^ ]* .\([^ ]*\). .*/\1/p' "$top/debian/changelog")
+	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
+		while IFS= read -r -d '' f; do [ ! -e "$f" ] || printf '%s\0' "$f"; done |
+		xargs -0 cp -P --parents -t "$snapshot")
 fi
+rev_args=(--from "$snapshot")
+version=$(sed -n '1s/^[^ ]* .\([^ ]*\). .*/\1/p' "$snapshot/debian/changelog")
 newer=$version+pkgtest1
 
 # ---- TAP -------------------------------------------------------------------
