@@ -63,10 +63,11 @@ stall_find(struct wpstat_stalls *s, const struct wpstat_key *ikey, bool insert)
 }
 
 /*
- * The current process's row for @ikey's file, made if @insert; else, or
- * with the table full (a compaction is on its way), its device's row if
- * there is one: the event still adds up in the file's device, and only
- * what finds neither is an overflow.
+ * The current process's row for @ikey's file, made if @insert; with the
+ * table full (a compaction is on its way), its device's row, made if
+ * @insert in the rows kept for those: the event still adds up in the
+ * file's device, and only what finds neither is an overflow.  Without
+ * @insert (an event's time), the device's row only if the table has one.
  */
 static __always_inline struct wpstat_stall *
 stall_row(struct wpstat_stalls *s, const struct wpstat_key *ikey, bool insert)
@@ -74,9 +75,9 @@ stall_row(struct wpstat_stalls *s, const struct wpstat_key *ikey, bool insert)
 	struct wpstat_stall_key dev = { .dev = ikey->dev };
 	struct wpstat_stall *r = stall_find(s, ikey, insert);
 
-	if (likely(r) || !READ_ONCE(s->dev_rows))
+	if (likely(r) || (!insert && !READ_ONCE(s->dev_rows)))
 		return r;
-	return wpstat_stall_find_key(s, &dev, false, NULL);
+	return wpstat_stall_find_key(s, &dev, insert, NULL);
 }
 
 /* A row has an event now: compaction folds the oldest history first. */

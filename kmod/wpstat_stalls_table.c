@@ -13,9 +13,11 @@
  * leave less than half the table free, the oldest exited rows (by their
  * latest event) go to their device's row too, and an event that finds
  * the table full before the next compaction goes to its device's row.
- * So the rows of a file, its device's rows among them, still add up to
- * the inode counters, and a new process x file pair finds a row as long
- * as the live pairs fit.
+ * The last rows (WPSTAT_STALLS_DEV_RESERVE) are kept for device rows, so
+ * that such an event finds one however fast the table filled: the rows
+ * of a file, its device's rows among them, still add up to the inode
+ * counters, and a new process x file pair finds a row as long as the
+ * live pairs fit.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -42,6 +44,12 @@
 #define WPSTAT_STALL_PROBE	32
 /* Kick a compaction once this full, if a process or an inode died since. */
 #define WPSTAT_STALLS_DEATH_FILL(max)	((max) / 4)
+/*
+ * Rows only device rows (ino 0, tgid 0) may take: one per 64, 1 to 64 of
+ * them (none in a table of one row), for as many devices written at once.
+ */
+#define WPSTAT_STALLS_DEV_RESERVE(max)	\
+	((max) > 1 ? clamp_t(u32, (max) / 64, 1, 64) : 0)
 
 /*
  * Each field's column name, and the inode counter whose sources it needs
@@ -138,7 +146,7 @@ static void notrace stall_row_fill(struct wpstat_stall *r,
 	r->key = *key;
 	r->last = from ? READ_ONCE(from->last) : jiffies;
 	if (!key->tgid) {		/* compaction's exited or device row */
-		strscpy(r->comm, key->ino ? "(exited)" : "(gone)",
+		strscpy(r->comm, key->ino ? "(exited)" : "(device)",
 			TASK_COMM_LEN);
 		r->cgroup = 0;
 		return;
@@ -156,6 +164,25 @@ static void notrace stall_row_fill(struct wpstat_stall *r,
 	r->cgroup = cgroup_id(task_dfl_cgroup(current));
 	rcu_read_unlock();
 #endif
+}
+
+/*
+ * A row to fill for @key, or -1: a device row may take any row, other
+ * keys all but the device rows' reserve.
+ */
+static __always_inline int stall_row_take(struct wpstat_stalls *s,
+					  const struct wpstat_stall_key *key)
+{
+	u32 limit = s->r.max;
+	int n = atomic_read(&s->r.nr_reserved);
+
+	if (key->ino || key->tgid)
+		limit -= WPSTAT_STALLS_DEV_RESERVE(s->r.max);
+	do {
+		if (n >= limit)
+			return -1;
+	} while (!atomic_try_cmpxchg(&s->r.nr_reserved, &n, n + 1));
+	return n;
 }
 
 /*
@@ -184,10 +211,9 @@ struct wpstat_stall *notrace wpstat_stall_find_key(struct wpstat_stalls *s,
 			if (!insert)
 				return NULL;
 			if (!mine) {
-				int n = atomic_fetch_add_unless(&s->r.nr_reserved,
-								1, s->r.max);
+				int n = stall_row_take(s, key);
 
-				if (n >= s->r.max)
+				if (n < 0)
 					break;
 				mine = &s->rows[n];
 				stall_row_fill(mine, key, from);
@@ -195,16 +221,20 @@ struct wpstat_stall *notrace wpstat_stall_find_key(struct wpstat_stalls *s,
 			/* Full barrier: the key is visible before the slot. */
 			cur = cmpxchg(slot, 0, (u32)(mine - s->rows) + 1);
 			if (!cur) {
-				u32 used = atomic_read(&s->r.nr_reserved);
+				u32 used = atomic_read(&s->r.nr_reserved) +
+					WPSTAT_STALLS_DEV_RESERVE(s->r.max);
 
 				/* Readers of valid rows see key and counts. */
 				smp_store_release(&mine->valid, 1);
 				atomic_inc(&s->nr_rows);
+				if (!key->ino && !key->tgid)
+					WRITE_ONCE(s->dev_rows, true);
 				/*
-				 * An eighth left: recycle before it is full;
-				 * a quarter full: as soon as something died.
+				 * An eighth left (the reserve counted as
+				 * used): recycle before it is full; a quarter
+				 * full: as soon as something died.
 				 */
-				if (s->r.max - used < s->r.max / 8 + 1 ||
+				if (s->r.max < used + s->r.max / 8 + 1 ||
 				    (used >= WPSTAT_STALLS_DEATH_FILL(s->r.max) &&
 				     wpstat_stalls_deaths_new()))
 					wpstat_stalls_kick();
@@ -434,8 +464,6 @@ static void stall_map_rows(struct wpstat_stalls *old, u32 n0,
 			}
 		}
 		to = wpstat_stall_find_key(new, &k, true, r);
-		if (to && !k.ino)
-			new->dev_rows = true;
 		if (to) {
 			map[i] = to - new->rows + 1;
 			if (time_after(READ_ONCE(r->last), to->last))
@@ -551,8 +579,6 @@ static void wpstat_stalls_compact(void)
 		} else {
 			k = stall_target(&r->key);
 			to = wpstat_stall_find_key(new, &k, true, r);
-			if (to && !k.ino)
-				WRITE_ONCE(new->dev_rows, true);
 		}
 		if (to)
 			stall_move_counts(to, r);

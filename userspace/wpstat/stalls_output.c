@@ -118,8 +118,8 @@ static void print_stall_file(FILE *out, const struct stall_item *it)
 {
 	if (it->path)
 		print_path_plain(out, it->path);
-	else if (!it->row->file.ino)	/* the module's row of gone files */
-		fprintf(out, "(gone files of %u:%u)", it->row->file.major,
+	else if (!it->row->file.ino)	/* gone, aged out or spilt over */
+		fprintf(out, "(device %u:%u: files without a row)", it->row->file.major,
 			it->row->file.minor);
 	else
 		fprintf(out, "%u:%u:%" PRIu64, it->row->file.major,
