@@ -203,6 +203,35 @@ PREDICTIONS = [
      "page_cache_async_ra; mm_account_fault (FAULT_FLAG_TRIED is major); "
      "arch/x86/mm/fault.c do_user_addr_fault (6.12: lock_vma_under_rcu)",
      [r"cold_mmap_read_around"]),
+    ("24", "A store to a page that is not in the page cache reads it first, "
+           "inside its write fault: one read-in (a major fault) per page "
+           "touched of a cold file, none of a warm one; at level timing the "
+           "read is the fault's time (readin_ns at least pages x the device's "
+           "delay) and a fault's time is its named waits plus its unnamed "
+           "time to the nanosecond. fio's mmap randwrite on a cold file: "
+           "the writer's fault time is at least 90 % of fio's write latency; "
+           "warm, with an msync after every write: one fault per write, "
+           "first-write faults = the pages touched.",
+     "do_shared_fault -> __do_fault -> filemap_fault (the read, "
+     "VM_FAULT_RETRY; the retry carries FAULT_FLAG_TRIED, which "
+     "mm_account_fault counts major) -> do_page_mkwrite -> finish_fault "
+     "-> fault_dirty_shared_page",
+     [r"readin\.(cold|warm)\.store_waits_for_its_page", r"^fio "]),
+    ("25", "The read-in's remedies: MADV_POPULATE_WRITE (5.14+) populates "
+           "writable, so the pass takes no read-in and no first-write "
+           "fault; MADV_WILLNEED and a cached file read nothing in inside "
+           "the faults; MAP_POPULATE reads the pages in but maps them "
+           "read-only, so the stores take write-protect faults.",
+     "madvise_populate -> faultin_page_range (FOLL_WRITE); "
+     "madvise_willneed -> vfs_fadvise -> force_page_cache_readahead; "
+     "populate_vma_page_range: FOLL_WRITE only for private writable VMAs",
+     [r"diagnose: .*read(s)? (nothing )?in", r"read-in remedy"]),
+    ("26", "A fault's time in no named wait is time on a CPU, time "
+           "runnable waiting for one, and other sleep: beside busy loops "
+           "on every CPU, the run delay grows and the CPU time does not.",
+     "se.sum_exec_runtime and sched_info.run_delay (kernel/sched/stats.h "
+     "sched_info_arrive)",
+     [r"contention\.fault_waits_for_a_cpu"]),
 ]
 
 TAP_LINE = re.compile(r"^(not ok|ok) \d+ (.*?)(?: # (SKIP|skip).*)?$")
