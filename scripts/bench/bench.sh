@@ -9,8 +9,9 @@
 #   default: one per host core),
 #   BENCH_ROUNDS, BENCH_CONFIGS (a subset of the configurations, e.g.
 #   "base counts bt-kfunc"), BENCH_W1_PASSES, BENCH_W2_MIB, BENCH_W3_FILES,
-#   BENCH_FILL, BENCH_OVERFLOW_MAX, BENCH_PERF, BENCH_EXTRAS, BENCH_MECH
-#   (0: no mechanism part), BENCH_MECH_CALLS (see scripts/bench/guest-bench.sh),
+#   BENCH_W4_PAGES, BENCH_W4_PASSES, BENCH_FILL, BENCH_OVERFLOW_MAX,
+#   BENCH_PERF, BENCH_EXTRAS, BENCH_MECH (0: no mechanism part),
+#   BENCH_MECH_CALLS (see scripts/bench/guest-bench.sh),
 #   BENCH_CLOCK (icount, the default, or wall: see below),
 #   BENCH_TIME (cpu, the default: a run's time is the workload process's
 #   own CPU time, which leaves out other tasks and idle time; wall: its
@@ -31,7 +32,8 @@ command -v bpftrace >/dev/null || { echo "bench: bpftrace missing (make setup)" 
 
 benv=()
 for v in BENCH_ROUNDS BENCH_CONFIGS BENCH_W1_PASSES BENCH_W2_MIB BENCH_W3_FILES \
-	BENCH_FILL BENCH_OVERFLOW_MAX BENCH_PERF BENCH_EXTRAS BENCH_MECH BENCH_MECH_CALLS BENCH_TIME; do
+	BENCH_W4_PAGES BENCH_W4_PASSES BENCH_FILL BENCH_OVERFLOW_MAX BENCH_PERF \
+	BENCH_EXTRAS BENCH_MECH BENCH_MECH_CALLS BENCH_TIME; do
 	[ -n "${!v:-}" ] && benv+=("$v=${!v}")
 done
 

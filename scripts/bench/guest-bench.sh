@@ -5,32 +5,39 @@
 #   mech.csv      one line per (round, mechanism): wpmech.ko's loop times
 #   extra.txt     key=value lines: memory per inode, /proc/wpstat/inodes
 #                 read time with a full table, overflow behaviour
-#   enabled-<config>.txt, probes-<config>.txt
-#                 /sys/kernel/tracing/enabled_functions and debugfs
-#                 wpstat/probes after the first round's runs (module
-#                 configurations): what is attached where
+#   enabled-<config>.txt, kprobes-<config>.txt, probes-<config>.txt
+#                 /sys/kernel/tracing/enabled_functions, debugfs
+#                 kprobes/list and wpstat/probes after the first round's
+#                 runs (module configurations): what is attached where
 #   perf-*.txt    profiles (BENCH_PERF=1)
 #
 # Configurations: base (no module), floor-counts and floor-timing (insmod
 # floor=1 level=...: the same attachments, empty handlers), counts and
-# timing (insmod level=...), bt-kprobe (scripts/bench/wpstat.bt: kprobes,
-# kretprobes) and bt-kfunc (scripts/bench/wpstat-kfunc.bt: BPF
-# trampolines); alt-counts and alt-timing, only when asked for, load
-# BENCH_ALT_MODULE instead (another revision's module: bench.sh's
-# BENCH_ALT), so that a change is measured beside what it changes.  In each round every configuration is set up once, in an
-# order rotated by one per round, and runs W1, W2, W3 once each:
+# timing (insmod level=...), timing-skip (level=timing without issue 43's
+# points, skip_probes=$skip43: timing minus it is what they cost),
+# bt-kprobe (scripts/bench/wpstat.bt: kprobes, kretprobes) and bt-kfunc
+# (scripts/bench/wpstat-kfunc.bt: BPF trampolines); alt-counts and
+# alt-timing, only when asked for, load BENCH_ALT_MODULE instead (another
+# revision's module: bench.sh's BENCH_ALT), so that a change is measured
+# beside what it changes.  In each round every configuration is set up
+# once, in an order rotated by one per round, and runs W1, W2, W3, W4
+# once each:
 #   W1  wpload mmap rewrite of a 4 MiB ext4 file, msync after each pass
 #   W2  wpload pwrite(2) of 4 KiB chunks over a cached, clean 16 MiB file
 #   W3  wpfiles: open + 4 KiB pwrite + close of each of 10,000 files
+#   W4  wpfiles anon: a store to each page of a 16 MiB anonymous mapping,
+#       then munmap, 8 times: page faults that are none of wpstat's
+#       business, for what level timing's probe on every fault costs
 # Every run starts after sync(1) and a pause, with clean pages and idle
 # writeback; the module is loaded afresh each round, so W3 inserts every
 # file into an empty table.  One unrecorded warm-up round (base) first.
 # After the rounds, the mechanism part (BENCH_MECH=1): wpmech.ko times a
 # loop of calls with nothing and then with each attachment mechanism.
 #
-# Tunables (environment): BENCH_ROUNDS (5), BENCH_CONFIGS (all seven, in
+# Tunables (environment): BENCH_ROUNDS (5), BENCH_CONFIGS (all eight, in
 # the order above; a subset such as "base counts bt-kfunc" runs only
 # those), BENCH_W1_PASSES (8), BENCH_W2_MIB (16), BENCH_W3_FILES (10000),
+# BENCH_W4_PAGES (4096), BENCH_W4_PASSES (8),
 # BENCH_FILL (65536), BENCH_OVERFLOW_MAX (2000), BENCH_PERF (0),
 # BENCH_EXTRAS (1: memory, overflow and read-time measurements),
 # BENCH_MECH (1), BENCH_MECH_CALLS (200000: calls per loop).
@@ -41,7 +48,10 @@ out=${WPSTAT_RESULTS:?}
 module=${WPSTAT_MODULE:?}
 mech_module=$(dirname "$module")/bench/wpmech.ko
 rounds=${BENCH_ROUNDS:-5}
-all_configs="base floor-counts counts floor-timing timing bt-kprobe bt-kfunc"
+all_configs="base floor-counts counts floor-timing timing timing-skip bt-kprobe bt-kfunc"
+# The points issue 43 added to level timing: the whole write fault and
+# write(2)'s journal scopes.  timing-skip loads level timing without them.
+skip43=fault,file_modified,kiocb_modified,perform_write,jbd2_start,jbd2_access,xfs_time
 read -r -a configs <<<"${BENCH_CONFIGS:-$all_configs}"
 # Named only, never by default: they need bench.sh's BENCH_ALT.
 known_configs=$all_configs${BENCH_ALT_MODULE:+ alt-counts alt-timing}
@@ -52,6 +62,9 @@ mechs=(none tracepoint ftrace ftrace_regs ftrace2 kprobe ftrace_kprobe kretprobe
 w1_passes=${BENCH_W1_PASSES:-8}
 w2_mib=${BENCH_W2_MIB:-16}
 w3_files=${BENCH_W3_FILES:-10000}
+w4_pages=${BENCH_W4_PAGES:-4096}
+w4_passes=${BENCH_W4_PASSES:-8}
+workloads="W1 W2 W3 W4"
 fill=${BENCH_FILL:-65536}
 overflow_max=${BENCH_OVERFLOW_MAX:-2000}
 dbg=/sys/kernel/debug/wpstat
@@ -191,6 +204,12 @@ cfg_enter() {
 	counts) wp_load counts ;;
 	floor-timing) wp_load timing floor=1 ;;
 	timing) wp_load timing ;;
+	timing-skip)
+		wp_load timing skip_probes=$skip43
+		# A module that does not know the names would attach them.
+		[ "$(awk '$1 == "fault" { print $4 }' $dbg/probes)" = skipped ] ||
+			die "timing-skip: the fault point is not skipped: $(grep '^fault ' $dbg/probes)"
+		;;
 	alt-counts) wp_load counts alt ;;
 	alt-timing) wp_load timing alt ;;
 	bt-kprobe) bt_start "$bt_kprobe" "$1" ;;
@@ -201,7 +220,7 @@ cfg_enter() {
 
 cfg_leave() {
 	case $1 in
-	floor-counts | counts | floor-timing | timing | alt-*) rmmod wpstat || die "rmmod" ;;
+	floor-counts | counts | floor-timing | timing | timing-skip | alt-*) rmmod wpstat || die "rmmod" ;;
 	bt-*)
 		# SIGKILL: no map printing at exit; closing the perf events and
 		# BPF links detaches every probe before the process is reaped.
@@ -230,10 +249,12 @@ bt_gone() {
 
 # What a module configuration attached, once (the first round): the
 # functions ftrace calls something at (with the ops' trampoline and the
-# callback: wpstat's ftrace_ops, or kprobe_ftrace_handler for kretprobes)
-# and the module's own list of points.
+# callback: wpstat's ftrace_ops, or kprobe_ftrace_handler for kretprobes),
+# the kprobes (a breakpoint where there is no ftrace site) and the
+# module's own list of points.
 save_attachments() {
 	cat /sys/kernel/tracing/enabled_functions >"$out/enabled-$1.txt" 2>&1
+	cat /sys/kernel/debug/kprobes/list >"$out/kprobes-$1.txt" 2>&1
 	cat $dbg/probes >"$out/probes-$1.txt"
 }
 
@@ -320,6 +341,10 @@ run_workload() {
 		--json --counters $nocount |
 		jq -r '"\(.totals.wall_ns) \(.totals.ops) \(.totals.cpu_ns)"' ;;
 	W3) wpfiles touch $mnt/ext4/w3 "$w3_files" | jq -r '"\(.wall_ns) \(.files) \(.cpu_ns)"' ;;
+	# Its ops are the faults it took (getrusage), one per page touched
+	# unless huge pages or a reclaim got in the way.
+	W4) wpfiles anon "$w4_pages" --passes "$w4_passes" |
+		jq -r '"\(.wall_ns) \(.faults) \(.cpu_ns)"' ;;
 	esac
 }
 
@@ -336,7 +361,7 @@ one_run() {
 	# No reset: the module was loaded for this round, so its table is
 	# fresh and W3 inserts every file.
 	case $cfg in
-	counts | timing | alt-counts | alt-timing) counting=1 ;;
+	counts | timing | timing-skip | alt-counts | alt-timing) counting=1 ;;
 	esac
 	[ $counting = 0 ] || snapshot /tmp/bench-snap0
 	res=$(run_workload "$w") || die "$w failed in $cfg"
@@ -445,13 +470,13 @@ overflow() {
 }
 
 # Flat perf profiles (cpu-clock: TCG has no PMU; under -icount its timer
-# runs on instruction time) of W1 and W2 in the module's configurations:
-# where the handlers' instructions go.
+# runs on instruction time) of W1, W2 and W4 in the module's
+# configurations: where the handlers' instructions go.
 profile() {
 	local cfg w
 	for cfg in floor-counts counts floor-timing timing; do
 		cfg_enter $cfg
-		for w in W1 W2; do
+		for w in W1 W2 W4; do
 			settle
 			perf record -q -e cpu-clock -F 20000 -o /tmp/perf.data -- \
 				"$0" --run-workload $w >/dev/null 2>"$out/perf-$cfg-$w.err"
@@ -509,7 +534,7 @@ if [ "${1:-}" = --run-workload ]; then	# for perf record
 	exit
 fi
 rm -f "$out/extra.txt" "$out/runs.csv" "$out/mech.csv" "$out/mech.log" "$out"/enabled-*.txt \
-	"$out"/probes-*.txt "$out"/leftover-*.txt
+	"$out"/kprobes-*.txt "$out"/probes-*.txt "$out"/leftover-*.txt
 for c in "${configs[@]}"; do
 	case " $known_configs " in
 	*" $c "*) ;;
@@ -543,13 +568,14 @@ kv time "${BENCH_TIME:-cpu}"
 kv w1 "4 MiB mmap, $w1_passes passes, msync"
 kv w2 "${w2_mib} MiB pwrite 4 KiB"
 kv w3 "$w3_files files"
+kv w4 "$w4_pages pages anonymous, $w4_passes passes"
 [ -z "${BENCH_ALT_REV:-}" ] || kv alt_rev "$BENCH_ALT_REV"
 
 csv_header
 declare -A skipped=()	# configurations that could not start here
 t_start=$(ms)
 log "warm-up"
-for w in W1 W2 W3; do
+for w in $workloads; do
 	settle
 	run_workload $w >/dev/null || die "warm-up $w"
 done
@@ -562,11 +588,11 @@ for ((r = 0; r < rounds; r++)); do
 			skipped[$cfg]=1
 			continue
 		fi
-		for w in W1 W2 W3; do
+		for w in $workloads; do
 			one_run $((r + 1)) $s $cfg $w
 		done
 		case $cfg in
-		counts | timing | alt-*) [ $r = 0 ] && save_attachments $cfg ;;
+		counts | timing | timing-skip | alt-*) [ $r = 0 ] && save_attachments $cfg ;;
 		esac
 		cfg_leave $cfg
 	done

@@ -3,10 +3,12 @@
  * wpfiles - touch many files once each, from one process: the benchmark's
  * W3 workload (every file is a new inode for wpstat's table, so each run
  * exercises the insert path), and the filler for the /proc/wpstat/inodes
- * read-time measurement.
+ * read-time measurement; and W4, page faults that are none of wpstat's
+ * business (anonymous memory), for what a probe on every fault costs.
  *
  *   wpfiles create DIR N [--size BYTES]   create DIR/f0000000.. f(N-1)
  *   wpfiles touch DIR N [--size BYTES] [--mode write|mmap]
+ *   wpfiles anon PAGES [--passes P]
  *
  * "create" makes N files of BYTES (default 4096) written with pwrite.
  * "touch" opens each existing file, stores BYTES at offset 0 (pwrite, or
@@ -14,6 +16,14 @@
  * line: {"op": ..., "files": N, "bytes": B, "wall_ns": T, "cpu_ns": C},
  * where T is the time of the whole loop (open, store, close; no sync) and
  * C this process's CPU time in it.
+ *
+ * "anon" maps PAGES pages of anonymous private memory (no huge pages:
+ * MADV_NOHUGEPAGE), stores one byte to each page (one write fault each,
+ * which allocates and zeroes the page), and unmaps them, P times
+ * (default 8).  It prints {"op": "anon", "pages": N, "passes": P,
+ * "faults": F, "wall_ns": T, "cpu_ns": C}, F being the page faults this
+ * process took in the loop (getrusage: minor and major), T and C the
+ * loop's time as above (mmap, stores, munmap).
  *
  * Exit status: 0 success, 1 run-time failure, 2 usage error.
  */
@@ -26,20 +36,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #define WPFILES_MAX_FILES	(1U << 24)
 #define WPFILES_MAX_BYTES	(1U << 20)
+#define WPFILES_MAX_PAGES	(1U << 20)
+#define WPFILES_MAX_PASSES	(1U << 16)
 
 static void usage(FILE *out)
 {
 	fputs("Usage: wpfiles create DIR N [--size BYTES]\n"
 	      "       wpfiles touch DIR N [--size BYTES] [--mode write|mmap]\n"
+	      "       wpfiles anon PAGES [--passes P]\n"
 	      "create: N files DIR/f0000000.. of BYTES (default 4096) each.\n"
 	      "touch:  store BYTES at offset 0 of each of them once (pwrite,\n"
 	      "        or memcpy into a shared mapping), one open/close each.\n"
-	      "Prints {\"op\", \"files\", \"bytes\", \"wall_ns\", \"cpu_ns\"} as JSON.\n",
+	      "Prints {\"op\", \"files\", \"bytes\", \"wall_ns\", \"cpu_ns\"} as JSON.\n"
+	      "anon:   map PAGES pages of anonymous memory, store a byte to each\n"
+	      "        (a fault each), unmap; P times (default 8).  Prints\n"
+	      "        {\"op\", \"pages\", \"passes\", \"faults\", \"wall_ns\", \"cpu_ns\"}.\n",
 	      out);
 }
 
@@ -115,6 +132,73 @@ static int store_one(const char *path, const char *buf, size_t len,
 	return close(fd);
 }
 
+/* This process's page faults so far (minor and major). */
+static uint64_t faults_now(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (uint64_t)ru.ru_minflt + (uint64_t)ru.ru_majflt;
+}
+
+/*
+ * W4: anonymous write faults, none of them on a file.  A fresh mapping
+ * each pass, so every store faults; no huge pages, so one fault is one
+ * page.
+ */
+static int anon_faults(int argc, char **argv)
+{
+	uint32_t pages, passes = 8, p, i;
+	uint64_t t0, t1, c0, c1, f0, f1;
+	long psz = sysconf(_SC_PAGESIZE);
+	size_t len;
+	char *map;
+	int a;
+
+	if (argc < 3 || parse_u32(argv[2], WPFILES_MAX_PAGES, &pages)) {
+		usage(stderr);
+		return 2;
+	}
+	for (a = 3; a < argc; a++) {
+		if (!strcmp(argv[a], "--passes") && a + 1 < argc &&
+		    !parse_u32(argv[a + 1], WPFILES_MAX_PASSES, &passes)) {
+			a++;
+		} else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	len = (size_t)pages * (size_t)psz;
+	f0 = faults_now();
+	c0 = cpu_ns();
+	t0 = now_ns();
+	for (p = 0; p < passes; p++) {
+		map = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (map == MAP_FAILED) {
+			perror("wpfiles: mmap");
+			return 1;
+		}
+		/* EINVAL without CONFIG_TRANSPARENT_HUGEPAGE: no huge pages anyway. */
+		if (madvise(map, len, MADV_NOHUGEPAGE) && errno != EINVAL) {
+			perror("wpfiles: madvise");
+			return 1;
+		}
+		for (i = 0; i < pages; i++)
+			((volatile char *)map)[(size_t)i * (size_t)psz] = (char)(p + 1);
+		munmap(map, len);
+	}
+	t1 = now_ns();
+	c1 = cpu_ns();
+	f1 = faults_now();
+	printf("{\"op\": \"anon\", \"pages\": %" PRIu32 ", \"passes\": %" PRIu32
+	       ", \"faults\": %" PRIu64 ", \"wall_ns\": %" PRIu64
+	       ", \"cpu_ns\": %" PRIu64 "}\n",
+	       pages, passes, f1 - f0, t1 - t0, c1 - c0);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint32_t nfiles, size = 4096, i;
@@ -126,6 +210,8 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	if (argc >= 2 && !strcmp(argv[1], "anon"))
+		return anon_faults(argc, argv);
 	if (argc < 4 || (strcmp(argv[1], "create") && strcmp(argv[1], "touch")) ||
 	    parse_u32(argv[3], WPFILES_MAX_FILES, &nfiles)) {
 		usage(stderr);
