@@ -281,6 +281,16 @@ wpstat_mapping_stable_writes(const struct address_space *mapping)
 #endif
 #define wpstat_kiocb_file(p)	(((struct kiocb *)wpstat_arg(p, 0))->ki_filp)
 
+/*
+ * The unbound system workqueue, for the tables' compaction: system_dfl_wq
+ * where the kernel has the name (7.x warns on system_unbound_wq).
+ */
+#ifdef WPSTAT_HAVE_SYSTEM_DFL_WQ
+#define wpstat_unbound_wq	system_dfl_wq
+#else
+#define wpstat_unbound_wq	system_unbound_wq
+#endif
+
 /* __destroy_inode(struct inode *inode), both kernels (fs/inode.c). */
 #define wpstat_inode_arg(p)	((struct inode *)wpstat_arg(p, 0))
 /* file_modified(file): the same from 5.10 to 7.2. */

@@ -39,6 +39,7 @@
 #include <linux/vmalloc.h>
 
 #include "wpstat.h"
+#include "wpstat_compat.h"
 
 #define WPSTAT_STALLS_LIMIT	(1U << 20)
 #define WPSTAT_STALL_PROBE	32
@@ -299,7 +300,7 @@ static void wpstat_stalls_irq_work(struct irq_work *iw)
 	unsigned long next = READ_ONCE(wpstat_stalls_last) +
 			     wpstat_stalls_interval(wpstat_max_stalls);
 
-	queue_delayed_work(system_unbound_wq, &wpstat_stalls_work,
+	queue_delayed_work(wpstat_unbound_wq, &wpstat_stalls_work,
 			   time_before(jiffies, next) ? next - jiffies : 0);
 }
 

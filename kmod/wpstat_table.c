@@ -36,6 +36,7 @@
 #include <linux/workqueue.h>
 
 #include "wpstat.h"
+#include "wpstat_compat.h"
 
 #define WPSTAT_MAX_INODES_LIMIT	(1U << 22)
 /* Longest linear-probe run; the index is at most half full. */
@@ -212,7 +213,7 @@ static void wpstat_compact_irq_work(struct irq_work *iw)
 	unsigned long next = READ_ONCE(wpstat_compact_last) +
 			     WPSTAT_COMPACT_INTERVAL;
 
-	queue_delayed_work(system_unbound_wq, &wpstat_compact_work,
+	queue_delayed_work(wpstat_unbound_wq, &wpstat_compact_work,
 			   time_before(jiffies, next) ? next - jiffies : 0);
 }
 
