@@ -341,6 +341,30 @@ long wps_store_pages_absent(char *map, size_t npages, char val)
 	return absent;
 }
 
+uint64_t wps_page_flags(const char *map, int *err)
+{
+	uint64_t pm, flags = 0;
+	int fd;
+
+	*err = pagemap_read(map, 1, &pm);
+	if (*err)
+		return 0;
+	if (!(pm & PM_PRESENT) || !(pm & PM_PFN_MASK)) {
+		*err = -ENODATA;	/* not mapped, or PFNs hidden */
+		return 0;
+	}
+	fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		*err = -errno;
+		return 0;
+	}
+	if (pread(fd, &flags, sizeof(flags), (pm & PM_PFN_MASK) * sizeof(flags)) !=
+	    sizeof(flags))
+		*err = -EIO;
+	close(fd);
+	return flags;
+}
+
 long wps_folios(const char *map, size_t npages)
 {
 	uint64_t *pm = calloc(npages, sizeof(*pm));

@@ -196,6 +196,12 @@ unsigned long wps_load_pages(const char *map, size_t npages);
  * return -errno on error.
  */
 long wps_store_pages_absent(char *map, size_t npages, char val);
+/*
+ * The /proc/kpageflags word of the page mapped at @map (root), or 0 with
+ * -errno in *@err; KPF_WRITEBACK (bit 8): under writeback now.
+ */
+#define WPS_KPF_WRITEBACK	(1ULL << 8)
+uint64_t wps_page_flags(const char *map, int *err);
 long wps_folios(const char *map, size_t npages);
 /* wps_folios() of a file's first @npages pages, all cached, through a
  * read-only mapping of its own (read faults: no counter moves).
