@@ -203,10 +203,14 @@ TEST_F_TIMEOUT(stable, store_while_writeback_in_flight, 120)
  * ends in kiocb_modified() (6.0 on; file_modified() on 5.10), whose
  * file_modified_flags() is static, and its copy loop is
  * iomap_file_buffered_write(): the time update's transaction
- * (xfs_vn_update_time) waits for the log or the inode lock an fsync
- * holds, inside the kiocb_modified() scope.  The second review found
- * journal_waits 0 there on 6.1 and later: now journal_waits >= 1, as on
- * ext4.
+ * (xfs_vn_update_time) takes XFS_ILOCK_EXCL, which the fsync holds
+ * shared across its synchronous log force (xfs_fsync_flush_log) through
+ * 6.17, inside the kiocb_modified() scope: journal_waits >= 1, as on
+ * ext4 (the second review found 0 on 6.1 and later before the scope).
+ * 6.18 ("xfs: rework datasync tracking and execution") reads the commit
+ * sequence under ili_lock and forces the log without the inode lock, so
+ * on 7.2 the writer's time update meets no fsync: journal_waits 0
+ * (measured: 0, beside 17 stable waits).
  *
  * Variant append: the writer appends a byte at a time with pwrite(), on
  * ext4 mounted lazytime, which leaves the mtime update to the inode's
@@ -360,7 +364,12 @@ TEST_F_TIMEOUT(journal, fsync_neighbour_stalls_are_named, 120)
 	EXPECT_LE(st.journal_max_ns, st.journal_ns);
 	if (variant->pwrite) {
 		EXPECT_EQ(0, st.fault_first + st.fault_wp);
-		EXPECT_LE(1, st.journal_waits);
+		if (variant->fs && !strcmp(variant->fs, "xfs") &&
+		    wps_kernel_at_least(6, 18)) {
+			EXPECT_EQ(0, st.journal_waits);
+		} else {
+			EXPECT_LE(1, st.journal_waits);
+		}
 		EXPECT_EQ(0, st.fault_ns);
 		return;
 	}
