@@ -15,7 +15,7 @@
 # whose results directory has not changed for that plus 300 s (its kernel
 # hung, or the guest's watchdog did), as one failure naming the suite and
 # test it was running.  The only bound on time is a backstop per guest,
-# far above a working run (85 minutes in make check: guest_backstop).  A
+# far above a working run (four hours; CI's less: guest_backstop).  A
 # suite or guest that took longer than measured
 # (scripts/check/suite-times.txt) is a "# slow:" line in the summary, with
 # the ratio, not a failure.
@@ -168,27 +168,21 @@ guest_measured() {	# SET
 }
 
 # A guest's backstop, for a guest that keeps writing without end (a hang
-# stops the writing, and the watchdogs catch it long before): 85 minutes
-# in make check, so that CI (90 minutes) still gets a summary that names
-# what ran, whatever else shares the machine (a clean-clone make check
-# beside three other guests on 2 cores ran 5.10's kernel set at a third
-# of its quiet speed); elsewhere four times the guest's measured time if
-# that is more.  The long forms of make stress are not measured: four
-# hours.
+# stops the writing, and the watchdogs catch it long before): four hours,
+# or four times the guest's measured time where that is more.  Not CI's
+# 90 minutes: a clean-clone make check beside five other guests on this
+# 2-core host ran bats:cli at a fifth of its quiet speed (1307 s against
+# 244) and its 6.12 guest past 85 minutes, correct all the while.  CI,
+# which knows its own limit, sets WPSTAT_BACKSTOP_SECS (.ci/run: 85
+# minutes, so that it still gets a summary that names what ran).
 guest_backstop() {	# SET
-	local b=5100 m
+	local b=14400 m
 	if [ -n "${WPSTAT_BACKSTOP_SECS:-}" ]; then
 		echo "$WPSTAT_BACKSTOP_SECS"
 		return
 	fi
-	if [ -n "${WPSTAT_STRESS:-}" ] && [ "$WPSTAT_STRESS" != 0 ]; then
-		echo 14400
-		return
-	fi
-	if [ "$full" = all ] || [ -n "${SUITES:-}" ]; then
-		m=$((4 * $(guest_measured "$1")))
-		[ $m -le $b ] || b=$m
-	fi
+	m=$((4 * $(guest_measured "$1")))
+	[ $m -le $b ] || b=$m
 	echo $b
 }
 
