@@ -256,7 +256,7 @@ static char *map_file(int fd, int flags)
 #define SINCE() WPS_SINCE(self->path, &self->base)
 
 /*
- * Prediction 22 (issue 43): a store to a page of a shared mapping that is
+ * Prediction 22: a store to a page of a shared mapping that is
  * not in the page cache faults, and filemap_fault() reads the page in
  * before page_mkwrite can run: it drops the mmap or VMA lock, waits for
  * the read, and has the fault retried with FAULT_FLAG_TRIED (a major
