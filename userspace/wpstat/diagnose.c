@@ -237,7 +237,6 @@ static uint64_t file_val(const struct file_list *fl,
 	return 0;
 }
 
-/* A cause's columns, events then ns then the worst, in the module's order. */
 /* Each cause's worst right after its time (ev_cause()), from the list. */
 #define WPSTAT_STALL(...)
 #define WPSTAT_STALL_CAUSE(id, ...)					\

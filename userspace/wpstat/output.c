@@ -100,10 +100,6 @@ int file_cols_select(const struct wpstat_snapshot *s, const char *spec,
 }
 
 /*
- * Where the counters the computed columns read are in a snapshot (-1:
- * absent), looked up once per table rather than once per cell.
- */
-/*
  * The stall column: the same number as the stalls table's stall, from
  * the inode counters: the named waits' times, wherever they were (in a
  * fault or in write(2)), and the write faults' unnamed time.  Adding
@@ -114,6 +110,10 @@ static const char *const stall_parts[] = {
 	"readin_wait_ns", "mkwrite_unnamed_ns",
 };
 
+/*
+ * Where the counters the computed columns read are in a snapshot (-1:
+ * absent), looked up once per table rather than once per cell.
+ */
 struct file_cols_at {
 	int trigger[NR_MKCLEAN_TRIGGERS];
 	int stall[ARRAY_SIZE(stall_parts)];	/* the stall column's */
