@@ -165,14 +165,14 @@ static inline void wpstat_ftrace_free_filter(struct ftrace_ops *ops)
 
 /*
  * do_page_mkwrite() is static in mm/memory.c:
- *   6.1:  vm_fault_t do_page_mkwrite(struct vm_fault *vmf)
- *   6.5+: vm_fault_t do_page_mkwrite(struct vm_fault *vmf, struct folio *folio)
- * wpstat only needs the first argument, which is the same on both.
+ *   5.10, 6.1: vm_fault_t do_page_mkwrite(struct vm_fault *vmf)
+ *   6.5+:      vm_fault_t do_page_mkwrite(struct vm_fault *vmf, struct folio *folio)
+ * wpstat only needs the first argument, which is the same in both.
  */
 #define wpstat_mkwrite_vmf(p)	((struct vm_fault *)wpstat_arg(p, 0))
 
 /*
- * Present-PTE test for the mkwrite kind.  Both kernels leave vmf->pte NULL
+ * Present-PTE test for the mkwrite kind.  5.10 to 7.2 leave vmf->pte NULL
  * on the do_shared_fault() path (handle_pte_fault() clears it when the PTE
  * is none) and non-NULL, already unmapped, on the wp_page_shared() path.
  * The pointer is only compared, never dereferenced.
@@ -291,7 +291,7 @@ wpstat_mapping_stable_writes(const struct address_space *mapping)
 #define wpstat_unbound_wq	system_unbound_wq
 #endif
 
-/* __destroy_inode(struct inode *inode), both kernels (fs/inode.c). */
+/* __destroy_inode(struct inode *inode), 5.10 to 7.2 (fs/inode.c). */
 #define wpstat_inode_arg(p)	((struct inode *)wpstat_arg(p, 0))
 /* file_modified(file): the same from 5.10 to 7.2. */
 #define wpstat_file_arg(p)	((struct file *)wpstat_arg(p, 0))
@@ -506,8 +506,8 @@ static __always_inline u64 wpstat_task_runq_ns(void)
 /*
  * Context switches of @t, voluntary or not: a value that changes whenever
  * the task leaves its CPU, so a per-CPU record made by the task is known
- * to be its own latest if the count still matches.  The same fields on
- * both kernels.
+ * to be its own latest if the count still matches.  The same fields from
+ * 5.10 to 7.2.
  */
 static inline unsigned long wpstat_task_switches(const struct task_struct *t)
 {

@@ -49,12 +49,15 @@ void wpstat_set_filter_pid(struct pid *pid)
 /* ---- stable-page waits: who called folio_wait_writeback()? ------------- */
 
 /*
- * folio_wait_stable() tail-calls folio_wait_writeback() on both kernels, so
- * a stable-page wait shows on the stack as folio_wait_writeback() returning
- * straight into folio_wait_stable()'s caller.  The return addresses of
- * those callers are learned at folio_wait_stable() entry, for stable
- * mappings only (the only ones that wait).  Without a tail call the caller
- * would be folio_wait_stable() itself, which is recognised too.
+ * folio_wait_stable() ends in a call to folio_wait_writeback() (5.10:
+ * wait_for_stable_page() and wait_on_page_writeback()).  Where the
+ * compiler makes that a tail call, a stable-page wait shows on the stack
+ * as folio_wait_writeback() returning straight into folio_wait_stable()'s
+ * caller.  The return addresses of those callers are learned at
+ * folio_wait_stable() entry, for stable mappings only (the only ones that
+ * wait).  Without a tail call the caller is folio_wait_stable() itself,
+ * which is recognised too, as is its own frame where
+ * folio_wait_writeback() is inlined into it (wpstat_wait_classify()).
  */
 #define WPSTAT_STABLE_SITES	64
 static unsigned long stable_sites[WPSTAT_STABLE_SITES];

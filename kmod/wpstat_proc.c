@@ -22,7 +22,10 @@ static struct proc_dir_entry *wpstat_proc_dir;
 static void wpstat_seq_counter(struct seq_file *m, enum wpstat_counter c,
 			       u64 v)
 {
-	/* Not seq_printf(): a full table is 65536 rows of 15 numbers. */
+	/*
+	 * Not seq_printf(): a full table is max_inodes rows (65536 by
+	 * default) of WPC_NR numbers each.
+	 */
 	if (wpstat_counter_available(c))
 		seq_put_decimal_ull(m, " ", v);
 	else

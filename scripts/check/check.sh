@@ -120,6 +120,8 @@ host_checks() {
 	done
 	# Names written for people (docs/interface.md, man page) against kmod's lists.
 	"$top/scripts/check/test-names.sh" >"$out/host/names.tap" 2>&1
+	# /proc's columns are append only: kmod's lists against their record.
+	"$top/scripts/check/test-columns.sh" >"$out/host/columns.tap" 2>&1
 	# The watchdog that guards every guest suite, on fake suites.
 	"$top/scripts/check/test-watchdog.sh" >"$out/host/watchdog.tap" 2>&1
 	# kmod/'s files call only downwards (wpstat.h's order), from the objects.

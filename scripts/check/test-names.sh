@@ -96,7 +96,7 @@ machine_paths >"$tmp/paths" || true
 check "no page in README.md or docs/ carries a path of the machine that wrote it" \
 	bash -c '[ ! -s "$1" ] || { head -n 5 "$1"; exit 1; }' _ "$tmp/paths"
 
-# The README is a map, not the manual (issue #33): a screenful of pitch,
+# The README is a map, not the manual: a screenful of pitch,
 # session and commands, and a link to every page or directory of docs/.
 readme_is_a_map() {
 	local lines doc missing=

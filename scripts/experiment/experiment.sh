@@ -17,7 +17,8 @@
 # --also-results adds the cells of another run to the report (a run made
 # in batches of parts, e.g. the devices first: --parts "slow strategies
 # rocketmq" --results results/experiment-devices).
-# The full run (1 GiB, 5 rounds, both methods, both kernels) takes many
+# The full run (1 GiB, 5 rounds, both methods, the two host-installed
+# kernels, bookworm's 6.1 and 6.12: kernels.sh installed) takes many
 # hours under TCG: docs/experiment.md says how long the committed one took.
 # One `experiment.sh --kver K --resume` per kernel at once halves the wait;
 # the guests then share the host, and the report says so.

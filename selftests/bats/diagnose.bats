@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0
 #
-# wpstat diagnose (issue 34): for each rule, a scenario that must produce
+# wpstat diagnose: for each rule, a scenario that must produce
 # its finding and, where a remedy can be applied in the guest, the same
 # scenario with the remedy applied, where the finding must be gone.
 # Runs inside the guest as root with the module loaded (guest-check.sh).
@@ -359,10 +359,10 @@ reg_trace_stop() {
 	[ "$(probe_status xfs_time)" = not-found ] ||
 		fail "xfs_time with xfs unloaded: $(probe_status xfs_time)"
 
-	# Only the module a probe's target lives in retries it (the second
-	# review, item 6): another module's arrival makes wpstat call no
-	# register_kretprobe(), which a kprobe event of our own counts; xfs's
-	# arrival makes it call one, for xfs_time.
+	# Only the module a probe's target lives in retries it: another
+	# module's arrival makes wpstat call no register_kretprobe(), which a
+	# kprobe event of our own counts; xfs's arrival makes it call one,
+	# for xfs_time.
 	local other
 	other=$(unloaded_module) || skip "no unloaded module to load here (dummy, tun, veth, ifb, nlmon)"
 	reg_trace_start
@@ -700,7 +700,7 @@ triggers_of() {
 	rm -f "$f"
 }
 
-# The read-in rule (issue 43).  wpload stores once to every page of a
+# The read-in rule.  wpload stores once to every page of a
 # 64-page file (256 KiB) whose pages are dropped from the page cache
 # (--cold: fsync, then POSIX_FADV_DONTNEED), with MADV_RANDOM (no
 # read-around), on ext4 over a device whose reads complete 20 ms late:
@@ -812,7 +812,7 @@ readin_waits() {
 	jq -e '[.findings[] | select(.rule == "readin")] == []' <<<"$output"
 }
 
-# A finding's words follow where the wait was (issue 43): a process that
+# A finding's words follow where the wait was: a process that
 # writes with pwrite(2) next to the fsync loop takes no fault, so its
 # journal waits are write(2)'s, and the finding and its remedies say so,
 # and nothing about storing to pages or faults.

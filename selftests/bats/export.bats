@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0
 #
-# wpstat export, scraped for real (issue 14): the textfile it writes,
+# wpstat export, scraped for real: the textfile it writes,
 # Debian's prometheus-node-exporter serving it over loopback, and a
 # Prometheus server scraping that node_exporter and answering PromQL.
 # Runs inside the guest as root with the module loaded, like every suite.

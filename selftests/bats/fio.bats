@@ -2,13 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # fio, Debian's standard I/O benchmark, as a real mmap writer under
-# wpstat (issue 43): what fio measures and what wpstat says of fio's row
-# must agree.  The scenario is the issue's: fio --ioengine=mmap
-# --rw=randwrite --bs=4k on ext4 over a device whose reads and writes
-# complete 10 ms late and which asks for stable pages (null_blk behind
-# dm-delay, stable_writes 1: wps-slowdev), at level timing.  fio runs its
-# job as a thread (--thread), so its stores are one process's: one stall
-# row for the file.  For random I/O fio's mmap engine advises the mapping
+# wpstat: what fio measures and what wpstat says of fio's row must
+# agree.  The scenario: fio --ioengine=mmap --rw=randwrite --bs=4k on
+# ext4 over a device whose reads and writes complete 10 ms late and which
+# asks for stable pages (null_blk behind dm-delay, stable_writes 1:
+# wps-slowdev), at level timing.  fio runs its job as a thread
+# (--thread), so its stores are one process's: one stall row for the
+# file.  For random I/O fio's mmap engine advises the mapping
 # MADV_RANDOM (posix_madvise), so a fault reads its own page only, and
 # its random map touches each block of the file once per pass over it.
 # Runs inside the guest as root with the module loaded (guest-check.sh).
@@ -75,8 +75,9 @@ row() {
 # read-around: MADV_RANDOM), no write-protect fault; the faults' time
 # (whole: read-in included) is at least 90 % of fio's own total
 # completion latency of its writes (a memcpy each, the fault inside it);
-# diagnose's first finding is the read-in.  Before the whole fault was
-# timed the issue measured 3.6 s in fio and 137 ms in wpstat.
+# diagnose's first finding is the read-in.  When only do_page_mkwrite was
+# timed, after the read-in, this scenario measured 3.6 s in fio and
+# 137 ms in wpstat.
 @test "fio cold: each write reads its page in, and the faults hold fio's latency" {
 	make_file 4M
 	echo 3 >/proc/sys/vm/drop_caches

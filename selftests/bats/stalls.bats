@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0
 #
-# The wpstat commands for "who stalled, on which file, why" (issue 13):
+# The wpstat commands for "who stalled, on which file, why":
 # stalls, top, run's stall report and write-protect triggers, histogram,
 # and the status lines they add.  Runs inside the guest as root with the
 # module loaded (see scripts/check/guest-check.sh), normally at level counts.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# RocketMQ's commit log (#20), on RocketMQ's own code: rocketmq-store 5.3.1
+# RocketMQ's commit log, on RocketMQ's own code: rocketmq-store 5.3.1
 # (selftests/clients/java/pom.xml) driven without a broker by
 # wpstat.clients.RocketmqAppend, a DefaultMessageStore with flushDiskType
 # ASYNC_FLUSH and its own services (AllocateMappedFileService,

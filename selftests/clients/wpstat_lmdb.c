@@ -37,7 +37,7 @@
 #include "wpstat_test.h"
 #include "kselftest_harness.h"
 
-#define TXNS		20	/* as the py-lmdb run: 20 commits */
+#define TXNS		20	/* commits, as the py-lmdb writer this repeats */
 #define PUTS		200	/* of 200 puts each */
 #define VALUE_SIZE	100
 #define WARMUP		6	/* rewrite transactions before the steady state */
@@ -211,7 +211,7 @@ static int64_t faults(const struct wps *d)
 }
 
 /*
- * TXNS transactions of PUTS new keys each (the issue's py-lmdb run).
+ * TXNS transactions of PUTS new keys each (a py-lmdb writer's workload).
  *
  * writemap: every commit's msync cleans exactly the pages its transaction
  * dirtied, and each of those took exactly one fault: per transaction,

@@ -38,7 +38,8 @@
  *     block_page_mkwrite -> folio_wait_stable once per fault; the write
  *     path ext4_write_begin waits in __filemap_get_folio(FGP_STABLE) for a
  *     cached page and again with folio_wait_stable: 1 per write to a new
- *     page, 2 to a cached one, on both kernels).
+ *     page, 2 to a cached one, from 6.1 to 7.2; 5.10 waits twice on a new
+ *     page too, stable_new_510).
  *   f2fs: f2fs_vm_page_mkwrite() and f2fs_write_begin() wait with
  *     f2fs_wait_on_page_writeback(), which calls folio_wait_stable only
  *     when the page is under writeback: no stable_calls here.

@@ -199,8 +199,8 @@ static int row_in_pass(int inodes, int fd)
 
 /*
  * A poller that keeps /proc/wpstat/inodes open and seeks back to 0 reads
- * the current table each pass, not the one of its first read (review
- * item 14: the table was pinned at open, frozen and kept allocated).
+ * the current table each pass, not the one of its first read (a table
+ * pinned at open would stay frozen and allocated).
  */
 TEST(kept_descriptor_reads_the_current_table)
 {

@@ -553,11 +553,11 @@ TEST_F_TIMEOUT(life, reused_inode_number_gets_own_row, 90)
  * btrfs gives its first file the same inode number and generation, so
  * (dev, ino, gen) repeats across unmount, mkfs and mount.  The old file's
  * row, marked gone at unmount, must not come back with the new file's
- * counts added to it (review item 4): the new file's row holds only what
- * the new file did, the same as the old one for the same writes.  The
- * same holds for the writer's stall row (second review, item 1: the stall
- * key had no mount, so one process's row counted both files): its newest
- * row for the file holds only the second file's faults.
+ * counts added to it: the new file's row holds only what the new file
+ * did, the same as the old one for the same writes.  The same holds for
+ * the writer's stall row (its key holds the superblock: without it one
+ * process's row would count both files): its newest row for the file
+ * holds only the second file's faults.
  */
 #define REMOUNT_DIR	"/tmp/wpstat-remount"
 #define REMOUNT_IMG	"/tmp/wpstat-remount.img"

@@ -25,7 +25,7 @@
  *       folios: one dirtying and one mkclean cover several pages, faults
  *       stay per PTE.  MADV_RANDOM (variant madv_random) turns the
  *       fault's readahead off (do_sync_mmap_readahead): order-0 folios on
- *       both kernels, exact counts.
+ *       every kernel the suite runs on (5.10 to 7.2), exact counts.
  *   writeback:       nfs_writepages -> write_cache_pages (6.12
  *       writeback_iter) -> folio_clear_dirty_for_io -> folio_mkclean ->
  *       nfs_do_writepage -> nfs_page_async_flush: folio_start_writeback

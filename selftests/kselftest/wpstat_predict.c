@@ -256,7 +256,7 @@ static char *map_file(int fd, int flags)
 #define SINCE() WPS_SINCE(self->path, &self->base)
 
 /*
- * Prediction 22 (issue 43): a store to a page of a shared mapping that is
+ * Prediction 22: a store to a page of a shared mapping that is
  * not in the page cache faults, and filemap_fault() reads the page in
  * before page_mkwrite can run: it drops the mmap or VMA lock, waits for
  * the read, and has the fault retried with FAULT_FLAG_TRIED (a major
@@ -701,19 +701,21 @@ TEST_F(pred, read_fault_around)
  * FA_NPAGES = 256 pages, read_ahead_kb 128 (32 pages) misses every 17
  * pages, 16 times; read_ahead_kb 64, every 9, 29 times
  * (readaround_backward_model).  /proc/vmstat's pgmajfault counts these
- * misses, on both kernels.
+ * misses, on every kernel from 5.10 to 7.2.
  *
  * getrusage's ru_majflt (mm_account_fault; also perf's major-faults) counts
  * a fault major when it missed or when it is the retry of one that dropped
  * its lock (FAULT_FLAG_TRIED), and do_async_mmap_readahead drops the lock
- * for every mark it meets (maybe_unlock_mmap_for_io).  6.1 retries with
- * FAULT_FLAG_TRIED after any VM_FAULT_RETRY (arch/x86/mm/fault.c), so each
- * mark met is one more major fault: forward, the first window's mark and
- * one per later window, npages / ra_pages in all (9 and 17); backward, the
- * one mark the first window, trimmed to EOF, leaves in the file (17, 30).
- * 6.12 takes the fault under the VMA lock first and sets FAULT_FLAG_TRIED
- * for the retry only if the first try returned VM_FAULT_MAJOR (per-VMA-lock
- * read faults came in 6.7): ru_majflt equals the misses.
+ * for every mark it meets (maybe_unlock_mmap_for_io).  Before 6.7 (5.10,
+ * 6.1) the fault retries with FAULT_FLAG_TRIED after any VM_FAULT_RETRY
+ * (arch/x86/mm/fault.c), so each mark met is one more major fault:
+ * forward, the first window's mark and one per later window, npages /
+ * ra_pages in all (9 and 17); backward, the one mark the first window,
+ * trimmed to EOF, leaves in the file (17, 30).
+ * From 6.7 (6.12, 7.2) the fault is taken under the VMA lock first, and
+ * FAULT_FLAG_TRIED is set for the retry only if the first try returned
+ * VM_FAULT_MAJOR (per-VMA-lock read faults came in 6.7): ru_majflt equals
+ * the misses.
  *
  * The file is written, fsynced and dropped (POSIX_FADV_DONTNEED, checked
  * with mincore), and each pass opens it afresh, so that its ra_pages is

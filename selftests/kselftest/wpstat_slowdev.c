@@ -742,11 +742,10 @@ TEST_F_TIMEOUT(throttle, long_write_loop_is_paused, 240)
 	if (paused)
 		EXPECT_LT(1000000000LL, d.bdp_pause_ns);
 	/*
-	 * The pauses are this process's, on this file (issue 13): the row
-	 * has them all, the neighbour file has no row; the pages were
-	 * cleaned by the background flusher that balance_dirty_pages()
-	 * started over dirty_background_bytes, and every clean has a
-	 * trigger.
+	 * The pauses are this process's, on this file: its stall row has
+	 * them all, the neighbour file has no row; the pages were cleaned
+	 * by the background flusher that balance_dirty_pages() started
+	 * over dirty_background_bytes, and every clean has a trigger.
 	 */
 	ASSERT_EQ(1, stall_of(self->path, getpid(), &row));
 	EXPECT_EQ(0, stall_of(self->idle, getpid(), &none));
@@ -829,7 +828,7 @@ TEST_F_TIMEOUT(throttle, long_write_loop_is_paused, 240)
 /* ---- the whole write fault: a store that waits for its page's read ------- */
 
 /*
- * Issue 43: a store to a page that is not in the page cache faults, and
+ * A store to a page that is not in the page cache faults, and
  * filemap_fault() reads the page (here READIN_DELAY_MS late: dm-delay on
  * reads), dropping the mmap or VMA lock to wait, and has the fault
  * retried (VM_FAULT_RETRY; the retry carries FAULT_FLAG_TRIED, which
@@ -953,14 +952,14 @@ TEST_F_TIMEOUT(readin, store_waits_for_its_page, 120)
 /* ---- a reset in the middle of a wait ------------------------------------- */
 
 /*
- * The second review, item 4: a wait is counted where it starts (the
- * folio_wait_writeback tracepoint, stable_waits) and timed where it ends
- * (folio_wait_bit()'s return, stable_wait_ns); one that straddled a reset
- * had its count in the old tables and its time in the new ones
- * (stable_waits 0, stable_wait_ns about a second).  Now an event's time
- * goes only to the tables its count went to: a store waits about a
- * second for its page's writeback (stable writes, a 1 s device), and a
- * reset comes after 300 ms.
+ * A wait is counted where it starts (the folio_wait_writeback
+ * tracepoint, stable_waits) and timed where it ends (folio_wait_bit()'s
+ * return, stable_wait_ns); an event's time goes only to the tables its
+ * count went to, so a wait that straddles a reset cannot leave its count
+ * in the old tables and its time in the new ones (stable_waits 0,
+ * stable_wait_ns about a second).  A store waits about a second for its
+ * page's writeback (stable writes, a 1 s device), and a reset comes after
+ * 300 ms.
  * Expected: after the wait the new tables hold nothing of it (no wait,
  * no fault, no time: the inode row and the storer's stall row, if any,
  * all zero), and the file's stall rows add up to its inode row.
@@ -1052,18 +1051,18 @@ TEST_F_TIMEOUT(straddle, reset_during_a_stable_wait, 120)
 /* ---- a level switch while tasks sleep inside timed scopes ----------------- */
 
 /*
- * The second review, item 5: a task asleep inside a timed scope (a write
- * fault, or write(2)'s generic_perform_write) when level timing's return
- * probes are unregistered never runs their return handler, and nothing
- * at level counts cleared the scope: its task context stayed held until
- * the thread exited.  Now the switch drops every such scope under
+ * A task asleep inside a timed scope (a write fault, or write(2)'s
+ * generic_perform_write) when level timing's return probes are
+ * unregistered never runs their return handler, and nothing at level
+ * counts would clear the scope: its task context would stay held until
+ * the thread exited.  The switch drops every such scope under
  * stop_machine().  SCOPE_THREADS writer threads, each on a file of its
  * own, are throttled in balance_dirty_pages() (inside
  * generic_perform_write) at level timing; the level goes to counts; the
  * writers stop writing and stay alive.
  * Expected: task_contexts_used falls back to what other tasks hold (a
- * handful), not SCOPE_THREADS; before the fix it stayed near
- * SCOPE_THREADS.
+ * handful), not SCOPE_THREADS (where it stays if the switch keeps the
+ * scopes).
  */
 #define SCOPE_THREADS	1000
 #define SCOPE_SPARE	32
@@ -1203,8 +1202,8 @@ TEST_F_TIMEOUT(scopes, level_switch_releases_sleepers_contexts, 600)
 /* ---- a write fault that waits for a CPU ----------------------------------- */
 
 /*
- * Issue 49, item 5: what is left of a fault's time after its named waits
- * is its CPU time, its time runnable but not running, and other sleep.
+ * What is left of a fault's time after its named waits is its CPU time,
+ * its time runnable but not running, and other sleep.
  * A writer and two busy loops share one CPU (all pinned to CPU 0, nice
  * 0): the scheduler gives each about a third of it, so of the time the
  * writer spends in its faults beyond their waits, about two thirds are

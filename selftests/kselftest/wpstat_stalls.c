@@ -567,12 +567,13 @@ static int stall_sums(const char *path, int64_t *faults, int64_t *exited_faults)
 }
 
 /*
- * Review item 13: the table only grew, so once max_stalls processes had
- * written, a new one got no row.  With max_stalls=64, 1,000 processes
- * (100,000 under make stress) each fault once on one file; the table is
- * rebuilt without the exited ones, whose counts go to the file's exited
- * row (tgid 0): the last process still gets its row, and the file's rows
- * plus the events that found none add up to its inode counters.
+ * More processes write than the table has rows: a table that only grew
+ * would give none to a new process once max_stalls had written.  With
+ * max_stalls=64, 1,000 processes (100,000 under make stress) each fault
+ * once on one file; the table is rebuilt without the exited ones, whose
+ * counts go to the file's exited row (tgid 0): the last process still
+ * gets its row, and the file's rows plus the events that found none add
+ * up to its inode counters.
  */
 FIXTURE(recycle) {
 };
@@ -641,17 +642,17 @@ TEST_F_TIMEOUT(recycle, exited_processes_rows_are_recycled, 1800)
 /* ---- churn: the table keeps live pairs, history gives way ------------------ */
 
 /*
- * The second review, item 3: with every file a different one, folding
- * exited processes into per-file exited rows freed nothing, and a process
- * that lives on kept the rows of the files it deleted, so after
- * max_stalls files a new (process, file) pair got no row.  Now a row
- * whose file is gone goes to its device's row (ino 0), and the oldest
- * exited rows follow when a quarter of the table is not free: once the
- * compaction has caught up, a new pair finds a row while the live pairs
- * fit; an event that finds the table full meanwhile goes to its device's
- * row, so nothing is lost (no overflow), and every fault is still in some
- * row of the device (the stall rows add up to the inode totals, counted
- * here for this device only).
+ * With every file a different one, folding exited processes into
+ * per-file exited rows frees nothing, and a process that lives on would
+ * keep the rows of the files it deleted, so after max_stalls files a new
+ * (process, file) pair would get no row.  So a row whose file is gone
+ * goes to its device's row (ino 0), and the oldest exited rows follow
+ * when a quarter of the table is not free: once the compaction has caught
+ * up, a new pair finds a row while the live pairs fit; an event that
+ * finds the table full meanwhile goes to its device's row, so nothing is
+ * lost (no overflow), and every fault is still in some row of the device
+ * (the stall rows add up to the inode totals, counted here for this
+ * device only).
  */
 FIXTURE(churn) {
 	char dir[256];
@@ -905,9 +906,9 @@ TEST_F_TIMEOUT(churn, long_lived_process_through_10000_files, 1200)
 }
 
 /*
- * Review item 5: rows were keyed by tgid alone, so a process that got a
- * dead one's pid (forced with ns_last_pid) was counted in its row, under
- * its comm.  The key now holds the leader's start time too.
+ * A process that gets a dead one's pid (forced with ns_last_pid) gets a
+ * row of its own: the key holds the leader's start time besides the tgid,
+ * which alone would count it in the dead process's row, under its comm.
  */
 TEST(reused_pid_is_a_new_row)
 {

@@ -50,18 +50,6 @@ const char *wpstat_fmt_duration(char *buf, size_t len, uint64_t ns)
 	return buf;
 }
 
-const char *wpstat_fmt_counter(char *buf, size_t len, const char *name,
-			       uint64_t v, bool avail)
-{
-	if (!avail)
-		snprintf(buf, len, "-");
-	else if (wpstat_counter_is_ns(name))
-		wpstat_fmt_duration(buf, len, v);
-	else
-		snprintf(buf, len, "%" PRIu64, v);
-	return buf;
-}
-
 const char *wpstat_fmt_bytes(char *buf, size_t len, uint64_t bytes)
 {
 	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };

@@ -19,9 +19,6 @@ uint64_t wpstat_process_cpu_ns(void);
 bool wpstat_counter_is_ns(const char *name);
 /* "850ns", "12.3us", "4.56ms", "1.23s"; "0" for nothing at all. */
 const char *wpstat_fmt_duration(char *buf, size_t len, uint64_t ns);
-/* A counter's table cell: "-" if unavailable, a duration for an _ns one. */
-const char *wpstat_fmt_counter(char *buf, size_t len, const char *name,
-			       uint64_t v, bool avail);
 /* "256KiB"-style size; exact multiples lose the ".0". */
 const char *wpstat_fmt_bytes(char *buf, size_t len, uint64_t bytes);
 

@@ -373,6 +373,27 @@ static const struct {
 #undef WPSTAT_STALL
 };
 
+/*
+ * A header with more than WPSTAT_MAX_COUNTERS names reads as -EPROTO:
+ * the module's own lists must fit, each table's.
+ */
+enum {
+#define WPSTAT_COUNTER(id, ...) LIB_WPC_##id,
+#include "wpstat_counters.def"
+#undef WPSTAT_COUNTER
+	LIB_WPC_NR
+};
+enum {
+#define WPSTAT_STALL(id, ...) LIB_WPS_##id,
+#include "wpstat_stalls.def"
+#undef WPSTAT_STALL
+	LIB_WPS_NR
+};
+_Static_assert(LIB_WPC_NR <= WPSTAT_MAX_COUNTERS,
+	       "wpstat_counters.def has more counters than WPSTAT_MAX_COUNTERS");
+_Static_assert(LIB_WPS_NR <= WPSTAT_MAX_COUNTERS,
+	       "wpstat_stalls.def has more columns than WPSTAT_MAX_COUNTERS");
+
 bool wpstat_counter_is_max(const char *name)
 {
 	size_t i;

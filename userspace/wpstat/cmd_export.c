@@ -5,11 +5,11 @@
  * every --interval.
  *
  * The number of series is bounded whatever the table holds: per-inode
- * series only for the --top N files with the most stall time (then the
- * most write-protect faults), one "other" series per filesystem for the
- * rest of its files, and per-filesystem totals.  Both "other" and the
- * totals include the rows the module recycled (/proc/wpstat/gone), so
- * that for every summed counter
+ * series only for the --top N files with the most stable-page wait and
+ * dirty-throttling time (then the most write-protect faults), one "other"
+ * series per filesystem for the rest of its files, and per-filesystem
+ * totals.  Both "other" and the totals include the rows the module
+ * recycled (/proc/wpstat/gone), so that for every summed counter
  *
  *   sum by (dev) (wpstat_X_total) == wpstat_fs_X_total
  *   sum (wpstat_fs_X_total) == the module's total
@@ -29,7 +29,13 @@
 #define EXPORT_MAX_TOP		10000
 #define EXPORT_MAX_DEVS		256
 
-/* The stall time a file's writers saw: what ranks it. */
+/*
+ * What ranks a file for --top first: its stable-page waits plus its
+ * dirty-throttling sleeps, as docs/fleet.md and the Grafana panel of
+ * stall time per file have it.  Not wpstat show's stall column, which
+ * adds the writeback, journal and read-in waits and the faults' unnamed
+ * time (kmod/wpstat_stalls.def's causes).
+ */
 static const char *const stall_ns_counters[] = {
 	"stable_wait_ns", "bdp_pause_ns",
 };

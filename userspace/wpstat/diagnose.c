@@ -237,7 +237,6 @@ static uint64_t file_val(const struct file_list *fl,
 	return 0;
 }
 
-/* A cause's columns, events then ns then the worst, in the module's order. */
 /* Each cause's worst right after its time (ev_cause()), from the list. */
 #define WPSTAT_STALL(...)
 #define WPSTAT_STALL_CAUSE(id, ...)					\
@@ -888,15 +887,25 @@ static int finding_cmp(const void *pa, const void *pb)
 	return 0;
 }
 
-/* The rule of each wait (kmod/wpstat_stalls.def's causes before the fault). */
+/*
+ * The rule of each cause of kmod/wpstat_stalls.def: dx_rule_<id>, so a
+ * cause added there without one here does not build.  The fault's own
+ * time has two rules of its own (rule_runq, rule_unnamed, below).
+ */
 typedef void dx_rule_fn(struct dx_report *r, const struct dx_input *in,
 			const struct stall_item *it, uint64_t ns);
-static dx_rule_fn *const dx_rules[CAUSE_FAULT] = {
-	[CAUSE_STABLE] = rule_stable,
-	[CAUSE_WB] = rule_wb,
-	[CAUSE_PAUSE] = rule_throttle,
-	[CAUSE_JOURNAL] = rule_journal,
-	[CAUSE_READIN] = rule_readin,
+#define dx_rule_STABLE	rule_stable
+#define dx_rule_WB	rule_wb
+#define dx_rule_PAUSE	rule_throttle
+#define dx_rule_JOURNAL	rule_journal
+#define dx_rule_READIN	rule_readin
+#define dx_rule_FAULT	NULL
+static dx_rule_fn *const dx_rules[CAUSE_NR] = {
+#define WPSTAT_STALL(...)
+#define WPSTAT_STALL_CAUSE(id, ...) [CAUSE_##id] = dx_rule_##id,
+#include "wpstat_stalls.def"
+#undef WPSTAT_STALL_CAUSE
+#undef WPSTAT_STALL
 };
 
 void dx_diagnose(const struct dx_input *in, struct dx_report *r)

@@ -100,20 +100,25 @@ int file_cols_select(const struct wpstat_snapshot *s, const char *spec,
 }
 
 /*
+ * The stall column: the same number as the stalls table's stall, from
+ * the inode counters: the named waits' times, wherever they were (in a
+ * fault or in write(2)), and the write faults' unnamed time, one counter
+ * per cause (the time of kmod/wpstat_stalls.def's WPSTAT_STALL_CAUSE).
+ * Adding mkwrite_ns instead would count twice the waits inside the
+ * faults.
+ */
+static const char *const stall_parts[] = {
+#define WPSTAT_STALL(...)
+#define WPSTAT_STALL_CAUSE(id, name, unit, time) col_##time,
+#include "wpstat_stalls.def"
+#undef WPSTAT_STALL_CAUSE
+#undef WPSTAT_STALL
+};
+
+/*
  * Where the counters the computed columns read are in a snapshot (-1:
  * absent), looked up once per table rather than once per cell.
  */
-/*
- * The stall column: the same number as the stalls table's stall, from
- * the inode counters: the named waits' times, wherever they were (in a
- * fault or in write(2)), and the write faults' unnamed time.  Adding
- * mkwrite_ns instead would count twice the waits inside the faults.
- */
-static const char *const stall_parts[] = {
-	"stable_wait_ns", "wb_write_wait_ns", "bdp_pause_ns", "journal_wait_ns",
-	"readin_wait_ns", "mkwrite_unnamed_ns",
-};
-
 struct file_cols_at {
 	int trigger[NR_MKCLEAN_TRIGGERS];
 	int stall[ARRAY_SIZE(stall_parts)];	/* the stall column's */

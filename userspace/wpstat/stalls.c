@@ -38,7 +38,7 @@ int read_stalls(struct wpstat_stall_snapshot *s)
 
 const struct stall_cause_info stall_causes[CAUSE_NR] = {
 #define WPSTAT_STALL(...)
-#define WPSTAT_STALL_CAUSE(id, name, unit) [CAUSE_##id] = { #name, #unit },
+#define WPSTAT_STALL_CAUSE(id, name, unit, ...) [CAUSE_##id] = { #name, #unit },
 #include "wpstat_stalls.def"
 #undef WPSTAT_STALL_CAUSE
 #undef WPSTAT_STALL

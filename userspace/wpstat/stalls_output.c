@@ -26,7 +26,7 @@ static const struct {
 	[SC_CAUSE] = { "cause", true },
 	[SC_STALL] = { "stall", false },
 #define WPSTAT_STALL(...)
-#define WPSTAT_STALL_CAUSE(id, name, unit) \
+#define WPSTAT_STALL_CAUSE(id, name, ...) \
 	[SC_CAUSE0 + CAUSE_##id] = { #name, false },
 #include "wpstat_stalls.def"
 #undef WPSTAT_STALL_CAUSE
