@@ -52,7 +52,7 @@
  *     inode, which libwpstat finds from the merged path (upperdir).
  */
 #include "wpstat_test.h"
-#include "kselftest_harness.h"
+#include "wpstat_harness.h"
 
 #define NPAGES	64
 

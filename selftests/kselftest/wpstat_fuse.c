@@ -41,7 +41,7 @@
 
 #include <sys/mount.h>
 #include <sys/statfs.h>
-#include "kselftest_harness.h"
+#include "wpstat_harness.h"
 
 #define NPAGES		64
 #define FUSE_MAGIC	0x65735546	/* FUSE_SUPER_MAGIC */
@@ -312,7 +312,7 @@ TEST_F(fuse, store_msync_store_store)
  * behind a slow WRITE likewise waits in fuse_sync_writes, not in
  * folio_wait_writeback.
  */
-TEST_F_TIMEOUT(fuse, store_while_fuse_writeback_in_flight, 60)
+TEST_F(fuse, store_while_fuse_writeback_in_flight)
 {
 	uint64_t t0, store_ns, fsync_ns;
 	struct stall_row row;

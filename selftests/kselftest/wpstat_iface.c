@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 
 #include "wpstat_test.h"
-#include "kselftest_harness.h"
+#include "wpstat_harness.h"
 
 #define HEADER "dev ino gen mkwrite_first mkwrite_wp mkwrite_ns " \
 	"mkclean_calls mkclean_ptes stable_calls stable_waits " \
@@ -573,7 +573,7 @@ struct switch_result {
 	struct pass_shape shape;
 };
 
-TEST_F_TIMEOUT(level, switch_under_load_counts_exactly, 300)
+TEST_F(level, switch_under_load_counts_exactly)
 {
 	const long npages = 64;
 	struct switch_result *res;
@@ -746,7 +746,7 @@ FIXTURE_TEARDOWN(unload)
  * (RCU grace periods while probes come and go) took up to 8 s: the
  * harness's default 30 s was too short.
  */
-TEST_F_TIMEOUT(unload, while_workloads_run, 180)
+TEST_F(unload, while_workloads_run)
 {
 	int i, status;
 
@@ -808,7 +808,7 @@ static int probes_attached(void)
 	return n;
 }
 
-TEST_F_TIMEOUT(unload, level_written_while_loading, 300)
+TEST_F(unload, level_written_while_loading)
 {
 	int i, status, rounds = wps_stress() ? 50 : 4;
 	int attached = probes_attached();

@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 
 #include "wpstat_test.h"
-#include "kselftest_harness.h"
+#include "wpstat_harness.h"
 
 #define NPAGES		16
 
@@ -216,7 +216,7 @@ static void expect_same_counts(struct __test_metadata *_metadata,
  * after the last close the inode is evicted and freed, and its row stays
  * with every count intact.
  */
-TEST_F_TIMEOUT(life, unlink_while_tracked, 60)
+TEST_F(life, unlink_while_tracked)
 {
 	const int64_t n = variant->has_mkwrite ? NPAGES : 0;
 	struct wpstat_file_key key;
@@ -258,7 +258,7 @@ TEST_F_TIMEOUT(life, unlink_while_tracked, 60)
  * ->page_mkwrite; the PTEs below EOF keep counting as before, and pages
  * brought back by extending the file are first writes again.
  */
-TEST_F_TIMEOUT(life, truncate_under_mapping_sigbus, 60)
+TEST_F(life, truncate_under_mapping_sigbus)
 {
 	const int64_t n = variant->has_mkwrite ? NPAGES : 0;
 	const size_t half = NPAGES / 2;
@@ -323,7 +323,7 @@ static void race_sigbus(int sig)
  * no more PTEs cleaned, and no more ratelimited calls from faults, than
  * mkwrite faults counted.
  */
-TEST_F_TIMEOUT(life, truncate_races_faults, 120)
+TEST_F(life, truncate_races_faults)
 {
 	const int seconds = wps_stress() ? 20 : 2;
 	struct wpstat_file_key key;
@@ -395,7 +395,7 @@ TEST_F_TIMEOUT(life, truncate_races_faults, 120)
  * inode is read back from disk with the same (dev, ino, generation), and
  * counting goes on in the one row it had.
  */
-TEST_F_TIMEOUT(life, evicted_and_reread_same_row, 60)
+TEST_F(life, evicted_and_reread_same_row)
 {
 	const int64_t n = variant->has_mkwrite ? NPAGES : 0;
 	struct wpstat_file_key k1, k2;
@@ -454,7 +454,7 @@ static void settle_deleted(const char *dir)
  * new file's generation differs, and it gets a row of its own: the old
  * row keeps the old counts and the new one counts only the new file.
  */
-TEST_F_TIMEOUT(life, reused_inode_number_gets_own_row, 90)
+TEST_F(life, reused_inode_number_gets_own_row)
 {
 	const int64_t n = variant->has_mkwrite ? NPAGES : 0;
 	char paths[REUSE_TRIES][256], name[32], dir[256];
@@ -592,7 +592,7 @@ FIXTURE_TEARDOWN(remount)
 	sh("rm -f %s; rmdir %s", REMOUNT_IMG, REMOUNT_DIR);
 }
 
-TEST_F_TIMEOUT(remount, repeated_key_gets_a_new_row, 180)
+TEST_F(remount, repeated_key_gets_a_new_row)
 {
 	struct wpstat_file_key key[2];
 	struct stall_row row[2];

@@ -37,7 +37,7 @@
 #include <sys/wait.h>
 
 #include "wpstat_test.h"
-#include "kselftest_harness.h"
+#include "wpstat_harness.h"
 
 #define HOT_PAGES	16
 
@@ -217,7 +217,7 @@ static void settle_compaction(int sec)
  */
 #define WAVE_FILES	3500
 
-TEST_F_TIMEOUT(soak, waves, 3600)
+TEST_F(soak, waves)
 {
 	const int waves = wps_stress() ? 286 : 6;
 	static struct wpstat_file_key keys[WAVE_FILES];
@@ -358,7 +358,7 @@ static void writer(int k, volatile int *stop)
 	_exit(0);
 }
 
-TEST_F_TIMEOUT(writers, resets_leave_exact_totals, 600)
+TEST_F(writers, resets_leave_exact_totals)
 {
 	uint64_t t0, worst = 0;
 	struct account a;
@@ -603,7 +603,7 @@ FIXTURE_TEARDOWN(churn)
 	wps_reload(NULL);
 }
 
-TEST_F_TIMEOUT(churn, totals_never_decrease, 900)
+TEST_F(churn, totals_never_decrease)
 {
 	const int waves = wps_stress() ? 200 : 6;
 	struct sampler {
@@ -715,7 +715,7 @@ FIXTURE_TEARDOWN(progress)
 {
 }
 
-TEST_F_TIMEOUT(progress, summary_reader_and_resets, 300)
+TEST_F(progress, summary_reader_and_resets)
 {
 	struct progress {
 		long reads;

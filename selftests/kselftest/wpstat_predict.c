@@ -35,7 +35,7 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 
-#include "kselftest_harness.h"
+#include "wpstat_harness.h"
 
 #ifndef FICLONE
 #define FICLONE	_IOW(0x94, 9, int)

@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 
 #include "wpstat_test.h"
-#include "kselftest_harness.h"
+#include "wpstat_harness.h"
 
 #define NPAGES		16
 
@@ -151,7 +151,7 @@ FIXTURE_TEARDOWN(rel)
  * (control_write checks CAP_SYS_ADMIN); per-inode counters and the other
  * debugfs files are unreadable, the system-wide summary is readable.
  */
-TEST_F_TIMEOUT(rel, nonroot_cannot_control_or_read_inodes, 60)
+TEST_F(rel, nonroot_cannot_control_or_read_inodes)
 {
 	static const char *const closed[] = {
 		WPSTAT_INODES_PATH, CONFIG_PATH,
@@ -222,7 +222,7 @@ static bool clear_refusal(const char *out)
 }
 
 /* `wpstat load` and `wpstat unload` as nobody fail, say why, change nothing. */
-TEST_F_TIMEOUT(rel, nonroot_cli_cannot_load_or_unload, 90)
+TEST_F(rel, nonroot_cli_cannot_load_or_unload)
 {
 	char bin[512], module[512], out[4096];
 	const char *nbin = nobody_path("bin/wpstat", bin, sizeof(bin));
@@ -347,7 +347,7 @@ static int scan_dir(struct __test_metadata *_metadata, const char *dir,
  * and the module's parameters, what the CLI prints (status, show in every
  * format, as root and as nobody), and the module's kernel log lines.
  */
-TEST_F_TIMEOUT(rel, no_kernel_addresses_in_output, 90)
+TEST_F(rel, no_kernel_addresses_in_output)
 {
 	static const char *const bad[] = {
 		"x ffff888003a1c000 y", "at 0xffffffffc0a01234", "0x1234abcd",

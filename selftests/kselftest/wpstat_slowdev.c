@@ -27,7 +27,7 @@
 #include <stdarg.h>
 #include <time.h>
 #include <sys/resource.h>
-#include "kselftest_harness.h"
+#include "wpstat_harness.h"
 
 #define DELAY_MS	200
 #define NPAGES		16
@@ -87,7 +87,7 @@ FIXTURE_TEARDOWN(stable)
  * make check-debug under TCG, where every variant was killed, most in
  * teardown after their checks had passed.  The checks are unchanged.
  */
-TEST_F_TIMEOUT(stable, store_while_writeback_in_flight, 120)
+TEST_F(stable, store_while_writeback_in_flight)
 {
 	struct rusage ru0, ru1;
 	uint64_t t0, store_ns;
@@ -316,7 +316,7 @@ static void journal_fsyncer(int fd, uint64_t end_ns)
 	_exit(0);
 }
 
-TEST_F_TIMEOUT(journal, fsync_neighbour_stalls_are_named, 120)
+TEST_F(journal, fsync_neighbour_stalls_are_named)
 {
 	uint64_t end = wpstat_now_ns() + JOURNAL_RUN_MS * 1000000ULL;
 	struct stall_row st, fs;
@@ -640,7 +640,7 @@ FIXTURE_TEARDOWN(throttle)
 	slowdev_down();
 }
 
-TEST_F_TIMEOUT(throttle, long_write_loop_is_paused, 240)
+TEST_F(throttle, long_write_loop_is_paused)
 {
 	struct wps busy0, busy1, idle0, idle1, d, di;
 	struct stall_row row, none;
@@ -898,7 +898,7 @@ FIXTURE_TEARDOWN(readin)
 	slowdev_down();
 }
 
-TEST_F_TIMEOUT(readin, store_waits_for_its_page, 120)
+TEST_F(readin, store_waits_for_its_page)
 {
 	const int64_t n = variant->cold ? READIN_PAGES : 0;
 	struct rusage ru0, ru1;
@@ -993,7 +993,7 @@ FIXTURE_TEARDOWN(straddle)
 	slowdev_down();
 }
 
-TEST_F_TIMEOUT(straddle, reset_during_a_stable_wait, 120)
+TEST_F(straddle, reset_during_a_stable_wait)
 {
 	struct stall_row rows[8];
 	int64_t faults = 0, waits = 0, wait_ns = 0, fault_ns = 0;
@@ -1135,7 +1135,7 @@ FIXTURE_TEARDOWN(scopes)
 	wps_control(self->switched ? "level counts" : "level timing");
 }
 
-TEST_F_TIMEOUT(scopes, level_switch_releases_sleepers_contexts, 600)
+TEST_F(scopes, level_switch_releases_sleepers_contexts)
 {
 	static struct scope_writer w[SCOPE_THREADS];
 	static pthread_t tid[SCOPE_THREADS];
@@ -1320,7 +1320,7 @@ static int contention_run(struct __test_metadata *_metadata,
 	return stall_of(self->path, writer, row) == 1 ? 0 : -1;
 }
 
-TEST_F_TIMEOUT(contention, fault_waits_for_a_cpu, 120)
+TEST_F(contention, fault_waits_for_a_cpu)
 {
 	struct stall_row alone, shared;
 

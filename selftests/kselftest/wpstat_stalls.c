@@ -42,7 +42,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include "kselftest_harness.h"
+#include "wpstat_harness.h"
 
 #define NPAGES		16
 /*
@@ -95,7 +95,7 @@ FIXTURE_TEARDOWN(fsync_other)
 	slowdev_down();
 }
 
-TEST_F_TIMEOUT(fsync_other, store_waits_for_fsync_of_other_process, 120)
+TEST_F(fsync_other, store_waits_for_fsync_of_other_process)
 {
 	struct stall_row mine, theirs, any;
 	struct wps before, after, d;
@@ -280,7 +280,7 @@ static int64_t column(const struct wps *w, const char *name)
 	return -2;
 }
 
-TEST_F_TIMEOUT(trigger, every_clean_has_its_trigger, 120)
+TEST_F(trigger, every_clean_has_its_trigger)
 {
 	bool flusher = variant->how == T_SYNC || variant->how == T_SYNCFS ||
 		       variant->how == T_PERIODIC;
@@ -586,7 +586,7 @@ FIXTURE_TEARDOWN(recycle)
 {
 }
 
-TEST_F_TIMEOUT(recycle, exited_processes_rows_are_recycled, 1800)
+TEST_F(recycle, exited_processes_rows_are_recycled)
 {
 	const int procs = wps_stress() ? 100000 : 1000;
 	int64_t faults, exited_faults, over0;
@@ -781,7 +781,7 @@ static void churn_check(struct __test_metadata *_metadata,
 }
 
 /* 200 processes, each writing a file of its own and exiting; the files stay. */
-TEST_F_TIMEOUT(churn, exited_writers_of_own_files, 600)
+TEST_F(churn, exited_writers_of_own_files)
 {
 	const int procs = wps_stress() ? 5000 : 200;
 	char name[32];
@@ -847,7 +847,7 @@ static void churn_one_process(struct __test_metadata *_metadata,
  * (a slow 6.1 guest), the device row was made only by a compaction, and
  * a fault of a table filled before it was an overflow.
  */
-TEST_F_TIMEOUT(churn, live_pairs_beyond_the_table_spill_to_the_device_row, 300)
+TEST_F(churn, live_pairs_beyond_the_table_spill_to_the_device_row)
 {
 	const int procs = 20, max = 16, pairs = max - 1;
 	int64_t faults, dev_faults;
@@ -895,12 +895,12 @@ TEST_F_TIMEOUT(churn, live_pairs_beyond_the_table_spill_to_the_device_row, 300)
 	close(go[0]);
 }
 
-TEST_F_TIMEOUT(churn, long_lived_process_through_100_files, 300)
+TEST_F(churn, long_lived_process_through_100_files)
 {
 	churn_one_process(_metadata, self, 100, 64);
 }
 
-TEST_F_TIMEOUT(churn, long_lived_process_through_10000_files, 1200)
+TEST_F(churn, long_lived_process_through_10000_files)
 {
 	churn_one_process(_metadata, self, wps_stress() ? 100000 : 10000, 64);
 }

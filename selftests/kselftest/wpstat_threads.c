@@ -13,7 +13,7 @@
 #include <pthread.h>
 
 #include "wpstat_test.h"
-#include "kselftest_harness.h"
+#include "wpstat_harness.h"
 
 /* ---- mt: 16 threads x 3 files, exact per-file sums ---------------------- */
 
@@ -150,7 +150,7 @@ FIXTURE_TEARDOWN(mt)
 	}
 }
 
-TEST_F_TIMEOUT(mt, threads_sum_exactly, 300)
+TEST_F(mt, threads_sum_exactly)
 {
 	struct mt_thread th[MT_THREADS];
 	struct wpstat_file_key key[MT_FILES];
