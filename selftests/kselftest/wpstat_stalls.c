@@ -511,9 +511,10 @@ TEST(overflow_is_counted_and_makes_no_row)
 
 		ASSERT_EQ(0, wps_read(xfs[i], &x));
 		EXPECT_EQ(1, x.mkwrite_first);
+		/* journal_waits is -1 ("-") where its probes are not attached. */
 		events += x.mkwrite_first + x.mkwrite_wp + x.readin_waits +
 			  x.stable_waits + x.wb_waits + x.bdp_pauses +
-			  x.journal_waits;
+			  (x.journal_waits > 0 ? x.journal_waits : 0);
 	}
 	TH_LOG("ext4: %d pair rows and %lld faults in its device row; xfs: %lld events found no row",
 	       PAIR_ROWS, (long long)dev_faults, (long long)events);
@@ -742,16 +743,24 @@ static int churn_rows(FIXTURE_DATA(churn) *self, int64_t *faults,
  * runs in a worker, after the table has taken a quarter of its rows):
  * fewer rows than max_stalls.  A condition, not a time: up to 5 minutes.
  */
-static void churn_settle(FIXTURE_DATA(churn) *self)
+static bool churn_settle(FIXTURE_DATA(churn) *self)
 {
 	int i;
 
 	for (i = 0; i < 3000; i++) {
 		if (wps_summary("stall_rows") < self->max_stalls - 2)
-			return;
+			return true;
 		usleep(100 * 1000);
 	}
+	return false;
 }
+
+/* The table still full after the churn: a compaction asked for was lost. */
+#define EXPECT_SETTLED(self)						\
+	EXPECT_TRUE(churn_settle(self))					\
+		TH_LOG("still %lld rows of %d, %lld compactions: no compaction after the churn's last deaths",	\
+		       (long long)wps_summary("stall_rows"), (self)->max_stalls, \
+		       (long long)wps_summary("stall_compactions"))
 
 static void churn_check(struct __test_metadata *_metadata,
 			FIXTURE_DATA(churn) *self, const char *last, pid_t who)
@@ -799,7 +808,7 @@ TEST_F(churn, exited_writers_of_own_files)
 		ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	}
 	/* A new process on yet another file. */
-	churn_settle(self);
+	EXPECT_SETTLED(self);
 	kid = fork();
 	ASSERT_LE(0, kid);
 	if (!kid) {
@@ -831,11 +840,16 @@ static void churn_one_process(struct __test_metadata *_metadata,
 		snprintf(name, sizeof(name), "f%d", i);
 		ASSERT_EQ(0, churn_file(self, name, true));
 	}
-	churn_settle(self);
+	EXPECT_SETTLED(self);
 	ASSERT_EQ(0, churn_file(self, "newest", false));
 	churn_check(_metadata, self, "newest", getpid());
-	/* Most went through a row; an event of a full table, to the spill. */
-	EXPECT_LE(files / 2, wps_summary("stall_rows_gone"));
+	/*
+	 * Rows of gone files were folded: at least the half table a first
+	 * compaction found.  How many of the rest went through a row
+	 * rather than straight to the device row (a full table) depends on
+	 * how fast the worker keeps up, not on wpstat.
+	 */
+	EXPECT_LE(self->max_stalls / 2, wps_summary("stall_rows_gone"));
 }
 
 /*
