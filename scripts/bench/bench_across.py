@@ -3,12 +3,7 @@
 kernel's section leaves (bench_kernel.kernel_section).
 """
 from bench_mechanisms import MECHS
-from bench_results import NAN, WORKLOADS, fmt_ratio, ratio
-
-
-def pos(x):
-    """x if it is a cost above the baseline, else NaN (noise)."""
-    return x if x == x and x > 0 else NAN
+from bench_results import WORKLOADS, fmt_ratio, pos, ratio
 
 
 def across(kvers, summary):
@@ -28,6 +23,7 @@ def across(kvers, summary):
     out += mechanisms_table(ks, summary)
     out += callback_text(ks, ref, summary)
     out += added_cost_table(ks, ref, summary)
+    out += new_points_table(ks, summary)
     return "\n".join(out)
 
 
@@ -92,22 +88,26 @@ def added_cost_table(ks, ref, summary):
     """wpstat's added cost per event on each kernel, and its ratio to the
     reference kernel's; only the configurations every kernel ran."""
     others = [k for k in ks if k != ref]
-    cfgs = [c for c in ("floor-counts", "counts", "floor-timing", "timing")
+    cfgs = [c for c in ("floor-counts", "counts", "floor-timing", "timing",
+                        "timing-skip")
             if all(c in summary[k]["ran"] and "base" in summary[k]["ran"]
                    for k in ks)]
+    # The workloads every kernel ran (results from before W4 lack it).
+    wls = [w for w in WORKLOADS
+           if all(summary[k]["costs"][w].a["rounds"] for k in ks)]
     if not cfgs:
         return []
     icount = all(summary[k]["icount"] for k in ks)
     out = ["**wpstat's added cost per event** over each kernel's own "
            "baseline ({}), and its ratio to {}'s. The events are each "
            "kernel's own fast-path probe hits (per op they differ: see "
-           "each section's events table).\n".format(
+           "each section's events table); W4's are its page faults.\n".format(
                "fastest runs, per-round medians in brackets" if icount
                else "medians", ref)]
     out.append("| workload | config | " + " | ".join(ks) + " | " + " | ".join(
         "{} / {}".format(k.split("-")[0], ref.split("-")[0]) for k in others) + " |")
     out.append("|---|---|" + "---:|" * (len(ks) + len(others)))
-    for w in WORKLOADS:
+    for w in wls:
         for c in cfgs:
             cells = []
             for k in ks:
@@ -127,3 +127,46 @@ def added_cost_table(ks, ref, summary):
                "baseline (noise larger than the cost).\n")
     return out
 
+
+def new_points_table(ks, summary):
+    """What the points only level timing attaches cost on each kernel:
+    per op, timing less timing-skip paired by round, with their share of
+    timing's time; and W4, every page fault: level counts' and level
+    timing's time against the baseline's, paired by round."""
+    ks = [k for k in ks if summary[k].get("new_points") or
+          summary[k].get("fault")]
+    if not ks:
+        return []
+    wls = [w for w in WORKLOADS
+           if all(w in summary[k]["new_points"] for k in ks)]
+    out = ["**Level timing's own points on each kernel** (the whole write "
+           "fault, write(2)'s journal scopes and waits): per op, timing "
+           "less timing-skip (the same level without them), median of "
+           "the per-round differences, with their share of timing's "
+           "time; for W4, every page fault, each level's time / the "
+           "baseline's, paired by round (median, the range, the "
+           "rounds).\n"]
+    out.append("| workload | what | " + " | ".join(ks) + " |")
+    out.append("|---|---|" + "---:|" * len(ks))
+    for w in wls:
+        cells = []
+        for k in ks:
+            n = summary[k]["new_points"][w]
+            d, sh = n["paired"], n["share"]
+            cells.append("{:.0f} ({:.1f}%)".format(d[0], sh[0]) if d and sh
+                         else "-")
+        out.append("| {} | timing's own points, per op | {} |".format(
+            w, " | ".join(cells)))
+    for c in ("counts", "timing"):
+        if not any(c in summary[k].get("fault", {}) for k in ks):
+            continue
+        cells = []
+        for k in ks:
+            r = summary[k].get("fault", {}).get(c)
+            cells.append("{:.3f}x ({:.3f}-{:.3f}, {} round{})".format(
+                r["ratio"][0], r["ratio"][1], r["ratio"][2], r["rounds"],
+                "" if r["rounds"] == 1 else "s") if r else "-")
+        out.append("| W4 | level {}: time per fault / base's | {} |".format(
+            c, " | ".join(cells)))
+    out.append("")
+    return out

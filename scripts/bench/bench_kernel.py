@@ -9,12 +9,15 @@ import os
 
 from bench_mechanisms import floor_section, kind_mech, mech_costs, \
     mechanisms_section
-from bench_results import CONFIGS, LEVELS, NAN, WORKLOADS, Costs, analyse, \
-    fmt_pct, fmt_ratio, med, parse_enabled, parse_probes, points_of, ratio, rng
+from bench_results import CONFIGS, LEVELS, NAN, PER_FAULT, TIMING_OWN, \
+    WORKLOADS, Costs, analyse, fmt_pct, fmt_ratio, med, parse_enabled, \
+    parse_kprobes, parse_probes, points_of, pos, ratio, rng
 from bench_targets import extras_section, targets_section
 
 OP = {"W1": "a page stored, msync included", "W2": "a 4 KiB write",
-      "W3": "a file opened, written and closed"}
+      "W3": "a file opened, written and closed",
+      "W4": "a page fault on anonymous memory (a store to an untouched "
+            "page, its share of mmap and munmap included)"}
 
 
 class KernelRun:
@@ -27,9 +30,12 @@ class KernelRun:
         self.res = analyse(runs, self.configs, extra["time_basis"])
         self.points = points_of(runs)
         self.icount = extra.get("clock") == "icount"
+        # The workloads that ran (results from before W4 have no W4).
+        self.workloads = [w for w in WORKLOADS if self.res[w]["rounds"]]
         # The level whose runs counted the events, None if neither ran.
-        self.src = next((self.res[w]["ev_src"] for w in WORKLOADS
-                         if self.res[w]["ev_src"]), None)
+        self.src = next((self.res[w]["ev_src"] for w in self.workloads
+                         if self.res[w]["ev_src"] and w not in PER_FAULT),
+                        None)
         self.costs = {w: Costs(self.res[w], self.icount) for w in WORKLOADS}
         self.others = [c for c in self.configs if c != "base"]
 
@@ -37,6 +43,12 @@ class KernelRun:
     def probes(self):
         """{level: debugfs wpstat/probes at that level, or None}."""
         return {lv: parse_probes(os.path.join(self.d, "probes-{}.txt".format(lv)))
+                for lv in LEVELS}
+
+    @functools.cached_property
+    def kprobes(self):
+        """{level: debugfs kprobes/list at that level, or None}."""
+        return {lv: parse_kprobes(os.path.join(self.d, "kprobes-{}.txt".format(lv)))
                 for lv in LEVELS}
 
     @functools.cached_property
@@ -58,6 +70,8 @@ def kernel_section(kver, d, runs, mech, extra):
     out += events_section(k)
     out += added_cost_section(k)
     out += loss_section(k)
+    out += fault_section(k)
+    out += new_points_section(k)
     out += ab_section(k)
     out += attachments_section(k)
     out += mechanisms_section(mech)
@@ -65,7 +79,8 @@ def kernel_section(kver, d, runs, mech, extra):
     kmech = kind_mech(cost)
     summary = {"cost": cost, "costs": k.costs, "ran": k.ran,
                "icount": k.icount, "kmech": kmech,
-               "rounds": extra.get("rounds", "?")}
+               "rounds": extra.get("rounds", "?"),
+               "new_points": new_points(k), "fault": fault_ratios(k)}
     out += floor_section(k, cost, kmech)
     out += extras_section(extra)
     out += targets_section(k)
@@ -128,6 +143,13 @@ def run_section(k):
     if "base" not in k.ran:
         out.append("No `base` runs: no added cost, loss or target can be "
                    "computed.\n")
+    absent = [w for w in WORKLOADS if w not in k.workloads]
+    if absent and k.configs:
+        out.append("No {} runs in `runs.csv` (results from before {} "
+                   "part of the benchmark): {} left out below.\n".format(
+                       ", ".join(absent),
+                       "it was" if len(absent) == 1 else "they were",
+                       "it is" if len(absent) == 1 else "they are"))
     return out
 
 
@@ -135,10 +157,10 @@ def time_section(k):
     """Time per op of each configuration: median and range over rounds."""
     out = ["### Time per op (median, min-max over rounds)\n"]
     out.append("One op: " + "; ".join("{}: {}".format(w, OP[w])
-                                      for w in WORKLOADS) + ".\n")
+                                      for w in k.workloads) + ".\n")
     out.append("| workload | " + " | ".join(k.configs) + " |")
     out.append("|---|" + "---:|" * len(k.configs))
-    for w in WORKLOADS:
+    for w in k.workloads:
         cells = []
         for c in k.configs:
             v = k.res[w]["cfg"][c]["nsop"]
@@ -161,12 +183,24 @@ def events_section(k):
                    ", ".join(k.extra.get("event_points", "?").split()), k.src))
     out.append("| workload | ops | events | per op |")
     out.append("|---|---:|---:|---:|")
-    for w in WORKLOADS:
+    for w in k.workloads:
         a = k.res[w]
+        if w in PER_FAULT:
+            out.append("| {} | {} | {:.0f} faults | 1 |".format(
+                w, a["ops"], a["events"]))
+            continue
         out.append("| {} | {} | {:.0f} | {:.2f} |".format(
             w, a["ops"], a["events"],
             a["events"] / a["ops"] if a["ops"] else NAN))
     out.append("")
+    per_fault = [w for w in k.workloads if w in PER_FAULT]
+    if per_fault:
+        out.append("{}: the denominator is the page faults the process "
+                   "took in its loop (`getrusage`), median over its runs: "
+                   "none of the fast-path points fires on an anonymous "
+                   "fault, so its cost \"per event\" below is per fault. "
+                   "At level timing the `fault` point fires on each "
+                   "(the hits tables).\n".format(", ".join(per_fault)))
     return out
 
 
@@ -192,7 +226,7 @@ def added_cost_section(k):
         return out
     out.append("| workload | " + " | ".join(k.others) + " |")
     out.append("|---|" + "---:|" * len(k.others))
-    for w in WORKLOADS:
+    for w in k.workloads:
         c_ = k.costs[w]
         if k.icount:
             cells = ["{:.0f} ({:.0f})".format(c_.fastest(c), c_.median(c))
@@ -220,12 +254,12 @@ def cost_ratios(k):
     out.append("| workload | " + " | ".join(
         "{}/{}".format(*p) for p in pairs) + " |")
     out.append("|---|" + "---:|" * len(pairs))
-    for w in WORKLOADS:
+    for w in k.workloads:
         c_ = k.costs[w]
         cells = []
         for x, y in pairs:
-            r1 = ratio(c_.main(x), c_.main(y))
-            r2 = ratio(c_.median(x), c_.median(y))
+            r1 = ratio(pos(c_.main(x)), c_.main(y))
+            r2 = ratio(pos(c_.median(x)), c_.median(y))
             cells.append("{} ({})".format(fmt_ratio(r1), fmt_ratio(r2))
                          if k.icount else fmt_ratio(r1))
         out.append("| {} | {} |".format(w, " | ".join(cells)))
@@ -245,7 +279,7 @@ def loss_section(k):
         if k.icount else ", median of the per-round losses"))
     out.append("| workload | " + " | ".join(k.others) + " |")
     out.append("|---|" + "---:|" * len(k.others))
-    for w in WORKLOADS:
+    for w in k.workloads:
         cells = []
         for c in k.others:
             l1, l2 = k.costs[w].loss(c)
@@ -274,7 +308,7 @@ def ab_section(k):
                        "the revision was faster.\n")
             out.append("| level | workload | time | per event | faster in |")
             out.append("|---|---|---:|---:|---:|")
-        for w in WORKLOADS:
+        for w in k.workloads:
             a = k.res[w]["cfg"]
             ta = dict(zip(a[alt]["rounds"], a[alt]["wall"]))
             tb = dict(zip(a[lv]["rounds"], a[lv]["wall"]))
@@ -308,21 +342,24 @@ def attachments_section(k):
             out.append("No `probes-{0}.txt` / `enabled-{0}.txt` (the {0} "
                        "configuration did not run).\n".format(lv))
             continue
-        out += points_table(probes, enabled)
-        if any(lv in k.res[w]["hits"] for w in WORKLOADS):
+        out += points_table(probes, enabled, k.kprobes[lv])
+        if any(lv in k.res[w]["hits"] for w in k.workloads):
             out += hits_table(k, lv)
     return out
 
 
-def points_table(probes, enabled):
+def points_table(probes, enabled, kprobes=None):
     """Each point, its mechanism (debugfs wpstat/probes) and what
-    enabled_functions shows at its ftrace site; then the sites no point
-    names."""
+    enabled_functions shows at its ftrace site (a kretprobe without one
+    is a breakpoint, as debugfs kprobes/list says); then the sites no
+    point names."""
     out = ["Each point, its mechanism (debugfs `wpstat/probes`) "
            "and, for functions, what `enabled_functions` shows at "
            "its ftrace site: flags (R: registers saved, which "
            "kprobes ask for), the trampoline the site calls, and "
-           "what that calls.{}\n".format(tramp_summary(enabled))]
+           "what that calls; a kretprobe that `kprobes/list` shows "
+           "without `[FTRACE]` is a breakpoint (int3) instead.{}\n".format(
+               tramp_summary(enabled))]
     out.append("| point | target | kind | status | ftrace site: flags | trampoline | calls |")
     out.append("|---|---|---|---|---|---|---|")
     en = {e["func"]: e for e in (enabled or [])}
@@ -331,6 +368,14 @@ def points_table(probes, enabled):
         e = en.get(p["target"]) if p.get("kind") in ("ftrace", "kretprobe") else None
         if e:
             seen.add(e["func"])
+        kp = (kprobes or {}).get(p["target"])
+        if not e and p.get("kind") == "kretprobe" and kp and not kp["ftrace"]:
+            out.append("| {} | `{}` | {} | {} | no ftrace site | breakpoint "
+                       "(int3){} | `pre_handler_kretprobe` |".format(
+                           p["probe"], p["target"], p["kind"], p["status"],
+                           ", in module {}".format(kp["module"])
+                           if kp["module"] else ""))
+            continue
         out.append("| {} | `{}` | {} | {} | {} | {} | {} |".format(
             p["probe"], p["target"], p["kind"], p["status"],
             (e["flags"] or "none") if e else "-",
@@ -368,18 +413,187 @@ def tramp_summary(enabled):
 
 
 def hits_table(k, lv):
-    """Probe hits per op at level lv, per point and in all."""
+    """Probe hits per op at level lv, per point and in all; "-" for a
+    point not attached at that level (off, skipped, not found)."""
+    status = {p["probe"]: p["status"] for p in (k.probes.get(lv) or [])}
     out = ["Probe hits per op, level={} (median over rounds; a "
-           "kretprobe's entry and return are one hit):\n".format(lv)]
+           "kretprobe's entry and return are one hit, and an entry "
+           "that refuses its return, as the `fault` point's for any "
+           "fault but a shared-mapping write, is one hit too; \"-\": "
+           "not attached at this level). Hits are counted system-wide "
+           "from the workload's start to its end, its start-up "
+           "included, while its time is its loop's alone: a W2 "
+           "process's own faults are its start-up.\n".format(lv)]
     out.append("| workload | " + " | ".join(k.points) + " | all |")
     out.append("|---|" + "---:|" * (len(k.points) + 1))
-    for w in WORKLOADS:
+    for w in k.workloads:
         h = k.res[w]["hits"].get(lv)
         if not h:
             continue
         tot = sum(v for v in h.values() if v == v)
         out.append("| {} | {} | {:.2f} |".format(w, " | ".join(
-            "{:.2f}".format(h[p]) if h[p] == h[p] else "-"
+            "{:.2f}".format(h[p]) if h[p] == h[p] and
+            status.get(p, "attached") == "attached" else "-"
             for p in k.points), tot))
     out.append("")
     return out
+
+
+def fault_section(k):
+    """W4 side by side: each configuration's time per fault against the
+    baseline's of the same round (the runs of a round run one after the
+    other, so drift cancels), as a ratio, with the rounds it rests on."""
+    if "W4" not in k.workloads or "base" not in k.ran:
+        return []
+    rows = fault_ratios(k)
+    if not rows:
+        return []
+    out = ["### Every page fault (W4), side by side\n"]
+    t, c = rows.get("timing"), rows.get("counts")
+    lead = []
+    for name, r in (("level timing", t), ("level counts", c)):
+        if r:
+            lead.append("{} makes an anonymous page fault take {:.3f}x the "
+                        "baseline's time ({:.3f}-{:.3f}, {} round{})".format(
+                            name, r["ratio"][0], r["ratio"][1], r["ratio"][2],
+                            r["rounds"], "" if r["rounds"] == 1 else "s"))
+    if lead:
+        out.append("W4's faults are none of wpstat's business (anonymous "
+                   "memory, nothing shared), so what a configuration adds "
+                   "to them is what every other process's faults pay while "
+                   "it is loaded: {}.\n".format("; ".join(lead)))
+    out.append("Per configuration: time per fault (median over rounds); "
+               "its time / base's time in the same round (paired: the "
+               "two ran side by side), median over the rounds with the "
+               "range; the rounds paired; the added time per fault "
+               "and the loss{}. floor-timing arms `handle_mm_fault`'s "
+               "return probe on every fault, which the real handler "
+               "refuses: on W4 it is no floor.\n".format(
+                   ", fastest runs" if k.icount else ", medians"))
+    out.append("| config | ns per fault | / base, paired by round | rounds "
+               "| added per fault | loss |")
+    out.append("|---|---:|---:|---:|---:|---:|")
+    cf = k.res["W4"]["cfg"]
+    out.append("| base | {:.0f} | 1 | {} | 0 | 0 |".format(
+        med(cf["base"]["nsop"]), len(cf["base"]["rounds"])))
+    for c in k.others:
+        r = rows.get(c)
+        if not r:
+            continue
+        out.append("| {} | {:.0f} | {:.3f} ({:.3f}-{:.3f}) | {} | {:.0f} | {} |".format(
+            c, med(cf[c]["nsop"]), r["ratio"][0], r["ratio"][1],
+            r["ratio"][2], r["rounds"], r["added"], fmt_pct(r["loss"])))
+    out.append("")
+    return out
+
+
+def fault_ratios(k):
+    """{config: W4's numbers against base}: the time ratio paired by
+    round (median, min, max), the rounds, added ns per fault and the
+    loss (fastest runs under instruction time); {} without W4 or base."""
+    if "W4" not in k.workloads or "base" not in k.ran:
+        return {}
+    c_ = k.costs["W4"]
+    res = {}
+    for c in k.others:
+        r = paired(k, "W4", c, "base", how="ratio")
+        if not r:
+            continue
+        res[c] = {"ratio": r, "rounds": c_.rounds(c),
+                  "added": c_.added_per_op(c)[0], "loss": c_.loss(c)[0]}
+    return res
+
+
+def new_points_section(k):
+    """What the points only level timing attaches cost: timing against
+    timing-skip (the same level without them), paired by round; and,
+    beside it, what counts, timing-skip and timing add over base."""
+    out = ["### What level timing's own points cost\n"]
+    out.append("Level timing attaches kretprobes that level counts does "
+               "not: on `handle_mm_fault` (the `fault` point: every page "
+               "fault of every process enters it; its entry handler "
+               "refuses the return probe for any fault but a write to a "
+               "shared file mapping) and on write(2)'s journal scopes and "
+               "waits ({}). **timing-skip** loads level timing without "
+               "them (`skip_probes=`): timing less timing-skip is what "
+               "they cost. Level counts attaches none of them. Per op{}; "
+               "W4's op is one fault.\n".format(
+                   ", ".join("`{}`".format(p) for p in TIMING_OWN[1:]),
+                   ", fastest runs (median of the per-round differences "
+                   "in brackets)" if k.icount else
+                   ", median of the per-round differences"))
+    need = [c for c in ("base", "counts", "timing", "timing-skip")
+            if c not in k.ran]
+    if need:
+        out.append("Not computed: {} not run.\n".format(", ".join(need)))
+        return out
+    out.append("| workload | their hits per op (timing) | counts, added per op | "
+               "timing-skip, added per op | timing, added per op | "
+               "their cost per op (timing - timing-skip) | their "
+               "share of timing's time | rounds | timing's loss against base |")
+    out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for w, n in new_points(k).items():
+        named = ", ".join("{} {:.2f}".format(p, v) for p, v in n["hits"]
+                          if v >= 0.005)
+        cells = ["{:.0f} ({:.0f})".format(*n[c]) if k.icount
+                 else "{:.0f}".format(n[c][0])
+                 for c in ("counts", "timing-skip", "timing")]
+        d, share, (l1, l2) = n["paired"], n["share"], n["loss"]
+        out.append("| {} | {} | {} | {} | {} | {} | {} |".format(
+            w, named or "none", " | ".join(cells),
+            "{:.0f} ({:.0f} to {:.0f})".format(*d) if d else "-",
+            "{:.1f}% ({:.1f} to {:.1f})".format(*share) if share else "-",
+            n["rounds"],
+            "{} ({})".format(fmt_pct(l1), fmt_pct(l2)) if k.icount
+            else fmt_pct(l1)))
+    out.append("")
+    out.append("Their cost per op and their share pair each timing run "
+               "with the timing-skip run of its round (median; in "
+               "brackets the range over the rounds counted); the share "
+               "is 1 - timing-skip's time / timing's.\n")
+    return out
+
+
+def new_points(k):
+    """{workload: the numbers of the table of timing's own points}, empty
+    unless base, counts, timing and timing-skip ran: added per op
+    (fastest, median) of counts, timing-skip and timing, the points'
+    paired cost and share and the rounds paired, the losses of timing
+    and counts, and the points' hits per op at level timing."""
+    if any(c not in k.ran for c in ("base", "counts", "timing", "timing-skip")):
+        return {}
+    res = {}
+    for w in k.workloads:
+        c_ = k.costs[w]
+        h = k.res[w]["hits"].get("timing") or {}
+        n = {c: c_.added_per_op(c) for c in ("counts", "timing-skip", "timing")}
+        n["paired"] = paired(k, w, "timing", "timing-skip")
+        n["share"] = paired(k, w, "timing", "timing-skip", how="share")
+        cf = k.res[w]["cfg"]
+        n["rounds"] = len(set(cf["timing"]["rounds"]) &
+                          set(cf["timing-skip"]["rounds"]))
+        n["loss"] = c_.loss("timing")
+        n["loss_counts"] = c_.loss("counts")
+        n["hits"] = [(p, h[p]) for p in TIMING_OWN if p in h and h[p] == h[p]]
+        res[w] = n
+    return res
+
+
+def paired(k, w, a, b, how="diff"):
+    """(median, min, max) over the rounds both ran of: a's time less b's
+    per op (diff), 1 - b's time / a's in % (share), or a's time / b's
+    (ratio); None without paired rounds."""
+    cf = k.res[w]["cfg"]
+    if a not in cf or b not in cf:
+        return None
+    ta = dict(zip(cf[a]["rounds"], cf[a]["wall"]))
+    tb = dict(zip(cf[b]["rounds"], cf[b]["wall"]))
+    rds = sorted(set(ta) & set(tb))
+    ops = k.res[w]["ops"]
+    if not rds or not ops:
+        return None
+    f = {"diff": lambda x, y: (x - y) / ops,
+         "share": lambda x, y: 100.0 * (1 - y / x),
+         "ratio": lambda x, y: x / y}[how]
+    xs = [f(ta[r], tb[r]) for r in rds]
+    return med(xs), min(xs), max(xs)

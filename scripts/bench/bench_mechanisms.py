@@ -3,8 +3,8 @@ what each costs per call on one kernel (wpmech.ko, mech.csv), and each
 level's floor (empty handlers) predicted from those costs and the probe
 hits per op, against the floor measured.
 """
-from bench_results import FLOOR, LEVELS, WORKLOADS, fmt_ratio, mech_table, \
-    med, ratio, rng
+from bench_results import FLOOR, LEVELS, fmt_ratio, mech_table, med, \
+    ratio, rng
 
 MECHS = ["none", "tracepoint", "ftrace", "ftrace_regs", "ftrace2", "kprobe",
          "ftrace_kprobe", "kretprobe", "fprobe", "fprobe_exit"]
@@ -129,7 +129,7 @@ def floor_rows(k, cost, kmech):
                 lv, fl if fl not in k.ran else "probes-{}.txt".format(lv)))
             continue
         kind = {p["probe"]: p["kind"] for p in probes}
-        for w in WORKLOADS:
+        for w in k.workloads:
             h = k.res[w]["hits"].get(lv)
             if not h:
                 continue

@@ -13,8 +13,9 @@
 #
 # Configurations: base (no module), floor-counts and floor-timing (insmod
 # floor=1 level=...: the same attachments, empty handlers), counts and
-# timing (insmod level=...), timing-skip (level=timing without issue 43's
-# points, skip_probes=$skip43: timing minus it is what they cost),
+# timing (insmod level=...), timing-skip (level=timing without the points
+# only level timing attaches, skip_probes=$timing_own: timing minus it is
+# what they cost),
 # bt-kprobe (scripts/bench/wpstat.bt: kprobes, kretprobes) and bt-kfunc
 # (scripts/bench/wpstat-kfunc.bt: BPF trampolines); alt-counts and
 # alt-timing, only when asked for, load BENCH_ALT_MODULE instead (another
@@ -49,9 +50,10 @@ module=${WPSTAT_MODULE:?}
 mech_module=$(dirname "$module")/bench/wpmech.ko
 rounds=${BENCH_ROUNDS:-5}
 all_configs="base floor-counts counts floor-timing timing timing-skip bt-kprobe bt-kfunc"
-# The points issue 43 added to level timing: the whole write fault and
-# write(2)'s journal scopes.  timing-skip loads level timing without them.
-skip43=fault,file_modified,kiocb_modified,perform_write,jbd2_start,jbd2_access,xfs_time
+# The points only level timing attaches (NONE at level counts in
+# kmod/wpstat_probes.def): the whole write fault and write(2)'s journal
+# scopes.  timing-skip loads level timing without them.
+timing_own=fault,file_modified,kiocb_modified,perform_write,jbd2_start,jbd2_access,xfs_time
 read -r -a configs <<<"${BENCH_CONFIGS:-$all_configs}"
 # Named only, never by default: they need bench.sh's BENCH_ALT.
 known_configs=$all_configs${BENCH_ALT_MODULE:+ alt-counts alt-timing}
@@ -205,7 +207,7 @@ cfg_enter() {
 	floor-timing) wp_load timing floor=1 ;;
 	timing) wp_load timing ;;
 	timing-skip)
-		wp_load timing skip_probes=$skip43
+		wp_load timing skip_probes=$timing_own
 		# A module that does not know the names would attach them.
 		[ "$(awk '$1 == "fault" { print $4 }' $dbg/probes)" = skipped ] ||
 			die "timing-skip: the fault point is not skipped: $(grep '^fault ' $dbg/probes)"
