@@ -128,7 +128,7 @@ readme-session: setup
 
 # The cost per event against a floor and bpftrace, and each attachment
 # mechanism's (wpmech.ko), on every kernel (KVERS=... to choose), one guest
-# per core at a time, 5 rounds, 11 (6.12) to 25 (5.10) minutes a kernel; writes
+# per core at a time, 5 rounds, 21 (6.12) to 25 (5.10) minutes a kernel; writes
 # results/bench/ and docs/benchmarks.md.
 bench: setup-long
 	@$(MAKE) --no-print-directory build
