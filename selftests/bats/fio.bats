@@ -91,7 +91,7 @@ row() {
 	[ "$(row fault_first)" = 256 ]
 	[ "$(row fault_wp)" = 0 ]
 	[ "$(row readin_waits)" = 256 ]
-	[ "$(row readin_ns)" -ge $((256 * DELAY_MS * 1000000)) ]
+	[ "$(row readin_ns)" -ge $((256 * (DELAY_MS - WPS_TICK_MS) * 1000000)) ]
 	[ $(( $(row fault_ns) * 10 )) -ge $((clat * 9)) ] ||
 		fail "faults $(row fault_ns) ns of fio's $clat ns"
 	run --separate-stderr wpstat diagnose --json --pid "$FIO_PID" "$SLOW"

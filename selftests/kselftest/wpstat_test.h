@@ -30,6 +30,13 @@
 #include "wpstat_proc.h"
 
 #define PAGE	4096UL
+/*
+ * A scheduler tick, in ms: dm-delay releases a bio once jiffies reach its
+ * submission's + msecs_to_jiffies(delay) (dm-delay.c, delay_bio()), which
+ * may be up to a tick before delay ms have passed.  HZ=250 in Debian's
+ * amd64 kernels, all five (CONFIG_HZ in their configs).
+ */
+#define WPS_TICK_MS	4
 #define CONFIG_PATH	"/sys/kernel/debug/wpstat/config"
 #define NOBODY	65534
 
