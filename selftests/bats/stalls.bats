@@ -91,7 +91,7 @@ teardown() {
 # ---- stalls ------------------------------------------------------------
 
 @test "stalls --json: wpload's row for its file has the inode's fault counts (a)" {
-	local f pid rows want_ns
+	local f pid rows want_ns causes
 	f=$(scratch_file ext4)
 	wpload_pid --file "$f" --size 256K --passes 2 --sync fsync
 	pid=$WPLOAD_PID
@@ -115,12 +115,18 @@ teardown() {
 		(.fault_ns | type) == $ns and (.fault_max_ns | type) == $ns and
 		(.stable_waits | type) == "number" and (.pauses | type) == "number" and
 		(.stall_ns | type) == "number" and
-		(.dominant_cause | IN("stable", "wb", "pause", "journal", "fault", "faults"))' <<<"$rows"
+		(.dominant_cause | IN("stable", "wb", "pause", "journal", "readin", "fault", "faults"))' <<<"$rows"
 	# At level counts fault_ns reads '-': the stall time is the waits and
-	# pauses, which are disjoint.
+	# pauses, which are disjoint, and with no time the dominant cause is
+	# the wait with the most events ("faults" if none waited).  A store to
+	# a hole of the fresh file reads its page in first: readin_waits.
 	if [ "$want_ns" = null ]; then
 		jq -e '.[0] | .stall_ns == (.stable_ns // 0) + (.wb_ns // 0) + (.pause_ns // 0) and
-			.dominant_cause == "faults"' <<<"$rows"
+			({stable: .stable_waits, wb: .wb_waits, pause: .pauses,
+			  journal: (.journal_waits // 0), readin: .readin_waits}) as $ev |
+			([$ev[]] | max) as $most |
+			if $most == 0 then .dominant_cause == "faults"
+			else $ev[.dominant_cause] == $most end' <<<"$rows"
 	fi
 	# The table: pid, comm first, the file last; a person's columns by
 	# default, -o picks, --all has every one.
@@ -129,10 +135,16 @@ teardown() {
 	[ "$(awk 'NR == 1 { $1 = $1; print; exit }' <<<"$output")" = \
 		"pid comm cause stall worst fault_first fault_wp file" ] || fail "header: ${lines[0]}"
 	assert_line --regexp "^ *$pid wpload .* $f\$"
+	# --all: a column per cause, in kmod/wpstat_stalls.def's order, after
+	# the stall and before the fault's own parts.
+	causes=$(awk -F'[(,]' '/^WPSTAT_STALL_CAUSE\(/ { gsub(/ /, "", $3); printf " %s", $3 }' \
+		"$WPSTAT_TOP/kmod/wpstat_stalls.def")
+	[[ $causes == *" readin"* ]] || fail "no causes read from wpstat_stalls.def: '$causes'"
 	run --separate-stderr wpstat stalls --all --resolve "$WPSTAT_FS_DIR/ext4"
 	assert_success
 	[ "$(awk 'NR == 1 { $1 = $1; print; exit }' <<<"$output")" = \
-		"pid comm cause stall stable wb pause journal fault unnamed worst events fault_first fault_wp wp_caused cgroup file" ]
+		"pid comm cause stall$causes unnamed cpu runq worst events fault_first fault_wp wp_caused cgroup file" ] ||
+		fail "header: ${lines[0]}"
 	run --separate-stderr wpstat stalls -o pid,fault_first --pid "$pid"
 	assert_success
 	assert_line --index 0 --regexp '^ *pid +fault_first +file$'
@@ -291,17 +303,21 @@ EOF
 	run --separate-stderr wpstat stalls --json --pid "$WPLOAD_PID"
 	assert_success
 	# The stable, wb and journal waits of a store are made inside
-	# page_mkwrite, so fault_ns holds them already: stall = pause + the
-	# waits + the rest of the fault time (unnamed), which the module
-	# measures fault by fault.  jbd2 is loaded (the ext4 scratch mount)
-	# when the level is set, so the journal columns are numbers.
+	# page_mkwrite, and the read-in of a hole's page before it, so fault_ns
+	# holds them already: stall = pause + the waits + the rest of the
+	# fault time (unnamed), which the module measures fault by fault.  jbd2
+	# is loaded (the ext4 scratch mount) when the level is set, so the
+	# journal columns are numbers.  The dominant cause has the most time
+	# of its own (the fault's: its unnamed time).
 	jq -e '(.stalls | length) == 1 and (.stalls[0] |
 		.fault_ns > 0 and .fault_max_ns > 0 and .fault_max_ns <= .fault_ns and
 		(.journal_ns | type) == "number" and
 		.fault_unnamed_ns > 0 and
-		.fault_ns - .fault_unnamed_ns == .stable_ns + .wb_ns + .journal_ns and
-		.stall_ns == .pause_ns + .stable_ns + .wb_ns + .journal_ns + .fault_unnamed_ns and
-		.dominant_cause == "fault")' <<<"$output"
+		.fault_ns - .fault_unnamed_ns == .stable_ns + .wb_ns + .journal_ns + .readin_ns and
+		.stall_ns == .pause_ns + .stable_ns + .wb_ns + .journal_ns + .readin_ns + .fault_unnamed_ns and
+		({stable: .stable_ns, wb: .wb_ns, pause: .pause_ns, journal: .journal_ns,
+		  readin: .readin_ns, fault: .fault_unnamed_ns}) as $own |
+		$own[.dominant_cause] == ([$own[]] | max))' <<<"$output"
 	run --separate-stderr wpstat stalls --pid "$WPLOAD_PID" -o pid,journal,fault,unnamed
 	assert_success
 	[[ "${lines[0]}" =~ ^\ *pid\ +journal\ +fault\ +unnamed\ +file$ ]] || fail "header: ${lines[0]}"
@@ -352,9 +368,18 @@ EOF
 		.stalls.by_cause.fault.first == 64 and .stalls.by_cause.fault.wp == 64 and
 		.stalls.by_cause.fault.events == 128 and
 		(.stalls.by_cause.fault.ns | type) == $ns and
-		(.stalls.by_cause | keys) == ["fault", "journal", "pause", "stable", "wb"] and
+		(.stalls.by_cause | keys) == ["fault", "journal", "pause", "readin", "stable", "wb"] and
 		(.stalls.stall_ns | type) == "number" and
-		.stalls.dominant_cause == (if $ns == "null" then "faults" else "fault" end)' "$out"
+		# Most own time (the fault: its unnamed time); with no time (level
+		# counts) the wait with most events, "faults" if none waited.
+		(.stalls.by_cause as $c | .stalls.dominant_cause as $d |
+		 if $ns == "null" then
+			([$c | to_entries[] | select(.key != "fault") | .value.events] | max) as $most |
+			(if $most == 0 then $d == "faults" else $c[$d].events == $most end)
+		 else
+			([$c | to_entries[] | if .key == "fault" then .value.unnamed_ns else .value.ns end] | max) as $most |
+			(if $d == "fault" then $c.fault.unnamed_ns else $c[$d].ns end) == $most
+		 end)' "$out"
 }
 
 @test "run: text report has the triggers and the command's stalls" {
