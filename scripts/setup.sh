@@ -10,12 +10,16 @@
 # Safe to run again: it only installs what is missing.
 #
 #   scripts/setup.sh [--flavours] [--long]
+#   scripts/setup.sh --demo
 #
 # --flavours also installs the newest 6.12 cloud and rt kernels with their
 # headers (make check-flavours); plain make setup leaves them out.
 # --long also installs what only the long forms use: the JDK and Maven
 # (bats:experiment, make experiment, make clients), bpftrace (make bench)
 # and matplotlib (the experiment's charts); make check needs none of them.
+# --demo installs only what make demo boots and builds: QEMU and
+# virtme-ng, the newest 6.12 with its headers, the compiler and libkmod,
+# jq and e2fsprogs; no other kernel, chroot, test tool or linux-source.
 
 set -euo pipefail
 
@@ -27,13 +31,16 @@ die() { log "error: $*"; exit 1; }
 
 flavours=0
 long=0
+demo=0
 for a in "$@"; do
 	case $a in
 	--flavours) flavours=1 ;;
 	--long) long=1 ;;
-	*) die "usage: $0 [--flavours] [--long]" ;;
+	--demo) demo=1 ;;
+	*) die "usage: $0 [--flavours] [--long] | --demo" ;;
 	esac
 done
+[ $demo = 0 ] || [ $flavours$long = 00 ] || die "--demo sets up the demo only: not with --flavours or --long"
 
 [ "$(id -u)" = 0 ] || die "must run as root (it installs Debian packages)"
 command -v apt-get >/dev/null || die "needs a Debian system with apt-get"
@@ -60,6 +67,8 @@ tools="qemu-system-x86 libkmod-dev kmod pkg-config bats bats-assert bats-support
 	f2fs-tools libfuse3-dev fuse3 nfs-kernel-server debootstrap fio
 	dpkg-dev debhelper dh-dkms lintian apt-utils gpg gpgv"
 [ $long = 0 ] || tools="$tools openjdk-17-jdk-headless maven bpftrace"
+[ $demo = 0 ] || tools="qemu-system-x86 python3-venv busybox-static kmod libkmod-dev
+	pkg-config build-essential jq e2fsprogs util-linux"
 
 missing=()
 for p in $tools; do pkg_installed "$p" || missing+=("$p")
@@ -71,11 +80,11 @@ have_61=0 have_612=0
 for k in $kernels; do
 	case $k in 6.1.0-*) have_61=1 ;; 6.12.*) have_612=1 ;; esac
 done
-if [ $have_61 = 0 ] || [ $have_612 = 0 ] || [ ${#missing[@]} -gt 0 ]; then
+if { [ $have_61 = 0 ] && [ $demo = 0 ]; } || [ $have_612 = 0 ] || [ ${#missing[@]} -gt 0 ]; then
 	refresh_lists
 	for k in $("$top/scripts/vm/kernels.sh" available); do
 		case $k in
-		6.1.0-*) [ $have_61 = 1 ] && continue ;;
+		6.1.0-*) [ $have_61 = 1 ] || [ $demo = 1 ] && continue ;;
 		6.12.*) [ $have_612 = 1 ] && continue ;;
 		esac
 		want_kernels+=("$k")
@@ -116,6 +125,13 @@ if [ ! -x "$venv/bin/vng" ]; then
 	python3 -m venv "$venv"
 	"$venv/bin/pip" install -q --disable-pip-version-check 'virtme-ng>=1.30'
 fi
+if [ $demo = 1 ]; then
+	k=$("$top/scripts/vm/kernels.sh" installed | grep '^6\.12\.' | tail -n 1)
+	[ -n "$k" ] || die "no 6.12 kernel with headers installed for the demo"
+	log "ready for the demo: kernel $k"
+	exit 0
+fi
+
 # The bats suites validate `wpstat show --format prometheus` with a real parser.
 if ! "$venv/bin/python3" -c 'import prometheus_client' 2>/dev/null; then
 	"$venv/bin/pip" install -q --disable-pip-version-check prometheus_client
