@@ -27,6 +27,7 @@
 
 #include <linux/types.h>
 #include <linux/atomic.h>
+#include <linux/bitops.h>
 #include <linux/ftrace.h>
 #include <linux/kprobes.h>
 #include <linux/kref.h>
@@ -206,6 +207,47 @@ int wpstat_rows_init(struct wpstat_rows *r, u32 max, size_t row_size,
 		     void (*release)(struct wpstat_rows *r));
 void wpstat_rows_put(struct wpstat_rows *r);
 size_t wpstat_rows_bytes(size_t row_size);
+
+/*
+ * A table's compaction requests (both tables): at most one compaction
+ * queued or running (WPSTAT_COMPACT_QUEUED), and a request made while one
+ * runs (WPSTAT_COMPACT_KICKED) makes it run once more.  Without that,
+ * rows that died during a run held a full table until some later event
+ * asked again, and that event found no row.
+ */
+#define WPSTAT_COMPACT_QUEUED	0
+#define WPSTAT_COMPACT_KICKED	1
+
+/* Any context: true if the caller is to queue the compaction. */
+static __always_inline bool wpstat_compact_request(unsigned long *bits)
+{
+	/* Read first: a full table asks at every event. */
+	if (!test_bit(WPSTAT_COMPACT_KICKED, bits))
+		set_bit(WPSTAT_COMPACT_KICKED, bits);
+	return !test_and_set_bit(WPSTAT_COMPACT_QUEUED, bits);
+}
+
+/* The work item, before it compacts. */
+static inline void wpstat_compact_begin(unsigned long *bits)
+{
+	clear_bit(WPSTAT_COMPACT_KICKED, bits);
+	/* A request after this is seen by the run's reads of the table. */
+	smp_mb__after_atomic();
+}
+
+/*
+ * The work item, after: true if it is to queue itself once more (itself,
+ * not through the irq_work: cancel_delayed_work_sync() at exit stops a
+ * work item that queues itself).
+ */
+static inline bool wpstat_compact_end(unsigned long *bits)
+{
+	clear_bit(WPSTAT_COMPACT_QUEUED, bits);
+	/* Pairs with the request's test_and_set_bit(): one of us queues. */
+	smp_mb__after_atomic();
+	return test_bit(WPSTAT_COMPACT_KICKED, bits) &&
+	       !test_and_set_bit(WPSTAT_COMPACT_QUEUED, bits);
+}
 
 /*
  * The inode table: a row store of entries.  Probes insert lock-free

@@ -252,14 +252,7 @@ struct wpstat_stall *notrace wpstat_stall_find_key(struct wpstat_stalls *s,
 
 /* ---- recycling: rows of exited processes and of gone files ---------------- */
 
-/*
- * STALLS_QUEUED: a compaction is queued or running (one irq_work, one
- * work item at a time); STALLS_KICKED: asked for since the running one
- * started, which then runs once more.
- */
-#define STALLS_QUEUED	0
-#define STALLS_KICKED	1
-static unsigned long wpstat_stalls_pending;
+static unsigned long wpstat_stalls_pending;	/* wpstat_compact_request() */
 static struct delayed_work wpstat_stalls_work;
 static struct irq_work wpstat_stalls_iw;
 static unsigned long wpstat_stalls_last;	/* jiffies of the last run */
@@ -298,10 +291,7 @@ static unsigned long wpstat_stalls_interval(u32 max_rows)
 /* Any context: queue a compaction. */
 static void notrace wpstat_stalls_kick(void)
 {
-	/* Read first: a full table kicks at every event. */
-	if (!test_bit(STALLS_KICKED, &wpstat_stalls_pending))
-		set_bit(STALLS_KICKED, &wpstat_stalls_pending);
-	if (!test_and_set_bit(STALLS_QUEUED, &wpstat_stalls_pending))
+	if (wpstat_compact_request(&wpstat_stalls_pending))
 		irq_work_queue(&wpstat_stalls_iw);
 }
 
@@ -616,25 +606,15 @@ out:
 }
 
 /*
- * A kick while a compaction ran found it queued: without a second run,
- * rows that died during the first (the last files of a churn) would hold
- * the table full, and every later event go to a device row, until
- * something else kicked.  The run's own inserts kick too; a second run
- * with no new death returns at once.  Re-queued from here, not through
- * the irq_work: cancel_delayed_work_sync() at exit stops a work item
- * that queues itself.
+ * A kick while a compaction ran runs it again (wpstat_compact_end()):
+ * the last files of a churn die during a run.  The run's own inserts
+ * kick too; a second run with no new death returns at once.
  */
 static void wpstat_stalls_workfn(struct work_struct *work)
 {
-	clear_bit(STALLS_KICKED, &wpstat_stalls_pending);
-	/* A kick after this is seen by the run's reads of the table. */
-	smp_mb__after_atomic();
+	wpstat_compact_begin(&wpstat_stalls_pending);
 	wpstat_stalls_compact();
-	clear_bit(STALLS_QUEUED, &wpstat_stalls_pending);
-	/* Pairs with the kick's test_and_set_bit(): one of us queues. */
-	smp_mb__after_atomic();
-	if (test_bit(STALLS_KICKED, &wpstat_stalls_pending) &&
-	    !test_and_set_bit(STALLS_QUEUED, &wpstat_stalls_pending))
+	if (wpstat_compact_end(&wpstat_stalls_pending))
 		queue_delayed_work(wpstat_unbound_wq, &wpstat_stalls_work,
 				   wpstat_stalls_interval(wpstat_max_stalls));
 }

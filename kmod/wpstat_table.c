@@ -202,10 +202,9 @@ static bool wpstat_compact_worthwhile(struct wpstat_table *t)
 /* Any context: queue a compaction (irq_work, then a work item) once. */
 static void notrace wpstat_compact_kick(struct wpstat_table *t)
 {
-	if (!wpstat_compact_worthwhile(t) ||
-	    test_and_set_bit(0, &wpstat_compact_pending))
-		return;
-	irq_work_queue(&wpstat_compact_iw);
+	if (wpstat_compact_worthwhile(t) &&
+	    wpstat_compact_request(&wpstat_compact_pending))
+		irq_work_queue(&wpstat_compact_iw);
 }
 
 static void wpstat_compact_irq_work(struct irq_work *iw)
@@ -622,13 +621,21 @@ out:
 	return ret;
 }
 
+/*
+ * A kick while a compaction ran (an eviction wave's threshold) runs it
+ * again, if it is still worth it then (wpstat_compact() looks first).
+ */
 static void wpstat_compact_workfn(struct work_struct *work)
 {
-	int ret = wpstat_compact();
+	int ret;
 
+	wpstat_compact_begin(&wpstat_compact_pending);
+	ret = wpstat_compact();
 	if (ret)
 		pr_warn_ratelimited("compaction failed: %d\n", ret);
-	clear_bit(0, &wpstat_compact_pending);
+	if (wpstat_compact_end(&wpstat_compact_pending))
+		queue_delayed_work(wpstat_unbound_wq, &wpstat_compact_work,
+				   WPSTAT_COMPACT_INTERVAL);
 }
 
 int wpstat_table_init(void)
