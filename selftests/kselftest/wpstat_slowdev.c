@@ -209,8 +209,12 @@ TEST_F(stable, store_while_writeback_in_flight)
  * ext4 (the second review found 0 on 6.1 and later before the scope).
  * 6.18 ("xfs: rework datasync tracking and execution") reads the commit
  * sequence under ili_lock and forces the log without the inode lock, so
- * on 7.2 the writer's time update meets no fsync: journal_waits 0
- * (measured: 0, beside 17 stable waits).
+ * on 7.2 the writer's time update waits for no log force: at most a
+ * short wait, now and then (measured: none beside 17 stable waits; one
+ * of 0.4 ms beside 39 stable waits of 760 ms), where a writer that meets
+ * the fsync's log force waits about as long for it as for stable pages
+ * (ext4 on 7.2: 557 ms beside 610).  So its journal time is under a
+ * quarter of its stable-wait time.
  *
  * Variant append: the writer appends a byte at a time with pwrite(), on
  * ext4 mounted lazytime, which leaves the mtime update to the inode's
@@ -366,7 +370,7 @@ TEST_F(journal, fsync_neighbour_stalls_are_named)
 		EXPECT_EQ(0, st.fault_first + st.fault_wp);
 		if (variant->fs && !strcmp(variant->fs, "xfs") &&
 		    wps_kernel_at_least(6, 18)) {
-			EXPECT_EQ(0, st.journal_waits);
+			EXPECT_LT(4 * st.journal_ns, st.stable_ns);
 		} else {
 			EXPECT_LE(1, st.journal_waits);
 		}
