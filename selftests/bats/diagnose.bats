@@ -632,7 +632,8 @@ triggers_of() {
 	assert_success
 	# Passes went on meanwhile, storing to every page, and took no fault.
 	[ "$(grep -c '^pass ' "$f.log")" -ge 2 ] || fail "one pass only: $(cat "$f.log")"
-	[ "$(counter "$f" mkwrite_first)" = "$first" ] && [ "$first" -gt 0 ]
+	[ "$first" -gt 0 ]
+	[ "$(counter "$f" mkwrite_first)" = "$first" ]
 	[ "$(counter "$f" mkwrite_wp)" = 0 ]
 	kill "$WPLOAD_PID"
 	wait "$WPLOAD_PID" 2>/dev/null || true
