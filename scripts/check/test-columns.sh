@@ -116,20 +116,8 @@ new_columns() {
 	return 1
 }
 
-n=0
-failed=0
-check() {	# check DESCRIPTION COMMAND...: one TAP line
-	local what=$1
-	shift
-	n=$((n + 1))
-	if out=$("$@" 2>&1); then
-		echo "ok $n $what"
-	else
-		echo "not ok $n $what"
-		printf '%s\n' "$out" | sed 's/^/# /'
-		failed=$((failed + 1))
-	fi
-}
+# check DESCRIPTION COMMAND...: one TAP line
+. "$top/scripts/lib/tap.sh"
 
 for table in inodes stalls; do
 	current $table

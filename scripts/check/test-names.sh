@@ -11,21 +11,8 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
-n=0
-failed=0
-
-check() {	# check DESCRIPTION COMMAND...: one TAP line
-	local what=$1
-	shift
-	n=$((n + 1))
-	if out=$("$@" 2>&1); then
-		echo "ok $n $what"
-	else
-		echo "not ok $n $what"
-		printf '%s\n' "$out" | sed 's/^/# /'
-		failed=$((failed + 1))
-	fi
-}
+# check DESCRIPTION COMMAND...: one TAP line
+. "$top/scripts/lib/tap.sh"
 
 def_counters() {
 	sed -n 's/^WPSTAT_COUNTER([A-Z0-9_]*, *\([a-z0-9_]*\),.*/\1/p' "$top/kmod/wpstat_counters.def"

@@ -12,19 +12,8 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 wd=$top/scripts/check/watchdog.sh
 tmp=$(mktemp -d /tmp/wpstat-test-watchdog.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-n=0
-
-check() {	# DESCRIPTION COMMAND...: one TAP line
-	local what=$1 out
-	shift
-	n=$((n + 1))
-	if out=$("$@" 2>&1); then
-		echo "ok $n $what"
-	else
-		echo "not ok $n $what"
-		printf '%s\n' "$out" | sed 's/^/# /'
-	fi
-}
+# check DESCRIPTION COMMAND...: one TAP line
+. "$top/scripts/lib/tap.sh"
 
 # A process of the fake suite, found by its unique name (exec -a).
 alive() {	# TAG

@@ -450,24 +450,32 @@ TEST(rows_add_up_to_inode_totals)
 #define PAIR_ROWS	3
 #define NFILES		6
 
+/* Map @fd's first page shared, store to it once, unmap, close @fd. */
+static int store_once_and_close(int fd)
+{
+	char *m = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	if (m == MAP_FAILED) {
+		close(fd);
+		return -1;
+	}
+	*(volatile char *)m = 1;
+	munmap(m, PAGE);
+	return close(fd);
+}
+
 /* One first-write fault on each of NFILES new files of @fs, kept. */
 static int store_to_new_files(const char *fs, char path[][256])
 {
 	int i, fd;
 
 	for (i = 0; i < NFILES; i++) {
-		char *m, name[16];
+		char name[16];
 
 		snprintf(name, sizeof(name), "over%d", i);
 		fd = wps_scratch(fs, name, 1, path[i], 256);
-		if (fd < 0)
+		if (fd < 0 || store_once_and_close(fd))
 			return -1;
-		m = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (m == MAP_FAILED)
-			return -1;
-		*(volatile char *)m = 1;
-		munmap(m, PAGE);
-		close(fd);
 	}
 	return 0;
 }
@@ -701,19 +709,19 @@ static int churn_start(struct __test_metadata *_metadata,
 static int churn_file(FIXTURE_DATA(churn) *self, const char *name,
 		      bool unlink_it)
 {
-	char path[512], *m;
+	char path[512];
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", self->dir, name);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || ftruncate(fd, PAGE))
+	if (fd < 0)
 		return -1;
-	m = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED)
+	if (ftruncate(fd, PAGE)) {
+		close(fd);
 		return -1;
-	*(volatile char *)m = 1;
-	munmap(m, PAGE);
-	close(fd);
+	}
+	if (store_once_and_close(fd))
+		return -1;
 	return unlink_it ? unlink(path) : 0;
 }
 
