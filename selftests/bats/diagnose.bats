@@ -65,6 +65,21 @@ writer_next_to_fsync() {
 	echo "# $(jq -c '[.findings[] | {rule, severity, share}]' <<<"$output")" >&3
 }
 
+# The scenario until the writer has a journal finding, at most 3 times:
+# whether a fault's mtime update meets a commit on the inode's buffer is
+# a race.  The journal's share was 15-37 % in 18 runs on 6.12, and once,
+# in CI with stable waits at 86 %, under the 5 % of a finding.  The tests
+# that read what the journal finding says need one.
+writer_next_to_fsync_journal() {
+	local attempt
+	for attempt in 1 2 3; do
+		writer_next_to_fsync "$@"
+		jq -e 'any(.findings[]; .rule == "journal")' <<<"$output" >/dev/null && return 0
+		echo "# attempt $attempt: no journal finding" >&3
+		wps-slowdev down
+	done
+}
+
 # 12 MiB written with pwrite(2) to $SLOW/big from a reset (in cgroup
 # directory $1 if given), then `wpstat diagnose --json --pid` of the
 # writer in $output.
@@ -171,8 +186,8 @@ teardown() {
 @test "diagnose: a writer next to an fsync loop gets stable and journal findings" {
 	local need_journal=true
 	wpstat level timing >/dev/null
-	writer_next_to_fsync 1
 	case $(uname -r) in 5.* | 6.*) ;; *) need_journal=false ;; esac
+	if $need_journal; then writer_next_to_fsync_journal 1; else writer_next_to_fsync 1; fi
 	# Who synced: the fsync loop's row says its fsyncs write-protected
 	# the writer's PTEs (wp_caused); the writer synced nothing itself.
 	jq -e --argjson pid "$WPLOAD_PID" --arg f "$SLOW/data" --argjson need $need_journal \
@@ -267,7 +282,7 @@ teardown() {
 	*) skip "lazytime helps on $(uname -r): the test above applies it" ;;
 	esac
 	wpstat level timing >/dev/null
-	writer_next_to_fsync 1
+	writer_next_to_fsync_journal 1
 	jq -e '[.findings[] | select(.rule == "journal")] | length >= 1 and
 		all(.[]; (.evidence[] | select(.name == "lazytime") | .value | startswith("no help")) and
 		    ([.remedies[].change | select(test("lazytime"))] == []))' <<<"$output"
@@ -286,7 +301,7 @@ teardown() {
 	7.*) skip "xfs's time update does not wait here on $(uname -r) (measured: journal 0 of 767 ms)" ;;
 	esac
 	wpstat level timing >/dev/null
-	FS=xfs writer_next_to_fsync 1
+	FS=xfs writer_next_to_fsync_journal 1
 	jq -e --argjson pid "$WPLOAD_PID" --argjson five "$([[ $(uname -r) == 5.* ]] && echo true || echo false)" '
 		.findings[] | select(.rule == "journal") |
 		.pid == $pid and .share >= 0.05 and
@@ -821,7 +836,7 @@ readin_waits() {
 # and nothing about storing to pages or faults.
 @test "diagnose: journal waits in write(2) are worded as a write's" {
 	wpstat level timing >/dev/null
-	WRITER_MODE=write writer_next_to_fsync 1
+	WRITER_MODE=write writer_next_to_fsync_journal 1
 	echo "# $(jq -c '[.findings[] | select(.rule == "journal") | {title, r: [.remedies[].change]}]' <<<"$output")" >&3
 	jq -e '[.findings[] | select(.rule == "journal")] | length >= 1 and
 		all(.[]; (.title | startswith("write(2) calls waited for the filesystem journal")) and
