@@ -76,10 +76,11 @@ check-kernels: setup-long
 	@WPSTAT_CHECK_FULL=all scripts/check/check.sh
 
 # Like check, with WPSTAT_STRESS=1: 50 load/unload cycles under load,
-# 100,000 control writes, longer thread and truncate races.
+# 100,000 control writes, longer thread and truncate races (the stress set
+# of selftests/suites.txt).
 stress: setup
 	@$(MAKE) --no-print-directory build
-	@WPSTAT_STRESS=1 SUITES="$${SUITES:-ksft:wpstat_lifetime ksft:wpstat_threads ksft:wpstat_ctlfuzz ksft:wpstat_longrun ksft:wpstat_stalls bats:reliability}" \
+	@WPSTAT_STRESS=1 SUITES="$${SUITES:-$$(scripts/check/suites.sh list stress)}" \
 		scripts/check/check.sh
 
 # The module suites on a debug 6.12 kernel (KASAN, lockdep, kmemleak),
@@ -202,7 +203,7 @@ clients-build:
 clients: setup-long
 	@$(MAKE) --no-print-directory build clients-build
 	@WPSTAT_CHECK_HOST=0 WPSTAT_CHECK_OUT=$${WPSTAT_CHECK_OUT:-$(CURDIR)/results/clients} \
-		SUITES="$${SUITES:-ksft:wpstat_lmdb bats:clients/chronicle bats:clients/rocketmq}" \
+		SUITES="$${SUITES:-$$(scripts/check/suites.sh list clients)}" \
 		scripts/check/check.sh
 
 # Each client under `wpstat run` in a 6.12 guest (KVER= another kernel):

@@ -4,7 +4,7 @@
  *
  * The module's parts, each in its own file, call each other in this
  * order only, each calling only those below it (no circle; checked by
- * scripts/check/test-kmod-layers.sh on the built objects):
+ * selftests/host/test-kmod-layers.sh on the built objects):
  *
  *   wpstat_main.c      init and exit
  *   wpstat_debugfs.c   debugfs wpstat/ and the control parser (reset)

@@ -17,7 +17,7 @@
 # test it was running.  The only bound on time is a backstop per guest,
 # far above a working run (four hours; CI's less: guest_backstop).  A
 # suite or guest that took longer than measured
-# (scripts/check/suite-times.txt) is a "# slow:" line in the summary, with
+# (selftests/suites.txt) is a "# slow:" line in the summary, with
 # the ratio, not a failure.
 #
 # Environment: KVERS (kernels to test, default: every supported kernel,
@@ -59,17 +59,12 @@ host_kvers=$(echo $("$top/scripts/vm/kernels.sh" installed))
 full=${WPSTAT_CHECK_FULL:-$("$top/scripts/vm/kernels.sh" installed | grep '^6\.12\.' | tail -n 1)}
 is_full() { [ "$full" = all ] || [[ " $full " == *" $1 "* ]]; }
 
-# Suites not yet ready on a kernel (scripts/check/not-yet.txt): left out
-# of make check there and reported as skipped, with the reason.  Not under
-# make check-kernels, nor when SUITES names the suites.
+# Suites not yet ready on a kernel (selftests/suites.txt's not-yet
+# lines): left out of make check there and reported as skipped, with the
+# reason.  Not under make check-kernels, nor when SUITES names the suites.
 not_yet() {	# KVER: "SUITE REASON" lines
 	[ "$full" != all ] && [ -z "${SUITES:-}" ] || return 0
-	local glob suite reason
-	while read -r glob suite reason; do
-		case $glob in '#'* | '') continue ;; esac
-		# shellcheck disable=SC2254
-		case $1 in $glob) echo "$suite $reason" ;; esac
-	done <"$top/scripts/check/not-yet.txt"
+	"$top/scripts/check/suites.sh" not-yet "$1"
 }
 pass=0 fail=0 skip=0
 report=$out/report.txt
@@ -114,20 +109,22 @@ host_checks() {
 			fi
 		done
 	} >"$out/host/checkpatch.tap"
-	# libwpstat's parsers, deltas and formatting (userspace/lib/tests).
+	# libwpstat's parsers, deltas and formatting (selftests/host/lib).
 	for t in "$top"/build/lib/tests/*; do
 		"$t" >"$out/host/lib-${t##*/}.tap" 2>&1
 	done
 	# Names written for people (docs/interface.md, man page) against kmod's lists.
-	"$top/scripts/check/test-names.sh" >"$out/host/names.tap" 2>&1
+	"$top/selftests/host/test-names.sh" >"$out/host/names.tap" 2>&1
 	# /proc's columns are append only: kmod's lists against their record.
-	"$top/scripts/check/test-columns.sh" >"$out/host/columns.tap" 2>&1
+	"$top/selftests/host/test-columns.sh" >"$out/host/columns.tap" 2>&1
+	# The registry of guest suites against the suites and the docs.
+	"$top/selftests/host/test-suites.sh" >"$out/host/suites.tap" 2>&1
 	# The watchdog that guards every guest suite, on fake suites.
-	"$top/scripts/check/test-watchdog.sh" >"$out/host/watchdog.tap" 2>&1
+	"$top/selftests/host/test-watchdog.sh" >"$out/host/watchdog.tap" 2>&1
 	# kmod/'s files call only downwards (wpstat.h's order), from the objects.
-	"$top/scripts/check/test-kmod-layers.sh" >"$out/host/kmod-layers.tap" 2>&1
+	"$top/selftests/host/test-kmod-layers.sh" >"$out/host/kmod-layers.tap" 2>&1
 	# make install/uninstall, DKMS and man pages, in private trees.
-	KVERS="$host_kvers" "$top/scripts/check/test-packaging.sh" >"$out/host/packaging.tap" 2>"$out/host/packaging.log"
+	KVERS="$host_kvers" "$top/selftests/host/test-packaging.sh" >"$out/host/packaging.tap" 2>"$out/host/packaging.log"
 	echo "check: host checks took $SECONDS s" >&2
 }
 
@@ -144,27 +141,25 @@ if [ -n "${WPSTAT_STRESS:-}" ] && [ "$WPSTAT_STRESS" != 0 ]; then
 else
 	hang=${WPSTAT_HANG_SECS:-600}
 fi
-times=$top/scripts/check/suite-times.txt
+suites_sh=$top/scripts/check/suites.sh
 
-measured() {	# KEY: its seconds in suite-times.txt, or nothing
-	awk -v s="$1" '$1 == s { print $2 }' "$times" 2>/dev/null
+measured() {	# SUITE: its measured seconds (selftests/suites.txt), or nothing
+	"$suites_sh" seconds "$1"
 }
 
-# The measured time of a guest: its set's line (guest:check, guest:kernel,
-# guest:all), or for SUITES the sum of theirs plus two minutes to boot.
+# The measured time of a guest: its set's guest: line (guest:check,
+# guest:kernel), or the sum of its suites' plus two minutes to boot (for
+# SUITES, and the set all).
 guest_measured() {	# SET
 	local s sum=120 m
-	if [ -n "${SUITES:-}" ]; then
-		for s in $SUITES; do
+	m=
+	[ -n "${SUITES:-}" ] || m=$("$suites_sh" guest "$1")
+	if [ -z "$m" ]; then
+		for s in ${SUITES:-$("$suites_sh" list "$1")}; do
 			m=$(measured "${s%@counts}")
 			sum=$((sum + ${m:-300}))
 		done
-		echo $sum
-		return
-	fi
-	m=$(measured "guest:$1")
-	if [ -z "$m" ]; then
-		m=$(awk '$1 !~ /^(#|guest:)/ && NF == 2 { s += $2 } END { print s + 120 }' "$times")
+		m=$sum
 	fi
 	echo "$m"
 }
@@ -229,8 +224,8 @@ run_guest() {	# KVER: boot it, run the suites, leave rc and seconds
 # much slower a machine could be before a suite is taken for hung.
 slow_notes() {	# KVER
 	local k=$1 set secs m
-	awk -v k="$k" -v times="$times" -v hang="$hang" '
-		BEGIN { while ((getline l < times) > 0) { split(l, f, " "); if (f[1] !~ /^#/) m[f[1]] = f[2] } }
+	awk -v k="$k" -v times="$suites_sh times" -v hang="$hang" '
+		BEGIN { while ((times | getline l) > 0) { split(l, f, " "); m[f[1]] = f[2] } }
 		/^guest-check: .* took [0-9]+ s/ {
 			s = $2; t = $4; key = s; sub(/@counts$/, "", key)
 			if ((key in m) && t - m[key] >= 10)
@@ -346,7 +341,7 @@ fi
 if [ $ran_experiment = 1 ] && [ -n "$exp_kvers" ]; then
 	mkdir -p "$out/host-report"
 	# shellcheck disable=SC2086
-	"$top/scripts/check/test-experiment-report.sh" "$out" $exp_kvers >"$out/host-report/experiment-report.tap"
+	"$top/selftests/host/test-experiment-report.sh" "$out" $exp_kvers >"$out/host-report/experiment-report.tap"
 	summarise host-report "$out/host-report"
 fi
 

@@ -5,8 +5,8 @@
 #
 #   guest-check.sh [SUITE...]   suites: ksft:NAME or bats:NAME, each with an
 #                               optional @LEVEL (counts, timing); default:
-#                               all at the module's default level (counts),
-#                               then $WPSTAT_TIMING_SUITES at level timing
+#                               the set WPSTAT_SUITE_SET of the registry,
+#                               selftests/suites.txt, in its order
 #
 # WPSTAT_SKIP_SUITES: suites (as above, with @LEVEL where not counts) left
 # out of the default list, space-separated; scripts/check/check-debug.sh
@@ -14,13 +14,17 @@
 # WPSTAT_KSFT_ARGS: arguments for every kselftest binary, e.g. "-f churn"
 # (the harness's fixture, variant and test filters) to run one test;
 # WPSTAT_BATS_ARGS: the same for bats, e.g. "--filter xfs".
-# WPSTAT_SUITE_SET: which default list (scripts/check/check.sh picks it):
-#   all     every suite, and $timing_suites again at level timing
-#           (make check-kernels, on every kernel)
-#   check   all but $long_suites (make check's one kernel that runs
+# WPSTAT_SUITE_SET: which default list (scripts/check/check.sh picks it;
+# the sets are selftests/suites.txt's):
+#   all     every suite of sets kernel, full and long (make check-kernels,
+#           on every kernel)
+#   check   sets kernel and full (make check's one kernel that runs
 #           everything else: the newest bookworm 6.12)
-#   kernel  the suites that check what the kernel does ($kernel_suites,
-#           $kernel_timing_suites): make check on every other kernel
+#   kernel  set kernel, the suites that check what the kernel does: make
+#           check on every other kernel
+# WPSTAT_TIMING_SUITES, when set: the suites of sets all and check to run
+# again at level timing, instead of the registry's @timing lines (empty:
+# none; scripts/check/check-debug.sh).
 #
 # Each suite runs under scripts/check/watchdog.sh, which kills it only
 # when its output has not changed for $WPSTAT_HANG_SECS (default 600 s):
@@ -78,59 +82,24 @@ setup_more_fs() {
 	esac
 }
 
-# The suite lists.  A new kselftest binary or bats file joins the full
-# list by being built or written; name it below only to run it on every
-# kernel, at level timing too, or only in the long forms.
-#
-# The suites whose counts must be the same at both levels (the prediction
-# suites, the interface and the reliability suite) run again at level
-# timing, with the module switched there at run time.
-timing_suites=${WPSTAT_TIMING_SUITES-ksft:wpstat_iface ksft:wpstat_predict ksft:wpstat_lmdb ksft:wpstat_fs ksft:wpstat_lifetime ksft:wpstat_threads ksft:wpstat_ctlfuzz ksft:wpstat_privacy ksft:wpstat_slowdev ksft:wpstat_stalls ksft:wpstat_fuse ksft:wpstat_nfs bats:predictions}
-
-# What make check leaves to make check-kernels (every suite on every
-# kernel), because they are long and prove nothing the rest of make check
-# does not: the experiment's reduced sweep (make experiment is its real
-# run, make check-kernels renders its report), the short soak (make
-# stress runs its long form), and two reruns at level timing: the
-# control fuzz switches levels itself, and bats:predictions checks again,
-# through the CLI, what wpstat_predict@timing checks on every kernel.
-long_suites="bats:experiment ksft:wpstat_longrun ksft:wpstat_ctlfuzz@timing bats:predictions@timing"
-
-# What the kernel does, as opposed to what the tools make of it: these run
-# on every kernel of make check, and the quick ones again at level timing
-# (the full set, on one kernel, reruns every count-checking suite there).
-# bats:predictions checks the predictions of wpstat_predict once more
-# through wpload and the CLI, and bats:diagnose whether each remedy takes
-# its finding away (18 scenarios of seconds each, repeated per remedy: 5
-# to 7 minutes a kernel): the full set has them, on one kernel, and make
-# check-kernels on every kernel.
-kernel_suites="ksft:wpstat_iface ksft:wpstat_predict ksft:wpstat_lifetime ksft:wpstat_stalls ksft:wpstat_slowdev ksft:wpstat_fs ksft:wpstat_threads ksft:wpstat_fuse"
-kernel_timing_suites="ksft:wpstat_predict ksft:wpstat_stalls ksft:wpstat_fs ksft:wpstat_lifetime"
-
+# The suite lists are selftests/suites.txt's (scripts/check/suites.sh):
+# its sets, with WPSTAT_TIMING_SUITES, where set, for the level-timing
+# reruns of the check and all sets.
 suites=("$@")
 suite_set=${WPSTAT_SUITE_SET:-all}
-if [ ${#suites[@]} = 0 ] && [ "$suite_set" = kernel ]; then
-	for s in $kernel_suites; do
+if [ ${#suites[@]} = 0 ]; then
+	case $suite_set in
+	all | check | kernel) ;;
+	*) echo "guest-check: no suite set '$suite_set' (all, check, kernel)" >&2; exit 2 ;;
+	esac
+	for s in $("$top/scripts/check/suites.sh" list "$suite_set"); do
+		[ "$suite_set" = kernel ] || [ -z "${WPSTAT_TIMING_SUITES+set}" ] ||
+			[ "${s%@timing}" = "$s" ] || continue
 		suites+=("$s")
 	done
-	for s in $kernel_timing_suites; do
-		suites+=("$s@timing")
-	done
-elif [ ${#suites[@]} = 0 ]; then
-	for t in "$top"/build/selftests/*; do
-		[ -x "$t" ] && suites+=("ksft:$(basename "$t")")
-	done
-	for t in "$top"/selftests/bats/*.bats; do
-		suites+=("bats:$(basename "$t" .bats)")
-	done
-	for s in $timing_suites; do
-		suites+=("$s@timing")
-	done
-	if [ "$suite_set" = check ]; then
-		for s in $long_suites; do
-			for i in "${!suites[@]}"; do
-				[ "${suites[$i]}" != "$s" ] || unset "suites[$i]"
-			done
+	if [ "$suite_set" != kernel ] && [ -n "${WPSTAT_TIMING_SUITES+set}" ]; then
+		for s in $WPSTAT_TIMING_SUITES; do
+			suites+=("$s@timing")
 		done
 	fi
 fi

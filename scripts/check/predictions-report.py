@@ -314,7 +314,7 @@ def main():
           "it comes from.  Kernels other than the newest bookworm 6.12 run "
           "the kernel-facing suites only, so a test of another suite shows "
           "\"not run\" there, as does a suite not yet ready on that "
-          "kernel (scripts/check/not-yet.txt).  What holds page by "
+          "kernel (selftests/suites.txt).  What holds page by "
           "page and what folio by folio: predictions 1 and 2.\n")
     matrix = filesystem_matrix()
     if matrix:

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# TAP for the host checks (scripts/check/test-*.sh), sourced:
+# TAP for the host checks (selftests/host/test-*.sh), sourced:
 #   check DESCRIPTION COMMAND...   runs COMMAND, prints one TAP line, and
 #                                  COMMAND's output as comments if it failed
 # $n counts the checks (the plan is "1..$n" at the end), $failed the failures.

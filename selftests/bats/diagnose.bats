@@ -674,7 +674,7 @@ triggers_of() {
 @test "diagnose: a FUSE server's slow WRITE, waited for in the fault, is unnamed time (wb from 6.14)" {
 	local server=$WPSTAT_TOP/build/bin/fuse-passthrough f
 	case $(uname -r) in
-	5.10.*) skip "5.10's FUSE writeback is not investigated yet: wpstat_fuse once hung there in close() (scripts/check/not-yet.txt)" ;;
+	5.10.*) skip "5.10's FUSE writeback is not investigated yet: wpstat_fuse once hung there in close() (selftests/suites.txt)" ;;
 	esac
 	[ -x "$server" ] || skip "no build/bin/fuse-passthrough (libfuse3-dev missing at build time?)"
 	[ -e /dev/fuse ] || modprobe fuse || skip "no /dev/fuse"

@@ -3,7 +3,7 @@
 # both methods, one round, checking that every cell is there and that the
 # counters are what the source analysis says they must be.  The cells go to
 # the results directory, where make check renders the report from them on
-# the host (scripts/check/test-experiment-report.sh): with one round it must
+# the host (selftests/host/test-experiment-report.sh): with one round it must
 # refuse every verdict.
 #
 # File 8 MiB = 2048 pages of 4 KiB on ext4 with 4 KiB blocks (a loop device
@@ -45,7 +45,7 @@ setup_file() {
 	rm -f "$img"
 	# Kept with the TAP files, for a failure's post-mortem.
 	cp "$BATS_FILE_TMPDIR/guest.log" "${WPSTAT_RESULTS:-/tmp}/experiment-guest.log"
-	# The report is rendered on the host (scripts/check/test-experiment-report.sh,
+	# The report is rendered on the host (selftests/host/test-experiment-report.sh,
 	# from make check): matplotlib takes minutes under TCG.
 	mkdir -p "${WPSTAT_RESULTS:-/tmp}/experiment/k"
 	cp "$OUT/k/cells.jsonl" "$OUT/k/meta.json" "$OUT/k/rounds.done" "${WPSTAT_RESULTS:-/tmp}/experiment/k/"

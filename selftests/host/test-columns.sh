@@ -7,7 +7,7 @@
 # in order: kmod/wpstat_counters.def for inodes (and gone),
 # kmod/wpstat_stalls.def for stalls, read here through the C
 # preprocessor as the module reads them.  Each table's columns are
-# recorded, one a line, in scripts/check/columns-inodes.txt and
+# recorded, one a line, in selftests/host/columns-inodes.txt and
 # columns-stalls.txt.
 #
 # Fails when a recorded column moved, was renamed or was removed, naming
@@ -65,7 +65,7 @@ current() {
 
 # The recorded columns of table $1 (comment lines left out).
 recorded() {
-	grep -v -e '^#' -e '^$' "$top/scripts/check/columns-$1.txt"
+	grep -v -e '^#' -e '^$' "$top/selftests/host/columns-$1.txt"
 }
 
 # Every recorded column of $1 at its recorded position; prints, naming
@@ -112,7 +112,7 @@ new_columns() {
 	grep -v -x -F -f "$tmp/$table.rec" "$tmp/$table" >"$tmp/$table.new" || true
 	[ -s "$tmp/$table.new" ] || return 0
 	echo "not yet recorded: $(paste -s -d ' ' "$tmp/$table.new")"
-	echo "once they are at the end and meant to stay, record them: scripts/check/test-columns.sh --update (appends them to scripts/check/columns-$table.txt), and commit the record with them"
+	echo "once they are at the end and meant to stay, record them: selftests/host/test-columns.sh --update (appends them to selftests/host/columns-$table.txt), and commit the record with them"
 	return 1
 }
 
@@ -129,15 +129,15 @@ for table in inodes stalls; do
 	fi
 	if [ $update = 1 ]; then
 		if ! in_place $table >&2; then
-			echo "test-columns: not updating scripts/check/columns-$table.txt" >&2
+			echo "test-columns: not updating selftests/host/columns-$table.txt" >&2
 			exit 1
 		fi
 		new_columns $table >/dev/null ||
-			cat "$tmp/$table.new" >>"$top/scripts/check/columns-$table.txt"
-		echo "test-columns: scripts/check/columns-$table.txt: $(recorded $table | wc -l) columns" >&2
+			cat "$tmp/$table.new" >>"$top/selftests/host/columns-$table.txt"
+		echo "test-columns: selftests/host/columns-$table.txt: $(recorded $table | wc -l) columns" >&2
 		continue
 	fi
-	check "/proc/wpstat/$table: every recorded column is where it was ($(recorded $table | wc -l) in scripts/check/columns-$table.txt)" \
+	check "/proc/wpstat/$table: every recorded column is where it was ($(recorded $table | wc -l) in selftests/host/columns-$table.txt)" \
 		in_place $table
 	check "/proc/wpstat/$table: every column is recorded ($(wc -l <"$tmp/$table") now)" \
 		new_columns $table
