@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-#include "diagnose.h"
+#include "diagnose_rules.h"
 #include "parse.h"
 
 /*
@@ -11,408 +11,10 @@
  * 5.10 has the page-based names (wait_for_stable_page()).
  */
 
-const char *dx_severity_name(enum dx_severity s)
-{
-	static const char *const names[] = {
-		[DX_INFO] = "info", [DX_LOW] = "low", [DX_MEDIUM] = "medium",
-		[DX_HIGH] = "high",
-	};
-
-	return names[s];
-}
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
 {
 	return a < b ? a : b;
-}
-
-static enum dx_severity severity_of(double share)
-{
-	return share >= 0.5 ? DX_HIGH : share >= 0.2 ? DX_MEDIUM : DX_LOW;
-}
-
-/* ---- the system's settings ---------------------------------------------- */
-
-/* A sysfs or procfs file's first line, trimmed, into @buf; false if none. */
-static bool read_setting(const char *path, char *buf, size_t len)
-{
-	char *line = read_first_line(path);
-
-	if (!line)
-		return false;
-	snprintf(buf, len, "%s", line);
-	free(line);
-	return true;
-}
-
-/*
- * The queue attribute @attr of the block device MAJ:MIN, or of its disk
- * for a partition; false for a device with no queue (btrfs's anonymous
- * devices, tmpfs, NFS).
- */
-static bool queue_attr(unsigned int major, unsigned int minor,
-		       const char *attr, char *buf, size_t len, char *path,
-		       size_t plen)
-{
-	snprintf(path, plen, "/sys/dev/block/%u:%u/queue/%s", major, minor,
-		 attr);
-	if (read_setting(path, buf, len))
-		return true;
-	snprintf(path, plen, "/sys/dev/block/%u:%u/../queue/%s", major, minor,
-		 attr);
-	return read_setting(path, buf, len);
-}
-
-struct dx_mount {
-	char point[PATH_MAX];
-	char fstype[32];
-	char options[512];	/* per-mount and superblock options, joined */
-};
-
-/* /proc/self/mountinfo's first mount of device MAJ:MIN. */
-static bool mount_of(unsigned int major, unsigned int minor,
-		     struct dx_mount *m)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char *line = NULL, want[32], *save, *tok, *sep;
-	size_t n = 0;
-	bool found = false;
-	int field;
-
-	if (!f)
-		return false;
-	snprintf(want, sizeof(want), "%u:%u", major, minor);
-	while (!found && getline(&line, &n, f) > 0) {
-		sep = strstr(line, " - ");
-		if (!sep)
-			continue;
-		*sep = '\0';
-		for (field = 0, tok = strtok_r(line, " ", &save); tok;
-		     tok = strtok_r(NULL, " ", &save), field++) {
-			if (field == 2 && strcmp(tok, want))
-				break;
-			if (field == 4)
-				wpstat_unescape_octal(m->point, sizeof(m->point), tok);
-			if (field == 5) {
-				snprintf(m->options, sizeof(m->options), "%s", tok);
-				found = true;
-			}
-		}
-		if (!found)
-			continue;
-		/* After " - ": fstype, source, superblock options. */
-		tok = strtok_r(sep + 3, " \n", &save);
-		snprintf(m->fstype, sizeof(m->fstype), "%s", tok ? tok : "?");
-		strtok_r(NULL, " \n", &save);
-		tok = strtok_r(NULL, " \n", &save);
-		if (tok && strlen(m->options) + strlen(tok) + 2 < sizeof(m->options)) {
-			strcat(m->options, ",");
-			strcat(m->options, tok);
-		}
-	}
-	free(line);
-	fclose(f);
-	return found;
-}
-
-static bool has_option(const char *options, const char *name)
-{
-	size_t len = strlen(name);
-	const char *p = options;
-
-	while ((p = strstr(p, name))) {
-		if ((p == options || p[-1] == ',') &&
-		    (p[len] == ',' || p[len] == '\0'))
-			return true;
-		p += len;
-	}
-	return false;
-}
-
-/* ---- building findings -------------------------------------------------- */
-
-static void ev_num(struct dx_finding *f, const char *name, uint64_t v,
-		   const char *unit, const char *source)
-{
-	struct dx_evidence *e;
-
-	if (f->nev == DX_MAX_EVIDENCE)
-		return;
-	e = &f->ev[f->nev++];
-	snprintf(e->name, sizeof(e->name), "%s", name);
-	e->numeric = true;
-	e->value = v;
-	e->unit = unit;
-	e->source = source;
-}
-
-static void __attribute__((format(printf, 4, 5)))
-ev_text(struct dx_finding *f, const char *name, const char *source,
-	const char *fmt, ...)
-{
-	struct dx_evidence *e;
-	va_list ap;
-
-	if (f->nev == DX_MAX_EVIDENCE)
-		return;
-	e = &f->ev[f->nev++];
-	snprintf(e->name, sizeof(e->name), "%s", name);
-	e->numeric = false;
-	e->source = source;
-	va_start(ap, fmt);
-	vsnprintf(e->text, sizeof(e->text), fmt, ap);
-	va_end(ap);
-}
-
-static void __attribute__((format(printf, 4, 5)))
-remedy(struct dx_finding *f, const char *effect, const char *cost,
-       const char *fmt, ...)
-{
-	struct dx_remedy *r;
-	va_list ap;
-
-	if (f->nrem == DX_MAX_REMEDIES)
-		return;
-	r = &f->rem[f->nrem++];
-	r->effect = effect;
-	r->cost = cost;
-	va_start(ap, fmt);
-	vsnprintf(r->change, sizeof(r->change), fmt, ap);
-	va_end(ap);
-}
-
-static struct dx_finding *finding_new(struct dx_report *r, const char *rule,
-				      const char *title, uint64_t ns)
-{
-	struct dx_finding *f;
-
-	if (r->n == DX_MAX_FINDINGS)
-		return NULL;
-	f = &r->f[r->n++];
-	memset(f, 0, sizeof(*f));
-	f->rule = rule;
-	snprintf(f->title, sizeof(f->title), "%s", title ? title : "");
-	f->ns = ns;
-	f->share = r->stall_ns ? (double)ns / r->stall_ns : -1;
-	f->severity = r->stall_ns ? severity_of(f->share) : DX_INFO;
-	return f;
-}
-
-static void finding_of_item(struct dx_finding *f, const struct stall_item *it)
-{
-	f->pid = it->row->tgid;
-	snprintf(f->comm, sizeof(f->comm), "%s", it->row->comm);
-	if (it->path)
-		snprintf(f->file, sizeof(f->file), "%s", it->path);
-	else
-		snprintf(f->file, sizeof(f->file), "%u:%u:%" PRIu64,
-			 it->row->file.major, it->row->file.minor,
-			 it->row->file.ino);
-}
-
-/* A stall column of @it, 0 if absent or "-". */
-static uint64_t item_val(const struct stall_list *l,
-			 const struct stall_item *it, enum stall_field f)
-{
-	int c = l->cols.col[f];
-
-	return c >= 0 && it->avail[c] ? it->val[c] : 0;
-}
-
-/* An inode counter of the file of @it, 0 if absent or "-". */
-static uint64_t file_val(const struct file_list *fl,
-			 const struct stall_item *it, const char *name)
-{
-	int c = wpstat_counter_index(fl->snap, name);
-	size_t i;
-
-	if (c < 0)
-		return 0;
-	for (i = 0; i < fl->n; i++) {
-		const struct wpstat_row *r = fl->rows[i].row;
-
-		if (!wpstat_row_key_cmp(r, &it->row->file))
-			return fl->rows[i].avail[c] ? fl->rows[i].val[c] : 0;
-	}
-	return 0;
-}
-
-/* Each cause's worst right after its time (ev_cause()), from the list. */
-#define WPSTAT_STALL(...)
-#define WPSTAT_STALL_CAUSE(id, ...)					\
-	_Static_assert(STALL_##id##_MAX == STALL_##id##_NS + 1,		\
-		       "wpstat_stalls.def: " #id "'s max right after its ns");
-#include "wpstat_stalls.def"
-#undef WPSTAT_STALL_CAUSE
-#undef WPSTAT_STALL
-
-/* Where a row's waits of one cause were: its process's faults, or write(2). */
-enum dx_where { DX_IN_FAULTS, DX_IN_WRITES, DX_IN_BOTH };
-
-/*
- * A process that took no write fault waited in write(2) (or its kin:
- * pwrite, writev); one whose faults' named time (fault_ns less its
- * unnamed part: every wait made inside them) is less than the cause's
- * time waited outside them too.
- */
-static enum dx_where where_of(const struct stall_list *l,
-			      const struct stall_item *it, enum stall_cause k)
-{
-	const struct stall_sum *s = &it->sum;
-	uint64_t faults = item_val(l, it, STALL_FAULT_FIRST) +
-			  item_val(l, it, STALL_FAULT_WP);
-
-	if (!faults)
-		return DX_IN_WRITES;
-	if (s->have_ns[CAUSE_FAULT] && s->have_unnamed &&
-	    s->ns[k] + s->unnamed_ns > s->ns[CAUSE_FAULT])
-		return DX_IN_BOTH;
-	return DX_IN_FAULTS;
-}
-
-/* "write faults", "write(2)" or both, as a title's subject. */
-static const char *where_subject(enum dx_where w)
-{
-	return w == DX_IN_WRITES ? "write(2) calls" :
-	       w == DX_IN_BOTH ? "write faults and write(2) calls" :
-	       "write faults";
-}
-
-/* A cause's events, time and worst (the field after its time), as evidence. */
-static void ev_cause(struct dx_finding *f, const struct stall_list *l,
-		     const struct stall_item *it, enum stall_field events,
-		     enum stall_field ns)
-{
-	ev_num(f, stall_fields[events].name, item_val(l, it, events), "events",
-	       "/proc/wpstat/stalls");
-	ev_num(f, stall_fields[ns].name, item_val(l, it, ns), "ns",
-	       "/proc/wpstat/stalls");
-	ev_num(f, stall_fields[ns + 1].name, item_val(l, it, ns + 1), "ns",
-	       "/proc/wpstat/stalls");
-}
-
-/*
- * Who synced the file of @it, from the wp_caused column of every
- * process's row for it (PTEs write-protected in its own msync, fsync or
- * sync_file_range), the most first, as evidence.  The pid of the process
- * that did most, or 0 if none did.
- */
-static uint32_t synced_by(struct dx_finding *f, const struct dx_input *in,
-			  const struct stall_item *it)
-{
-	const struct stall_list *all = in->everyone ? in->everyone : in->stalls;
-	const struct stall_item *top[3] = { NULL, NULL, NULL };
-	char list[DX_TEXT] = "";
-	uint64_t sum = 0;
-	size_t i, len;
-	int k, j;
-
-	for (i = 0; i < all->n; i++) {
-		const struct stall_item *o = &all->items[i];
-
-		if (!o->sum.have_wp_caused || !o->sum.wp_caused ||
-		    wpstat_row_key_cmp(&o->row->file, &it->row->file))
-			continue;
-		sum += o->sum.wp_caused;
-		for (k = 0; k < 3; k++) {
-			if (top[k] && top[k]->sum.wp_caused >= o->sum.wp_caused)
-				continue;
-			for (j = 2; j > k; j--)
-				top[j] = top[j - 1];
-			top[k] = o;
-			break;
-		}
-	}
-	if (!top[0])
-		return 0;
-	for (k = 0; k < 3 && top[k]; k++) {
-		len = strlen(list);
-		snprintf(list + len, sizeof(list) - len,
-			 "%spid %" PRIu32 " (%s%s) %" PRIu64, k ? ", " : "",
-			 top[k]->row->tgid, top[k]->row->comm,
-			 top[k]->row->tgid == it->row->tgid ? ", itself" : "",
-			 top[k]->sum.wp_caused);
-	}
-	ev_text(f, "synced_by", "/proc/wpstat/stalls wp_caused",
-		"%s (of %" PRIu64 " PTEs write-protected by processes' own syncs)",
-		list, sum);
-	return top[0]->row->tgid;
-}
-
-/*
- * What write-protected the file's pages, as evidence, and the remedy for
- * the trigger that did most: the waits in a write-protect fault exist only
- * because writeback cleaned the page the process keeps storing to.
- */
-static void triggers(struct dx_finding *f, const struct dx_input *in,
-		     const struct stall_item *it, enum dx_where where)
-{
-	const char *to = where == DX_IN_WRITES ? "writing" :
-			 where == DX_IN_BOTH ? "writing or storing" : "storing";
-	const char *effect = where == DX_IN_WRITES ?
-		"fewer commits and writebacks to meet" : "fewer write-protect faults";
-	uint64_t n[NR_MKCLEAN_TRIGGERS], all = 0, best = 0;
-	char list[DX_TEXT] = "", val[32], who[96];
-	int i, top = -1;
-	uint32_t syncer;
-	size_t len;
-
-	for (i = 0; i < NR_MKCLEAN_TRIGGERS; i++) {
-		n[i] = file_val(in->files, it, mkclean_triggers[i].column);
-		all += n[i];
-		if (n[i] > best) {
-			best = n[i];
-			top = i;
-		}
-	}
-	if (top < 0)
-		return;
-	for (i = 0; i < NR_MKCLEAN_TRIGGERS; i++) {
-		len = strlen(list);
-		if (n[i] && len < sizeof(list) - 1)
-			snprintf(list + len, sizeof(list) - len, "%s%s %" PRIu64,
-				 len ? ", " : "", mkclean_triggers[i].name, n[i]);
-	}
-	ev_text(f, "write_protected_by", "/proc/wpstat/inodes mkclean_<trigger>",
-		"%s (of %" PRIu64 " folio_mkclean calls)", list, all);
-	syncer = synced_by(f, in, it);
-	if (!syncer && where == DX_IN_WRITES)
-		snprintf(who, sizeof(who), "whose syncs they are is not known: they write-protected no mapping");
-	else if (!syncer)
-		snprintf(who, sizeof(who), "no process's sync was seen (level counts, or a reset since)");
-	else if (syncer == it->row->tgid)
-		snprintf(who, sizeof(who), "the syncs are its own");
-	else
-		snprintf(who, sizeof(who), "the syncs are pid %" PRIu32 "'s, not its own", syncer);
-	switch (top) {
-	case TRIG_MSYNC:
-		remedy(f, effect, "data reaches the disk later",
-		       "msync(MS_SYNC) less often, or over the cold part of the mapping only: each one cleans and write-protects every dirty page it covers (%s)", who);
-		break;
-	case TRIG_FSYNC:
-	case TRIG_SYNC_FILE_RANGE:
-		remedy(f, effect, "data reaches the disk later, or the file is split in two",
-		       "fsync the file less often, or stop %s to the pages being synced (double-buffer: sync the half not being written); %s", to, who);
-		break;
-	case TRIG_SYNC:
-		remedy(f, effect, "none for this file; the sync(2)/syncfs(2) caller loses its guarantee",
-		       "find what calls sync(2) or syncfs(2) on this filesystem (e.g. a backup or container runtime)");
-		break;
-	case TRIG_FLUSHER_PERIODIC:
-		read_setting("/proc/sys/vm/dirty_expire_centisecs", val, sizeof(val));
-		remedy(f, "the flusher cleans pages older than this only", "more dirty data lost on a crash; larger writeback bursts",
-		       "sysctl vm.dirty_expire_centisecs=<longer than the pages stay hot> (now %s)", val);
-		break;
-	case TRIG_FLUSHER_BACKGROUND:
-		read_setting("/proc/sys/vm/dirty_background_bytes", val, sizeof(val));
-		remedy(f, "background writeback starts later", "more dirty memory; longer fsync",
-		       "sysctl vm.dirty_background_bytes=<larger> (now %s; 0: dirty_background_ratio applies)", val);
-		break;
-	case TRIG_RECLAIM:
-		remedy(f, "reclaim stops writing the file back", "memory",
-		       "give the workload more memory (or raise its cgroup's memory.high): reclaim is writing dirty pages back to free them");
-		break;
-	}
 }
 
 /* ---- the rules ---------------------------------------------------------- */
@@ -420,8 +22,8 @@ static void triggers(struct dx_finding *f, const struct dx_input *in,
 static void rule_stable(struct dx_report *r, const struct dx_input *in,
 			const struct stall_item *it, uint64_t ns)
 {
-	enum dx_where where = where_of(in->stalls, it, CAUSE_STABLE);
-	struct dx_finding *f = finding_new(r, "stable",
+	enum dx_where where = dx_where_of(in->stalls, it, CAUSE_STABLE);
+	struct dx_finding *f = dx_finding_new(r, "stable",
 		where == DX_IN_WRITES ?
 		"write(2) calls waited for pages under writeback (stable pages)" :
 		where == DX_IN_BOTH ?
@@ -432,41 +34,41 @@ static void rule_stable(struct dx_report *r, const struct dx_input *in,
 
 	if (!f)
 		return;
-	finding_of_item(f, it);
+	dx_finding_of_item(f, it);
 	f->mechanism = "folio_wait_stable() (mm/page-writeback.c) makes a store to a page under writeback wait for the write to complete when the device asks for stable pages (its queue's stable_writes, read at mount: SB_I_STABLE_WRITES)";
-	ev_cause(f, l, it, STALL_STABLE, STALL_STABLE_NS);
-	if (queue_attr(it->row->file.major, it->row->file.minor,
+	dx_ev_cause(f, l, it, STALL_STABLE, STALL_STABLE_NS);
+	if (dx_queue_attr(it->row->file.major, it->row->file.minor,
 		       "stable_writes", val, sizeof(val), path, sizeof(path)))
-		ev_text(f, "stable_writes", "sysfs", "%s (%s)", val, path);
+		dx_ev_text(f, "stable_writes", "sysfs", "%s (%s)", val, path);
 	else
-		ev_text(f, "stable_writes", "sysfs", "not a block device's (%u:%u)",
+		dx_ev_text(f, "stable_writes", "sysfs", "not a block device's (%u:%u)",
 			it->row->file.major, it->row->file.minor);
 	if (!strcmp(val, "1"))
-		remedy(f, "every stable-page wait", "data may change while the device reads it: only where nothing checksums it in flight (no T10 PI/DIF, no iSCSI data digest, not under md RAID parity)",
+		dx_remedy(f, "every stable-page wait", "data may change while the device reads it: only where nothing checksums it in flight (no T10 PI/DIF, no iSCSI data digest, not under md RAID parity)",
 		       "echo 0 > %s, then remount (the flag is read at mount)", path);
-	triggers(f, in, it, where);
+	dx_triggers(f, in, it, where);
 	if (where == DX_IN_WRITES)
-		remedy(f, "the wait", "a copy, and the data reaches the file later",
+		dx_remedy(f, "the wait", "a copy, and the data reaches the file later",
 		       "write to pages not under writeback: gather small writes in an application buffer and write it once, or append instead of rewriting the pages just synced");
 	else
-		remedy(f, "the wait, not the fault", "a copy per write",
+		dx_remedy(f, "the wait, not the fault", "a copy per write",
 		       "write(2) the data instead of storing to the mapping: a write into the page cache waits the same way, but an application buffer does not");
 }
 
 static void rule_wb(struct dx_report *r, const struct dx_input *in,
 		    const struct stall_item *it, uint64_t ns)
 {
-	struct dx_finding *f = finding_new(r, "wb",
+	struct dx_finding *f = dx_finding_new(r, "wb",
 		"write faults waited for writeback below page_mkwrite", ns);
 	const struct stall_list *l = in->stalls;
 
 	if (!f)
 		return;
-	finding_of_item(f, it);
+	dx_finding_of_item(f, it);
 	f->mechanism = "a wait for a page's writeback in the write path that is not a stable-page wait: btrfs_page_mkwrite() (fs/btrfs/inode.c) calls folio_wait_writeback() itself, whatever the device, since btrfs checksums what it writes; a write(2) waits there where the filesystem's write_begin does";
-	ev_cause(f, l, it, STALL_WB, STALL_WB_NS);
-	triggers(f, in, it, where_of(l, it, CAUSE_WB));
-	remedy(f, "the wait (nodatacow files are not checksummed, but btrfs still waits)", "no checksums, no snapshots' sharing for the file",
+	dx_ev_cause(f, l, it, STALL_WB, STALL_WB_NS);
+	dx_triggers(f, in, it, dx_where_of(l, it, CAUSE_WB));
+	dx_remedy(f, "the wait (nodatacow files are not checksummed, but btrfs still waits)", "no checksums, no snapshots' sharing for the file",
 	       "chattr +C on an empty file (nodatacow), or keep hot mapped files off btrfs");
 }
 
@@ -496,7 +98,7 @@ static bool cgroup_limit(struct dx_finding *f, const struct dx_input *in,
 			snprintf(path, sizeof(path), "%s%s/%s",
 				 in->cgroup_mount, strcmp(dir, "/") ? dir : "",
 				 files[i]);
-			if (read_setting(path, val, sizeof(val)) &&
+			if (dx_read_setting(path, val, sizeof(val)) &&
 			    !wpstat_parse_uint(val, 0, UINT64_MAX, &v) && (!found || v < *limit)) {
 				*limit = v;
 				snprintf(where, wlen, "%s %s", dir, files[i]);
@@ -509,11 +111,11 @@ static bool cgroup_limit(struct dx_finding *f, const struct dx_input *in,
 		*slash = '\0';
 	}
 	if (found)
-		ev_text(f, "cgroup", "cgroup2 memory.max, memory.high",
+		dx_ev_text(f, "cgroup", "cgroup2 memory.max, memory.high",
 			"%s: %" PRIu64 " bytes at %s (the tightest up to the root)",
 			it->cgroup_path, *limit, where);
 	else
-		ev_text(f, "cgroup", "cgroup2 memory.max, memory.high",
+		dx_ev_text(f, "cgroup", "cgroup2 memory.max, memory.high",
 			"%s: no memory.max or memory.high up to the root (the global limits apply)",
 			it->cgroup_path);
 	return found;
@@ -532,23 +134,23 @@ static void device_pace(struct dx_finding *f, const struct dx_input *in,
 			const struct stall_item *it)
 {
 	const double mb = (double)sysconf(_SC_PAGESIZE) / (1 << 20);
-	uint64_t pause = item_val(in->stalls, it, STALL_PAUSE_NS);
+	uint64_t pause = dx_item_val(in->stalls, it, STALL_PAUSE_NS);
 	double secs = in->window_ns / 1e9;
 
 	if (!in->window_ns)
 		return;
 	/* Only rule_throttle calls this, for a row that paused: always yes. */
-	ev_text(f, "device_slower", "/proc/wpstat/stalls pause_ns; /proc/wpstat/inodes dirtied_pages, mkclean_pages",
+	dx_ev_text(f, "device_slower", "/proc/wpstat/stalls pause_ns; /proc/wpstat/inodes dirtied_pages, mkclean_pages",
 		"yes: paused %.0f %% of the %.1f s; the file's pages dirtied %.2f MiB/s, cleaned by writeback %.2f MiB/s",
 		100.0 * pause / in->window_ns, secs,
-		file_val(in->files, it, "dirtied_pages") * mb / secs,
-		file_val(in->files, it, "mkclean_pages") * mb / secs);
+		dx_file_val(in->files, it, "dirtied_pages") * mb / secs,
+		dx_file_val(in->files, it, "mkclean_pages") * mb / secs);
 }
 
 static void rule_throttle(struct dx_report *r, const struct dx_input *in,
 			  const struct stall_item *it, uint64_t ns)
 {
-	struct dx_finding *f = finding_new(r, "throttle",
+	struct dx_finding *f = dx_finding_new(r, "throttle",
 		"dirty throttling paused the writer", ns);
 	const struct stall_list *l = in->stalls;
 	char ratio[32] = "?", bytes[32] = "?", bg[32] = "?", bgb[32] = "?";
@@ -558,35 +160,35 @@ static void rule_throttle(struct dx_report *r, const struct dx_input *in,
 
 	if (!f)
 		return;
-	finding_of_item(f, it);
+	dx_finding_of_item(f, it);
 	f->mechanism = "balance_dirty_pages() (mm/page-writeback.c) sleeps a task that dirties pages once the dirty pages pass the freerun point (halfway between the background and the dirty limit), longer the further over the setpoint and the slower the device writes";
-	ev_cause(f, l, it, STALL_PAUSE, STALL_PAUSE_NS);
-	read_setting("/proc/sys/vm/dirty_ratio", ratio, sizeof(ratio));
-	read_setting("/proc/sys/vm/dirty_bytes", bytes, sizeof(bytes));
-	read_setting("/proc/sys/vm/dirty_background_ratio", bg, sizeof(bg));
-	read_setting("/proc/sys/vm/dirty_background_bytes", bgb, sizeof(bgb));
-	ev_text(f, "dirty_limits", "/proc/sys/vm",
+	dx_ev_cause(f, l, it, STALL_PAUSE, STALL_PAUSE_NS);
+	dx_read_setting("/proc/sys/vm/dirty_ratio", ratio, sizeof(ratio));
+	dx_read_setting("/proc/sys/vm/dirty_bytes", bytes, sizeof(bytes));
+	dx_read_setting("/proc/sys/vm/dirty_background_ratio", bg, sizeof(bg));
+	dx_read_setting("/proc/sys/vm/dirty_background_bytes", bgb, sizeof(bgb));
+	dx_ev_text(f, "dirty_limits", "/proc/sys/vm",
 		"dirty_bytes %s, dirty_ratio %s, dirty_background_bytes %s, dirty_background_ratio %s (bytes win when not 0)",
 		bytes, ratio, bgb, bg);
 	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/max_ratio",
 		 it->row->file.major, it->row->file.minor);
-	if (read_setting(path, maxr, sizeof(maxr))) {
+	if (dx_read_setting(path, maxr, sizeof(maxr))) {
 		snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/strict_limit",
 			 it->row->file.major, it->row->file.minor);
-		if (!read_setting(path, strict, sizeof(strict)))
+		if (!dx_read_setting(path, strict, sizeof(strict)))
 			snprintf(strict, sizeof(strict), "?");
-		ev_text(f, "bdi", "/sys/class/bdi",
+		dx_ev_text(f, "bdi", "/sys/class/bdi",
 			"max_ratio %s, strict_limit %s", maxr, strict);
 	}
 	device_pace(f, in, it);
 	capped = cgroup_limit(f, in, it, where, sizeof(where), &limit);
-	remedy(f, "pauses until the device catches up", "more dirty memory; longer fsync and a larger loss on a crash",
+	dx_remedy(f, "pauses until the device catches up", "more dirty memory; longer fsync and a larger loss on a crash",
 	       "sysctl vm.dirty_bytes=<larger> vm.dirty_background_bytes=<a quarter of it> (now %s and %s; 0: the ratios apply)",
 	       bytes, bgb);
-	remedy(f, "the cause: the writer dirties faster than the device writes", "hardware, or the workload's shape",
+	dx_remedy(f, "the cause: the writer dirties faster than the device writes", "hardware, or the workload's shape",
 	       "a faster device, or fewer dirtied pages: store to fewer distinct pages per second, or write the data once instead of rewriting it");
 	if (capped)
-		remedy(f, "throttling inside the cgroup", "the cgroup's memory",
+		dx_remedy(f, "throttling inside the cgroup", "the cgroup's memory",
 		       "raise %s (now %" PRIu64 "): the writer's dirty limit is a share of what its cgroup may use",
 		       where, limit);
 }
@@ -626,7 +228,7 @@ static const char *lazytime_no_help(const char *fstype)
 static void rule_journal(struct dx_report *r, const struct dx_input *in,
 			 const struct stall_item *it, uint64_t ns)
 {
-	enum dx_where where = where_of(in->stalls, it, CAUSE_JOURNAL);
+	enum dx_where where = dx_where_of(in->stalls, it, CAUSE_JOURNAL);
 	char title[96];
 	struct dx_finding *f;
 	const struct stall_list *l = in->stalls;
@@ -635,16 +237,16 @@ static void rule_journal(struct dx_report *r, const struct dx_input *in,
 	bool lazy = false;
 
 	snprintf(title, sizeof(title), "%s waited for the filesystem journal",
-		 where_subject(where));
-	f = finding_new(r, "journal", title, ns);
+		 dx_where_subject(where));
+	f = dx_finding_new(r, "journal", title, ns);
 	if (!f)
 		return;
-	finding_of_item(f, it);
-	ev_cause(f, l, it, STALL_JOURNAL, STALL_JOURNAL_NS);
+	dx_finding_of_item(f, it);
+	dx_ev_cause(f, l, it, STALL_JOURNAL, STALL_JOURNAL_NS);
 	memset(&m, 0, sizeof(m));
-	if (mount_of(it->row->file.major, it->row->file.minor, &m)) {
-		lazy = has_option(m.options, "lazytime");
-		ev_text(f, "mount", "/proc/self/mountinfo", "%s on %s: %s",
+	if (dx_mount_of(it->row->file.major, it->row->file.minor, &m)) {
+		lazy = dx_has_option(m.options, "lazytime");
+		dx_ev_text(f, "mount", "/proc/self/mountinfo", "%s on %s: %s",
 			m.fstype, m.point, m.options);
 	}
 	if (!strcmp(m.fstype, "xfs"))
@@ -653,16 +255,16 @@ static void rule_journal(struct dx_report *r, const struct dx_input *in,
 		f->mechanism = "ext4_page_mkwrite(), and write(2) in file_modified(), update mtime (file_update_time -> ext4_dirty_inode), as write(2) updates the size of a file it grows (generic_perform_write -> write_end), which takes journal write access to the inode's buffer (jbd2_journal_get_write_access -> do_get_write_access, fs/jbd2/transaction.c) and sleeps while a commit, such as an fsync's, is writing that buffer, or waits for a locked transaction (start_this_handle)";
 	no_help = lazytime_no_help(m.fstype);
 	if (no_help)
-		ev_text(f, "lazytime", "fs/inode.c", "no help on %s: %s",
+		dx_ev_text(f, "lazytime", "fs/inode.c", "no help on %s: %s",
 			kernel_release(), no_help);
 	else if (!lazy)
-		remedy(f, where == DX_IN_WRITES ?
+		dx_remedy(f, where == DX_IN_WRITES ?
 		       "the mtime update's journal access in write(2)" :
 		       "the mtime update's journal access in the fault",
 		       "mtime reaches the disk lazily (within a day, or with the next other inode change or fsync)",
 		       "mount -o remount,lazytime %s", m.point[0] ? m.point : "<the mount point>");
-	triggers(f, in, it, where);
-	remedy(f, where == DX_IN_WRITES ? "the commits the writer's write(2) calls meet" :
+	dx_triggers(f, in, it, where);
+	dx_remedy(f, where == DX_IN_WRITES ? "the commits the writer's write(2) calls meet" :
 	       "the commits the writer's faults meet", "the data of the two is synced apart",
 	       "move the fsync off the file being %s (fsync a different file, or sync on a schedule the writer does not share)",
 	       where == DX_IN_WRITES ? "written" : "stored to");
@@ -681,37 +283,37 @@ static bool have_populate_write(void)
 static void rule_readin(struct dx_report *r, const struct dx_input *in,
 			const struct stall_item *it, uint64_t ns)
 {
-	struct dx_finding *f = finding_new(r, "readin",
+	struct dx_finding *f = dx_finding_new(r, "readin",
 		"stores waited for their pages to be read in (major write faults)", ns);
 	const struct stall_list *l = in->stalls;
 	char val[32], path[PATH_MAX];
 
 	if (!f)
 		return;
-	finding_of_item(f, it);
+	dx_finding_of_item(f, it);
 	f->mechanism = "a store to a page of the mapping that is not in the page cache faults, and filemap_fault() (mm/filemap.c) reads the page in, dropping the mmap lock to wait for the device, and has the fault retried (FAULT_FLAG_TRIED: a major fault) before ->page_mkwrite can run; a file larger than memory, just opened, or evicted (fio drops its file's cache at start) pays a read per page, or per readahead window";
-	ev_cause(f, l, it, STALL_READIN, STALL_READIN_NS);
-	ev_num(f, "fault_first", item_val(l, it, STALL_FAULT_FIRST), "events",
+	dx_ev_cause(f, l, it, STALL_READIN, STALL_READIN_NS);
+	dx_ev_num(f, "fault_first", dx_item_val(l, it, STALL_FAULT_FIRST), "events",
 	       "/proc/wpstat/stalls");
-	if (queue_attr(it->row->file.major, it->row->file.minor,
+	if (dx_queue_attr(it->row->file.major, it->row->file.minor,
 		       "read_ahead_kb", val, sizeof(val), path, sizeof(path)))
-		ev_text(f, "read_ahead_kb", "sysfs", "%s (%s): a fault reads around it unless the mapping is MADV_RANDOM", val, path);
+		dx_ev_text(f, "read_ahead_kb", "sysfs", "%s (%s): a fault reads around it unless the mapping is MADV_RANDOM", val, path);
 	/* Each measured in diagnose.bats before it is offered here. */
 	if (have_populate_write())
-		remedy(f, "the read and the first-write fault: the pages come in writable and dirty", "the read time and the memory up front; every populated page is dirtied and written back",
+		dx_remedy(f, "the read and the first-write fault: the pages come in writable and dirty", "the read time and the memory up front; every populated page is dirtied and written back",
 		       "madvise(MADV_POPULATE_WRITE) the range before storing to it (5.14+)");
 	else
-		remedy(f, "the read and the fault", "the time, moved earlier",
+		dx_remedy(f, "the read and the fault", "the time, moved earlier",
 		       "store once to every page ahead of use (MADV_POPULATE_WRITE needs 5.14, this is %s)",
 		       kernel_release());
-	remedy(f, "the read wait, if issued early enough; the first-write fault stays", "the memory; the reads move earlier",
+	dx_remedy(f, "the read wait, if issued early enough; the first-write fault stays", "the memory; the reads move earlier",
 	       "madvise(MADV_WILLNEED) or readahead(2) the range ahead of use: each call reads at most the larger of read_ahead_kb and the device's optimal I/O size (force_page_cache_ra()), so call it per window, or raise read_ahead_kb");
-	remedy(f, "the read wait: mmap reads the pages in", "mmap takes the read time; a shared mapping's pages are mapped read-only, so each first store still takes a write-protect fault",
+	dx_remedy(f, "the read wait: mmap reads the pages in", "mmap takes the read time; a shared mapping's pages are mapped read-only, so each first store still takes a write-protect fault",
 	       "mmap with MAP_POPULATE");
-	remedy(f, "reads of pages evicted since their last use", "memory",
+	dx_remedy(f, "reads of pages evicted since their last use", "memory",
 	       "keep the file cached: more memory (or a cgroup memory.high above the file), or mlock(2) the mapping");
 	if (!strncmp(it->row->comm, "fio", 3))
-		remedy(f, "the read of pages already cached", "the run no longer measures a cold file",
+		dx_remedy(f, "the read of pages already cached", "the run no longer measures a cold file",
 		       "fio --invalidate=0: fio drops the file's page cache before each run by default");
 }
 
@@ -723,7 +325,7 @@ static void rule_readin(struct dx_report *r, const struct dx_input *in,
 static void rule_runq(struct dx_report *r, const struct dx_input *in,
 		      const struct stall_item *it, uint64_t ns)
 {
-	struct dx_finding *f = finding_new(r, "runq",
+	struct dx_finding *f = dx_finding_new(r, "runq",
 		"write faults waited for a CPU (CPU contention, not I/O)", ns);
 	const struct stall_list *l = in->stalls;
 	char load[64];
@@ -731,19 +333,19 @@ static void rule_runq(struct dx_report *r, const struct dx_input *in,
 
 	if (!f)
 		return;
-	finding_of_item(f, it);
+	dx_finding_of_item(f, it);
 	f->mechanism = "the faulting task was runnable while another task ran on its CPU: the scheduler's run delay (sched_info.run_delay, kernel/sched/stats.h) inside the fault, outside every named wait";
-	ev_num(f, "fault_runq_ns", ns, "ns", "/proc/wpstat/stalls");
-	ev_num(f, "fault_cpu_ns", item_val(l, it, STALL_FAULT_CPU_NS), "ns",
+	dx_ev_num(f, "fault_runq_ns", ns, "ns", "/proc/wpstat/stalls");
+	dx_ev_num(f, "fault_cpu_ns", dx_item_val(l, it, STALL_FAULT_CPU_NS), "ns",
 	       "/proc/wpstat/stalls");
-	ev_num(f, "fault_unnamed_ns", item_val(l, it, STALL_FAULT_UNNAMED_NS),
+	dx_ev_num(f, "fault_unnamed_ns", dx_item_val(l, it, STALL_FAULT_UNNAMED_NS),
 	       "ns", "/proc/wpstat/stalls");
-	if (read_setting("/proc/loadavg", load, sizeof(load)))
-		ev_text(f, "load", "/proc/loadavg", "%s on %ld CPUs", load, cpus);
+	if (dx_read_setting("/proc/loadavg", load, sizeof(load)))
+		dx_ev_text(f, "load", "/proc/loadavg", "%s on %ld CPUs", load, cpus);
 	/* Measured in diagnose.bats: a CPU of its own takes it away. */
-	remedy(f, "the run delay", "a CPU kept for the writer",
+	dx_remedy(f, "the run delay", "a CPU kept for the writer",
 	       "give the writer a CPU of its own: taskset or a cpuset for it, and move the competing tasks off that CPU");
-	remedy(f, "its share of the delay", "the others' CPU time",
+	dx_remedy(f, "its share of the delay", "the others' CPU time",
 	       "raise the writer's scheduling weight (nice -n -5, or cgroup cpu.weight), or cap the competitors (cpu.max)");
 }
 
@@ -751,46 +353,46 @@ static void rule_unnamed(struct dx_report *r, const struct dx_input *in,
 			 const struct stall_item *it, uint64_t ns)
 {
 	const struct stall_list *l = in->stalls;
-	uint64_t first = item_val(l, it, STALL_FAULT_FIRST);
-	uint64_t wp = item_val(l, it, STALL_FAULT_WP);
+	uint64_t first = dx_item_val(l, it, STALL_FAULT_FIRST);
+	uint64_t wp = dx_item_val(l, it, STALL_FAULT_WP);
 	struct dx_finding *f;
 
 	if (first >= wp) {
-		f = finding_new(r, "first_write",
+		f = dx_finding_new(r, "first_write",
 			"first-write faults on fresh pages of the file", ns);
 		if (!f)
 			return;
 		f->mechanism = "the first store to a page not yet written allocates or reserves its blocks in ->page_mkwrite (ext4: block_page_mkwrite -> ext4_da_get_block_prep; xfs: iomap_page_mkwrite; btrfs: btrfs_delalloc_reserve_space), and a hole is zero-filled first";
 		/* Measured (docs/filesystems.md, diagnose.bats): prefault removes them, fallocate trims ext4's. */
 		if (have_populate_write())
-			remedy(f, "the faults themselves, while the process is not latency-bound", "the time, moved earlier; every populated page is dirtied",
+			dx_remedy(f, "the faults themselves, while the process is not latency-bound", "the time, moved earlier; every populated page is dirtied",
 			       "prefault: madvise(MADV_POPULATE_WRITE) the range ahead of use (5.14+), or store once to every page (MAP_POPULATE maps a shared mapping's pages read-only, so the first store still faults; mlock does not prevent write-protect faults either)");
 		else
-			remedy(f, "the faults themselves, while the process is not latency-bound", "the time, moved earlier",
+			dx_remedy(f, "the faults themselves, while the process is not latency-bound", "the time, moved earlier",
 			       "prefault: store once to every page ahead of use (MADV_POPULATE_WRITE needs 5.14, this is %s; MAP_POPULATE maps a shared mapping's pages read-only, so the first store still faults; mlock does not prevent write-protect faults either)",
 			       kernel_release());
-		remedy(f, "the block reservation inside each fault (ext4: about a third of a first-write fault's time; xfs, btrfs: no measurable change)",
+		dx_remedy(f, "the block reservation inside each fault (ext4: about a third of a first-write fault's time; xfs, btrfs: no measurable change)",
 		       "the space, allocated up front",
 		       "fallocate(2) the file before mapping it (posix_fallocate; a sparse ftruncate allocates nothing)");
 	} else {
-		f = finding_new(r, "unnamed",
+		f = dx_finding_new(r, "unnamed",
 			"time in write faults wpstat cannot attribute to a wait", ns);
 		if (!f)
 			return;
 		f->mechanism = "the part of the write faults' time outside the waits wpstat names (read-in, stable pages, writeback, the journal, dirty throttling): the filesystem's own work in ->page_mkwrite, the fault's CPU time, or a wait it does not probe";
-		remedy(f, "an unnamed wait, once named", "none",
+		dx_remedy(f, "an unnamed wait, once named", "none",
 		       "profile the faulting thread off-CPU (perf sched timehist, or offcputime) to name the wait");
 		/* Write-protect faults: whatever their time is, writeback made them. */
-		triggers(f, in, it, DX_IN_FAULTS);
+		dx_triggers(f, in, it, DX_IN_FAULTS);
 	}
-	finding_of_item(f, it);
-	ev_num(f, "fault_first", first, "events", "/proc/wpstat/stalls");
-	ev_num(f, "fault_wp", wp, "events", "/proc/wpstat/stalls");
-	ev_num(f, "fault_ns", item_val(l, it, STALL_FAULT_NS), "ns", "/proc/wpstat/stalls");
-	ev_num(f, "fault_unnamed_ns", item_val(l, it, STALL_FAULT_UNNAMED_NS),
+	dx_finding_of_item(f, it);
+	dx_ev_num(f, "fault_first", first, "events", "/proc/wpstat/stalls");
+	dx_ev_num(f, "fault_wp", wp, "events", "/proc/wpstat/stalls");
+	dx_ev_num(f, "fault_ns", dx_item_val(l, it, STALL_FAULT_NS), "ns", "/proc/wpstat/stalls");
+	dx_ev_num(f, "fault_unnamed_ns", dx_item_val(l, it, STALL_FAULT_UNNAMED_NS),
 	       "ns", "/proc/wpstat/stalls");
 	if (l->cols.col[STALL_FAULT_RUNQ_NS] >= 0)
-		ev_num(f, "fault_runq_ns", item_val(l, it, STALL_FAULT_RUNQ_NS),
+		dx_ev_num(f, "fault_runq_ns", dx_item_val(l, it, STALL_FAULT_RUNQ_NS),
 		       "ns", "/proc/wpstat/stalls");
 }
 
@@ -816,13 +418,13 @@ static void rule_limits(struct dx_report *r, const struct dx_input *in)
 	size_t i;
 
 	if (in->level && !strcmp(in->level, "counts")) {
-		f = finding_new(r, "limits", "no stall time at level counts", 0);
+		f = dx_finding_new(r, "limits", "no stall time at level counts", 0);
 		if (f) {
 			f->severity = DX_INFO;
 			f->share = -1;
 			f->mechanism = "level counts attaches entry probes only: faults, waits and pauses are counted, but fault and journal times need the return probes of level timing";
-			ev_text(f, "level", "/sys/module/wpstat/parameters/level", "counts");
-			remedy(f, "findings ranked by time", "a few hundred ns per write fault",
+			dx_ev_text(f, "level", "/sys/module/wpstat/parameters/level", "counts");
+			dx_remedy(f, "findings ranked by time", "a few hundred ns per write fault",
 			       "wpstat level timing, then run the workload again");
 		}
 	}
@@ -835,14 +437,14 @@ static void rule_limits(struct dx_report *r, const struct dx_input *in)
 		n = strtoull(v, NULL, 10);
 		if (!n)
 			continue;
-		f = finding_new(r, "limits", lost[i].what, 0);
+		f = dx_finding_new(r, "limits", lost[i].what, 0);
 		if (!f)
 			return;
 		f->severity = DX_INFO;
 		f->share = -1;
 		f->mechanism = lost[i].mechanism;
-		ev_num(f, lost[i].key, n, "events", "/proc/wpstat/summary");
-		remedy(f, "the loss", lost[i].cost, "%s", lost[i].change);
+		dx_ev_num(f, lost[i].key, n, "events", "/proc/wpstat/summary");
+		dx_remedy(f, "the loss", lost[i].cost, "%s", lost[i].change);
 	}
 }
 
@@ -857,20 +459,20 @@ static void rule_blind_spots(struct dx_report *r, const struct dx_input *in)
 	for (i = 0; i < l->n; i++) {
 		const struct stall_item *it = &l->items[i];
 
-		if (!mount_of(it->row->file.major, it->row->file.minor, &m))
+		if (!dx_mount_of(it->row->file.major, it->row->file.minor, &m))
 			continue;
 		if (strcmp(m.fstype, "nfs") && strcmp(m.fstype, "nfs4") &&
 		    strncmp(m.fstype, "fuse", 4))
 			continue;
-		f = finding_new(r, "blind_spot", "a network or FUSE filesystem: part of the cost is not seen", 0);
+		f = dx_finding_new(r, "blind_spot", "a network or FUSE filesystem: part of the cost is not seen", 0);
 		if (!f)
 			return;
 		f->severity = DX_INFO;
 		f->share = -1;
-		finding_of_item(f, it);
+		dx_finding_of_item(f, it);
 		f->mechanism = "NFS writes back at close and on fsync (close-to-open) and FUSE through its daemon: the waits of those flushes are in close(2), fsync(2) or the daemon, not in the write fault";
-		ev_text(f, "mount", "/proc/self/mountinfo", "%s on %s", m.fstype, m.point);
-		remedy(f, "nothing: says what the numbers cannot show", "none",
+		dx_ev_text(f, "mount", "/proc/self/mountinfo", "%s on %s", m.fstype, m.point);
+		dx_remedy(f, "nothing: says what the numbers cannot show", "none",
 		       "time close(2) and fsync(2) in the application, or trace the daemon");
 		return;
 	}

@@ -9,7 +9,8 @@
  * wpstat diagnose: the stall time of each process x file, split by cause,
  * turned into findings: what was measured (evidence), the kernel mechanism
  * in one sentence (with the function to read), and the remedies ranked by
- * what they change.  Rules in diagnose.c, the command in cmd_diagnose.c.
+ * what they change.  Rules in diagnose.c, how they make a finding in
+ * diagnose_evidence.c (diagnose_rules.h), the command in cmd_diagnose.c.
  */
 #define DX_MAX_FINDINGS		16
 #define DX_MAX_EVIDENCE		8
