@@ -8,6 +8,11 @@
  *
  * Runs as root in a guest with wpstat.ko loaded and $WPSTAT_FS_DIR/ext4
  * and $WPSTAT_FS_DIR/tmpfs mounted (scripts/check/guest-check.sh).
+ *
+ * Over 800 lines: the interface is one suite (one binary, one line of
+ * selftests/suites.txt), and the harness makes a suite one file: its
+ * fixture list is static to the translation unit (kselftest_harness.h:
+ * __fixture_list), so tests in a second file would not be run.
  */
 #include <signal.h>
 #include <time.h>

@@ -5,6 +5,13 @@
  * DELAY_MS late) or limited to about 2 MB/s (one 4 KiB request in flight,
  * each completing after 2 ms).
  *
+ * Over 800 lines: seven fixtures, one per slow-device scenario, each
+ * independent of the others.  They stay one suite (one binary, one line
+ * of selftests/suites.txt, one device set-up path through wps-slowdev)
+ * because the harness makes a suite one file (its fixture list is static
+ * to the translation unit: kselftest_harness.h's __fixture_list); split,
+ * they would be two suites, not two smaller files of one.
+ *
  * Prediction 8, a store to a page whose writeback is in flight:
  *   ext4_page_mkwrite -> block_page_mkwrite and xfs iomap_page_mkwrite
  *   call folio_wait_stable(), which waits only if mapping_stable_writes():

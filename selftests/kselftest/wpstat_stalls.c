@@ -35,6 +35,10 @@
  *     made.
  * Dirty throttling by process and file, and the flusher-background
  * trigger of a throttled writer, are checked in wpstat_slowdev.
+ *
+ * Over 800 lines: one suite, and the harness makes a suite one file (its
+ * fixture list is static to the translation unit: kselftest_harness.h's
+ * __fixture_list).
  */
 #include "wpstat_test.h"
 #include <sys/prctl.h>	/* first: it defines _GNU_SOURCE */
