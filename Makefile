@@ -23,7 +23,7 @@
 #
 # Other targets: setup, build, module, userspace, selftests, checkpatch,
 # bench (cost per event on every kernel, writes docs/benchmarks.md),
-# experiment (docs/experiment.md), vm (a command in a guest:
+# experiment (docs/results/experiment.md), vm (a command in a guest:
 # make vm CMD='...' [KVER=...]), install,
 # uninstall ([DESTDIR=...] [PREFIX=/usr/local]), clean.  The packages (make
 # deb) build the module for every kernel through DKMS instead.
@@ -182,8 +182,8 @@ uninstall:
 		$(DESTDIR)$(SYSCONFDIR)/modprobe.d/wpstat.conf \
 		$(DESTDIR)$(SYSTEMDUNITDIR)/wpstat-export.service
 
-# The MappedByteBuffer-versus-FileChannel experiment: regenerates
-# docs/experiment.md and its charts.  KVER= picks one kernel (default:
+# The MappedByteBuffer-versus-FileChannel experiment (docs/experiment.md):
+# regenerates docs/results/experiment.md, its charts and data.  KVER= picks one kernel (default:
 # every installed one); EXPERIMENT_ARGS= adds options (--resume,
 # --report-only, --method original, --size 512M, --units "...", --parts
 # "ram slow strategies rocketmq java": see scripts/experiment/experiment.sh
