@@ -23,7 +23,8 @@
 #
 # Other targets: setup, build, module, userspace, selftests, checkpatch,
 # bench (cost per event on every kernel, writes docs/benchmarks.md),
-# experiment (docs/results/experiment.md), vm (a command in a guest:
+# experiment (docs/results/experiment.md), predictions
+# (docs/results/predictions.md from a check run's results), vm (a command in a guest:
 # make vm CMD='...' [KVER=...]), install,
 # uninstall ([DESTDIR=...] [PREFIX=/usr/local]), clean.  The packages (make
 # deb) build the module for every kernel through DKMS instead.
@@ -205,6 +206,13 @@ clients: setup-long
 		SUITES="$${SUITES:-ksft:wpstat_lmdb bats:clients/chronicle bats:clients/rocketmq}" \
 		scripts/check/check.sh
 
+# docs/results/predictions.md from a `make check` run's TAP files
+# (results/check; RESULTS= another run's directory), on the host.
+predictions:
+	@scripts/check/predictions-report.py $(or $(RESULTS),results/check) >docs/results/predictions.md.tmp && \
+		mv docs/results/predictions.md.tmp docs/results/predictions.md && echo "wrote docs/results/predictions.md" || \
+		{ rm -f docs/results/predictions.md.tmp; exit 1; }
+
 # Each client under `wpstat run` in a 6.12 guest (KVER= another kernel):
 # rewrites docs/clients/runs.md.
 clients-runs: setup-long
@@ -219,5 +227,5 @@ clean:
 
 .PHONY: all setup setup-long build module userspace selftests checkpatch check check-kernels stress check-debug check-flavours clients clients-build clients-runs \
 	deb repo check-packages \
-	demo readme-session bench experiment vm \
+	demo readme-session bench experiment predictions vm \
 	install uninstall clean
