@@ -22,7 +22,7 @@
 #                boot, load, upgrade, purge
 #
 # Other targets: setup, build, module, userspace, selftests, checkpatch,
-# bench (cost per event on every kernel, writes docs/benchmarks.md),
+# bench (cost per event on every kernel, writes docs/results/benchmarks.md),
 # experiment (docs/results/experiment.md), predictions
 # (docs/results/predictions.md from a check run's results), vm (a command in a guest:
 # make vm CMD='...' [KVER=...]), install,
@@ -131,7 +131,7 @@ readme-session: setup
 # The cost per event against a floor and bpftrace, and each attachment
 # mechanism's (wpmech.ko), on every kernel (KVERS=... to choose), one guest
 # per core at a time, 5 rounds, 21 (6.12) to 25 (5.10) minutes a kernel; writes
-# results/bench/ and docs/benchmarks.md.
+# results/bench/ and docs/results/benchmarks.md (docs/benchmarks.md: the method).
 bench: setup-long
 	@$(MAKE) --no-print-directory build
 	@scripts/bench/bench.sh
