@@ -214,7 +214,7 @@ predictions:
 		{ rm -f docs/results/predictions.md.tmp; exit 1; }
 
 # Each client under `wpstat run` in a 6.12 guest (KVER= another kernel):
-# rewrites docs/clients/runs.md.
+# rewrites docs/results/clients-runs.md.
 clients-runs: setup-long
 	@$(MAKE) --no-print-directory build clients-build
 	@scripts/clients/runs.sh $(if $(KVER),--kver $(KVER))
