@@ -120,6 +120,8 @@ host_checks() {
 	done
 	# Names written for people (docs/interface.md, man page) against kmod's lists.
 	"$top/scripts/check/test-names.sh" >"$out/host/names.tap" 2>&1
+	# The docs' relative links resolve; each results page says what makes it.
+	"$top/scripts/check/test-doc-links.sh" >"$out/host/doc-links.tap" 2>&1
 	# /proc's columns are append only: kmod's lists against their record.
 	"$top/scripts/check/test-columns.sh" >"$out/host/columns.tap" 2>&1
 	# The watchdog that guards every guest suite, on fake suites.
