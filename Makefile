@@ -22,8 +22,9 @@
 #                boot, load, upgrade, purge
 #
 # Other targets: setup, build, module, userspace, selftests, checkpatch,
-# bench (cost per event on every kernel, writes docs/benchmarks.md),
-# experiment (docs/experiment.md), vm (a command in a guest:
+# bench (cost per event on every kernel, writes docs/results/benchmarks.md),
+# experiment (docs/results/experiment.md), predictions
+# (docs/results/predictions.md from a check run's results), vm (a command in a guest:
 # make vm CMD='...' [KVER=...]), install,
 # uninstall ([DESTDIR=...] [PREFIX=/usr/local]), clean.  The packages (make
 # deb) build the module for every kernel through DKMS instead.
@@ -131,7 +132,7 @@ readme-session: setup
 # The cost per event against a floor and bpftrace, and each attachment
 # mechanism's (wpmech.ko), on every kernel (KVERS=... to choose), one guest
 # per core at a time, 5 rounds, 21 (6.12) to 25 (5.10) minutes a kernel; writes
-# results/bench/ and docs/benchmarks.md.
+# results/bench/ and docs/results/benchmarks.md (docs/benchmarks.md: the method).
 bench: setup-long
 	@$(MAKE) --no-print-directory build
 	@scripts/bench/bench.sh
@@ -183,8 +184,8 @@ uninstall:
 		$(DESTDIR)$(SYSCONFDIR)/modprobe.d/wpstat.conf \
 		$(DESTDIR)$(SYSTEMDUNITDIR)/wpstat-export.service
 
-# The MappedByteBuffer-versus-FileChannel experiment: regenerates
-# docs/experiment.md and its charts.  KVER= picks one kernel (default:
+# The MappedByteBuffer-versus-FileChannel experiment (docs/experiment.md):
+# regenerates docs/results/experiment.md, its charts and data.  KVER= picks one kernel (default:
 # every installed one); EXPERIMENT_ARGS= adds options (--resume,
 # --report-only, --method original, --size 512M, --units "...", --parts
 # "ram slow strategies rocketmq java": see scripts/experiment/experiment.sh
@@ -206,8 +207,15 @@ clients: setup-long
 		SUITES="$${SUITES:-$$(scripts/check/suites.sh list clients)}" \
 		scripts/check/check.sh
 
+# docs/results/predictions.md from a `make check` run's TAP files
+# (results/check; RESULTS= another run's directory), on the host.
+predictions:
+	@scripts/check/predictions-report.py $(or $(RESULTS),results/check) >docs/results/predictions.md.tmp && \
+		mv docs/results/predictions.md.tmp docs/results/predictions.md && echo "wrote docs/results/predictions.md" || \
+		{ rm -f docs/results/predictions.md.tmp; exit 1; }
+
 # Each client under `wpstat run` in a 6.12 guest (KVER= another kernel):
-# rewrites docs/clients/runs.md.
+# rewrites docs/results/clients-runs.md.
 clients-runs: setup-long
 	@$(MAKE) --no-print-directory build clients-build
 	@scripts/clients/runs.sh $(if $(KVER),--kver $(KVER))
@@ -220,5 +228,5 @@ clean:
 
 .PHONY: all setup setup-long build module userspace selftests checkpatch check check-kernels stress check-debug check-flavours clients clients-build clients-runs \
 	deb repo check-packages \
-	demo readme-session bench experiment vm \
+	demo readme-session bench experiment predictions vm \
 	install uninstall clean

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * wpmech - what one attachment mechanism costs per call, for the table in
- * docs/benchmarks.md (make bench).  Not part of wpstat.ko.
+ * docs/results/benchmarks.md (make bench; the method: docs/benchmarks.md).
+ * Not part of wpstat.ko.
  *
  * On load it calls a noinline function @calls times with nothing attached,
  * attaches @mech to it, calls it @calls times again, detaches, and leaves

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The body of `make bench`: boot each supported kernel's guest once, run
 # scripts/bench/guest-bench.sh inside (all configurations side by side), keep the
-# raw results in results/bench/<kernel>/ and render docs/benchmarks.md.
+# raw results in results/bench/<kernel>/ and render docs/results/benchmarks.md
+# (the tables; docs/benchmarks.md, written by hand, says what they measure).
 #
 # Environment: KVERS (kernels, default: every kernel make module builds
 #   for, scripts/vm/kernels.sh all: the host's 6.1 and 6.12 and the staged
@@ -16,7 +17,7 @@
 #   BENCH_TIME (cpu, the default: a run's time is the workload process's
 #   own CPU time, which leaves out other tasks and idle time; wall: its
 #   elapsed time, as before 2026-11-26),
-#   BENCH_DOC (output, default docs/benchmarks.md; "-" for stdout only),
+#   BENCH_DOC (output, default docs/results/benchmarks.md; "-" for stdout only),
 #   BENCH_ALT (a git revision: its kmod/ is built for each kernel into
 #   build/bench-alt/<kernel>/, and the configurations alt-counts and
 #   alt-timing, which must be named in BENCH_CONFIGS, load it; an A/B of
@@ -26,7 +27,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/results/bench
 kvers=$(echo ${KVERS:-$("$top/scripts/vm/kernels.sh" all)})
-doc=${BENCH_DOC:-$top/docs/benchmarks.md}
+doc=${BENCH_DOC:-$top/docs/results/benchmarks.md}
 [ -n "$kvers" ] || { echo "bench: no supported kernel installed (make setup)" >&2; exit 1; }
 command -v bpftrace >/dev/null || { echo "bench: bpftrace missing (make setup)" >&2; exit 1; }
 

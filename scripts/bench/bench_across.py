@@ -1,4 +1,5 @@
-"""The kernels of a `make bench` run side by side (docs/benchmarks.md's
+"""The kernels of a `make bench` run side by side
+(docs/results/benchmarks.md's
 "Across kernels", scripts/bench/bench-report.py), from the summary each
 kernel's section leaves (bench_kernel.kernel_section).
 """

@@ -1,4 +1,5 @@
-"""One kernel's section of docs/benchmarks.md (scripts/bench/bench-report.py):
+"""One kernel's section of docs/results/benchmarks.md
+(scripts/bench/bench-report.py):
 the run, time per op, the events, the added cost and throughput loss of
 each configuration, and what is attached at each level.  The mechanisms,
 the floors, memory and the targets come from bench_mechanisms.py and

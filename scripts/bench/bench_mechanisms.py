@@ -1,4 +1,5 @@
-"""The attachment mechanisms of docs/benchmarks.md (scripts/bench/bench-report.py):
+"""The attachment mechanisms of docs/results/benchmarks.md
+(scripts/bench/bench-report.py):
 what each costs per call on one kernel (wpmech.ko, mech.csv), and each
 level's floor (empty handlers) predicted from those costs and the probe
 hits per op, against the floor measured.

@@ -1,4 +1,4 @@
-"""The end of a kernel's section of docs/benchmarks.md
+"""The end of a kernel's section of docs/results/benchmarks.md
 (scripts/bench/bench-report.py): memory, reading and overflow at level
 counts (guest-bench.sh's extras), and the design targets with their
 verdicts.

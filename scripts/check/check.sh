@@ -115,6 +115,8 @@ host_checks() {
 	done
 	# Names written for people (docs/interface.md, man page) against kmod's lists.
 	"$top/selftests/host/test-names.sh" >"$out/host/names.tap" 2>&1
+	# The docs' relative links resolve; each results page says what makes it.
+	"$top/selftests/host/test-doc-links.sh" >"$out/host/doc-links.tap" 2>&1
 	# /proc's columns are append only: kmod's lists against their record.
 	"$top/selftests/host/test-columns.sh" >"$out/host/columns.tap" 2>&1
 	# The registry of guest suites against the suites and the docs.

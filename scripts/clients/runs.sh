@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The body of `make clients-runs`: boot a guest (6.12 by default), run each
 # real client under `wpstat run` (scripts/clients/guest-runs.sh), then
-# write docs/clients/runs.md from what came back
+# write docs/results/clients-runs.md from what came back
 # (scripts/clients/render-runs.py).
 #
 #   scripts/clients/runs.sh [--kver KVER] [--results DIR]
@@ -31,5 +31,5 @@ start=$(date +%s)
 	exit 1
 }
 echo "clients-runs: $kver took $(($(date +%s) - start)) s" >&2
-args=(--kver "$kver" --doc "$top/docs/clients/runs.md")
+args=(--kver "$kver" --doc "$top/docs/results/clients-runs.md")
 python3 "$top/scripts/clients/render-runs.py" "${args[@]}" "$results/$kver"

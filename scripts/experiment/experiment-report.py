@@ -2,10 +2,10 @@
 """Render the MappedByteBuffer-versus-FileChannel experiment.
 
 Reads RESULTS/<kernel>/cells.jsonl and meta.json (from
-scripts/experiment/guest-experiment.sh) and writes, under DOCS:
+scripts/experiment/guest-experiment.sh) and writes, under DOCS
+(`make experiment`: docs/results/):
   experiment.md                    the report
-  experiment/<kernel>/cells.csv    one row per cell, every counter
-  experiment/<kernel>/cells.json   the same rows as a JSON array
+  experiment/<kernel>/cells.csv    one row per cell and round, every counter
   experiment/<kernel>/meta.json    kernel, date, machine, parameters
   experiment/<kernel>/*.svg        charts
 

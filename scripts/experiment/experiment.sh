@@ -2,16 +2,17 @@
 # The body of `make experiment`: boot a guest per kernel (every installed
 # one by default) and round, run the MappedByteBuffer-versus-FileChannel
 # experiment in it
-# (scripts/experiment/guest-experiment.sh), then render CSV, JSON, charts and
-# docs/experiment.md from the results (scripts/experiment/experiment-report.py).
+# (scripts/experiment/guest-experiment.sh), then render the CSV, charts and
+# docs/results/experiment.md from the results
+# (scripts/experiment/experiment-report.py).
 #
 #   scripts/experiment/experiment.sh [--kver KVER | --all-kernels] [--results DIR]
 #                         [--docs DIR] [--resume] [--report-only]
 #                         [--also-results DIR]... [GUEST OPTIONS...]
 #
 # GUEST OPTIONS go to guest-experiment.sh (--method, --size, --units,
-# --parts, --repeat, ...).  --docs is where the report goes (default: docs/
-# of this tree).  --resume continues a stopped run in --results from its
+# --parts, --repeat, ...).  --docs is where the report goes (default:
+# docs/results/ of this tree).  --resume continues a stopped run in --results from its
 # last finished round on each kernel (a kernel whose rounds are all done is
 # not booted again); --report-only renders the report from --results.
 # --also-results adds the cells of another run to the report (a run made
@@ -19,7 +20,7 @@
 # rocketmq" --results results/experiment-devices).
 # The full run (1 GiB, 5 rounds, both methods, the two host-installed
 # kernels, bookworm's 6.1 and 6.12: kernels.sh installed) takes many
-# hours under TCG: docs/experiment.md says how long the committed one took.
+# hours under TCG: docs/results/experiment.md says how long the committed one took.
 # One `experiment.sh --kver K --resume` per kernel at once halves the wait;
 # the guests then share the host, and the report says so.
 
@@ -27,7 +28,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 kvers=
 results=$top/results/experiment
-docs=$top/docs
+docs=$top/docs/results
 guest_args=()
 size=1G
 repeat=5
@@ -48,7 +49,7 @@ while [ $# -gt 0 ]; do
 	--resume) resume=1; shift ;;
 	--report-only) report_only=1; shift ;;
 	--also-results) also+=(--results "$2"); shift 2 ;;
-	-h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) guest_args+=("$1"); shift ;;
 	esac
 done

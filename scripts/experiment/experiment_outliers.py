@@ -166,7 +166,7 @@ BACKWARD_COPY = (
     "mm/filemap.c), of which only those below are new, and the PG_readahead "
     "mark that would start async readahead lies above, where the copy has "
     "been. Copied forward, as at the other units, readahead stays ahead. "
-    "Prediction 23 in docs/predictions.md checks both on every kernel "
+    "Prediction 23 in docs/results/predictions.md checks both on every kernel "
     "from 5.10 to 7.2 (`pred.ext4.cold_mmap_read_around`), counting major "
     "faults as here, by /proc/vmstat's pgmajfault; getrusage before 6.7 "
     "(5.10, 6.1) also counts every readahead mark met.")

@@ -4,7 +4,7 @@
 # strategies, and the Java version, every cell with its wpstat counter deltas
 # and /proc/vmstat deltas.  Writes JSON lines to OUT/cells.jsonl, OUT/meta.json
 # and OUT/rounds.done; scripts/experiment/experiment-report.py turns them into
-# CSV, JSON, charts and docs/experiment.md.
+# the CSV, charts and docs/results/experiment.md.
 #
 #   guest-experiment.sh [--out DIR] [--method "original kernel"]
 #                       [--size BYTES] [--units "64 128 ..."]
@@ -31,7 +31,7 @@
 # a run of hours can be stopped at any time (the guest killed) and
 # continued, losing at most the cell in flight.
 #
-# Methods (docs/experiment.md, "Two methods"):
+# Methods (docs/results/experiment.md, "What is reproduced"):
 #   original  as the analysis' benchmark: nothing flushes inside the timed
 #             region (no msync/fsync/force; dirty limits above twice the
 #             file, periodic writeback off, so nothing writes back during

@@ -2,7 +2,7 @@
 # Predictions, end to end through wpload's own JSON report: the counter
 # deltas wpload reads per pass must be what the source analysis predicts
 # (see selftests/kselftest/wpstat_predict.c for the call chains, and
-# docs/predictions.md).  64 pages of 4 KiB, one store per page.
+# docs/results/predictions.md).  64 pages of 4 KiB, one store per page.
 
 load helpers
 

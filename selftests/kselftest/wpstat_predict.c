@@ -686,7 +686,7 @@ TEST_F(pred, read_fault_around)
 /*
  * Prediction 23: on a cold shared mapping, the direction of a pass decides
  * its page-cache misses (the experiment's cold 1 MiB mmap cells, which
- * glibc's memcpy copies backward: docs/experiment.md), and the kernel
+ * glibc's memcpy copies backward: docs/results/experiment.md), and the kernel
  * decides which faults getrusage calls major.
  *
  * filemap_fault on an uncached page counts PGMAJFAULT and calls

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * lmdb-commits: the LMDB workload of docs/clients/runs.md, as a py-lmdb
+ * lmdb-commits: the LMDB workload of docs/results/clients-runs.md, as a py-lmdb
  * writer does it: TXNS write transactions of PUTS puts each
  * (new keys, 100-byte values) into a new environment in DIR, one commit
  * per transaction.  Prints one JSON line: the settings and LMDB's
