@@ -117,6 +117,13 @@ if [ ${#missing[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive INITRD=No \
 		apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# bookworm's 6.12 comes from bookworm-security (linux 6.12.*+deb12): a
+# machine whose apt sources lack it (a minimal debootstrap) has no 6.12
+# to install, and the host's sources are the administrator's to change.
+if ! "$top/scripts/vm/kernels.sh" installed | grep -q '^6\.12\.'; then
+	grep -q '^6\.12\.' < <(printf '%s\n' "${want_kernels[@]}") ||
+		die "no 6.12 kernel in apt's lists: bookworm's (linux-image-6.12.*+deb12-amd64, with its headers) comes from bookworm-security; add 'deb http://deb.debian.org/debian-security bookworm-security main' to the apt sources and rerun"
+fi
 [ -n "$("$top/scripts/vm/kernels.sh" installed)" ] || die "no supported kernel installed"
 
 # virtme-ng into a project-local venv; vng expects its helpers on PATH.
