@@ -65,10 +65,12 @@ tools="qemu-system-x86 libkmod-dev kmod pkg-config bats bats-assert bats-support
 	dmsetup util-linux dkms groff-base
 	curl iproute2 prometheus prometheus-node-exporter liblmdb-dev lmdb-utils
 	f2fs-tools libfuse3-dev fuse3 nfs-kernel-server debootstrap fio
-	dpkg-dev debhelper dh-dkms lintian apt-utils gpg gpgv"
+	dpkg-dev debhelper dh-dkms lintian apt-utils gpg gpgv file procps"
 [ $long = 0 ] || tools="$tools openjdk-17-jdk-headless maven bpftrace"
+# file: virtme-ng runs it on busybox (is_statically_linked); procps: the
+# guest scripts' sysctl.  A minimal Debian (debootstrap) has neither.
 [ $demo = 0 ] || tools="qemu-system-x86 python3-venv busybox-static kmod libkmod-dev
-	pkg-config build-essential jq e2fsprogs util-linux"
+	pkg-config build-essential jq e2fsprogs util-linux file procps"
 
 missing=()
 for p in $tools; do pkg_installed "$p" || missing+=("$p")
