@@ -3,8 +3,6 @@
 
 /* ---- show --------------------------------------------------------------- */
 
-/* ---- watch -------------------------------------------------------------- */
-
 static int cmd_show(int argc, char **argv)
 {
 	struct list_opts o = {
@@ -65,6 +63,8 @@ out_dirs:
 	free(o.dirs.dirs);
 	return ret;
 }
+
+/* ---- watch -------------------------------------------------------------- */
 
 static int cmd_watch(int argc, char **argv)
 {
