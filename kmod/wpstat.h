@@ -658,7 +658,6 @@ extern struct wpstat_range wpstat_mkwrite_range;
 int wpstat_symbol_range(unsigned long addr, struct wpstat_range *r);
 int wpstat_handlers_init(void);
 void wpstat_handlers_exit(void);
-u64 wpstat_stable_sites_overflow(void);
 u64 wpstat_wb_work_checked(void);
 bool wpstat_wb_work_off(void);
 

@@ -6,21 +6,24 @@
  * wpstat_floor.c and wpstat_probe_core.c, which share wpstat_probe.h
  * (the filters and keys, inlined into each handler).
  *
- * What runs once per buffered write or store fault pays for an entry-only
- * callback and a table update, nothing more:
+ * What runs once per store fault or folio clean pays for an entry-only
+ * callback and a table update, nothing more; what runs once per buffered
+ * write(2) at level counts is one tracepoint:
  *
  *   do_page_mkwrite        first vs write-protect from vmf->pte at entry;
  *                          a first write retried (FAULT_FLAG_TRIED) had to
  *                          have its page read in
  *   folio_mkclean          a call (its PTE count needs the return: timing)
- *   folio_wait_stable      a call; on a stable mapping, its caller's return
- *                          address is remembered (stable_site_learn())
+ *   writeback_dirty_folio  tracepoint; a per-CPU record says for which
+ *                          inode, should balance_dirty_pages() follow
+ *
+ * Level timing adds the per-call denominators, one callback per write:
+ *
+ *   folio_wait_stable      a call
  *   balance_dirty_pages_ratelimited_flags
  *                          a call; from a fault if its caller (parent_ip) is
- *                          fault_dirty_shared_page(); a per-CPU record says
- *                          for which inode, should balance_dirty_pages()
- *                          follow
- *   writeback_dirty_folio  tracepoint
+ *                          fault_dirty_shared_page(); the per-CPU record
+ *                          again, for a call that dirtied nothing new
  *
  * What runs only when a task is about to sleep may pay more:
  *
@@ -30,7 +33,7 @@
  *                          tracepoint to the next one or the return
  *   folio_wait_writeback   tracepoint: a writeback wait; a stable-page wait
  *                          if the stack shows it was tail-called from a
- *                          learned folio_wait_stable() call site
+ *                          folio_wait_stable() call site
  *   folio_wait_bit         kretprobe: times that stable-page wait, or a
  *                          writeback wait in the write path
  *   writeback_start/_written  tracepoints: a flusher's pass and its reason,
@@ -151,30 +154,26 @@ static __always_inline void mkclean_enter(struct pt_regs *args)
 		wpstat_mkclean_count(&key, args);
 }
 
-static __always_inline void stable_enter(unsigned long parent_ip,
-					 struct pt_regs *args)
+static __always_inline void stable_enter(struct pt_regs *args)
 {
-	struct address_space *mapping;
 	struct wpstat_key key;
 
 	wpstat_hit(WPP_STABLE);
-	mapping = wpstat_stable_mapping(args);
-	if (wpstat_want_task() && wpstat_key_of_mapping(mapping, &key)) {
+	if (wpstat_want_task() &&
+	    wpstat_key_of_mapping(wpstat_stable_mapping(args), &key))
 		wpstat_count(&key, WPC_STABLE_CALLS, 1);
-		if (wpstat_mapping_stable_writes(mapping))
-			wpstat_stable_site_learn(parent_ip);
-	}
 }
 
 static __always_inline void bdp_rl_enter(unsigned long parent_ip,
 					 struct pt_regs *args)
 {
-	struct wpstat_bdp_record *r = this_cpu_ptr(wpstat_bdp_record);
+	struct wpstat_bdp_record *r;
 	struct wpstat_ref ref;
 
 	wpstat_hit(WPP_BDP_RL);
-	r->task = (unsigned long)current;
-	r->switches = wpstat_task_switches(current);
+	r = wpstat_bdp_note();
+	if (!r)
+		return;
 	r->counted = wpstat_want_task() &&
 		     wpstat_key_of_mapping(wpstat_bdp_rl_mapping(args), &r->key);
 	if (!r->counted)
@@ -225,7 +224,7 @@ static void notrace wpstat_entry(WPSTAT_FTRACE_CB_PROTO)
 	if (ip == wpstat_entry_ip[WPP_BDP_RL])
 		bdp_rl_enter(parent_ip, args);
 	else if (ip == wpstat_entry_ip[WPP_STABLE])
-		stable_enter(parent_ip, args);
+		stable_enter(args);
 	else if (ip == wpstat_entry_ip[WPP_MKWRITE])
 		mkwrite_enter(args);
 	else if (ip == wpstat_entry_ip[WPP_MKCLEAN])

@@ -14,8 +14,9 @@
 #include "wpstat_probe.h"
 
 /*
- * What the last balance_dirty_pages_ratelimited_flags() call on each CPU
- * was for (wpstat_handlers.c records it; bdp_entry() reads it).
+ * What the last folio dirtied or balance_dirty_pages_ratelimited_flags()
+ * call on each CPU was for (wpstat_bdp_note() records it; bdp_entry()
+ * reads it).
  */
 struct wpstat_bdp_record __percpu *wpstat_bdp_record;
 
@@ -280,10 +281,11 @@ static int bdp_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	if (r->task != (unsigned long)current ||
 	    r->switches != wpstat_task_switches(current)) {
 		/*
-		 * The task left the CPU since its ratelimited call (it slept
-		 * creating a cgroup wb, or was preempted and another task's
-		 * call took the record): whose write this is, is lost, and
-		 * said so if the task filter would have counted it.
+		 * The task left the CPU since it dirtied its folio or made
+		 * its ratelimited call (it slept creating a cgroup wb, or was
+		 * preempted and another task took the record): whose write
+		 * this is, is lost, and said so if the task filter would
+		 * have counted it.
 		 */
 		if (wpstat_want_task())
 			wpstat_count_bdp_unattributed();

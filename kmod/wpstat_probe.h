@@ -99,7 +99,6 @@ enum wpstat_wait_kind {
 };
 
 enum wpstat_wait_kind wpstat_wait_classify(bool stable_mapping);
-void wpstat_stable_site_learn(unsigned long ret);
 int wpstat_probe_core_init(void);
 
 /* ---- wpstat_kretprobes.c ------------------------------------------------ */
@@ -123,6 +122,24 @@ struct wpstat_bdp_record {
 	bool counted;			/* the filters let the call count */
 };
 extern struct wpstat_bdp_record __percpu *wpstat_bdp_record;
+
+/*
+ * The task's write about to reach balance_dirty_pages_ratelimited() is for
+ * @key (counted: the filters let it count), as far as this CPU knows.
+ * Only task context: a folio dirtied in an interrupt is no task's write.
+ */
+static __always_inline struct wpstat_bdp_record *wpstat_bdp_note(void)
+{
+	struct wpstat_bdp_record *r;
+
+	if (!in_task())
+		return NULL;
+	r = this_cpu_ptr(wpstat_bdp_record);
+	r->task = (unsigned long)current;
+	r->switches = wpstat_task_switches(current);
+	r->counted = false;
+	return r;
+}
 
 /* Writeback runs in kworkers: the task filter does not apply to mkclean. */
 static __always_inline bool wpstat_mkclean_key(struct pt_regs *args,

@@ -10,6 +10,8 @@
 
 #include "wpstat_probe.h"
 
+#include <linux/uaccess.h>
+
 bool wpstat_enabled = true;
 module_param_named(enable, wpstat_enabled, bool, 0444);
 MODULE_PARM_DESC(enable, "Count from load (default 1); toggled at run time through debugfs wpstat/control");
@@ -53,52 +55,30 @@ void wpstat_set_filter_pid(struct pid *pid)
  * wait_for_stable_page() and wait_on_page_writeback()).  Where the
  * compiler makes that a tail call, a stable-page wait shows on the stack
  * as folio_wait_writeback() returning straight into folio_wait_stable()'s
- * caller.  The return addresses of those callers are learned at
- * folio_wait_stable() entry, for stable mappings only (the only ones that
- * wait).  Without a tail call the caller is folio_wait_stable() itself,
- * which is recognised too, as is its own frame where
- * folio_wait_writeback() is inlined into it (wpstat_wait_classify()).
+ * caller: the instruction before that return address is a direct call
+ * whose target is folio_wait_stable() (or, with call depth tracking, its
+ * thunk in the padding before it).  Read from the caller's text, so no
+ * probe on folio_wait_stable() is needed to recognise its callers.
+ * Without a tail call the caller is folio_wait_stable() itself, which is
+ * recognised too, as is its own frame where folio_wait_writeback() is
+ * inlined into it (wpstat_wait_classify()).
  */
-#define WPSTAT_STABLE_SITES	64
-static unsigned long stable_sites[WPSTAT_STABLE_SITES];
-static atomic64_t stable_sites_overflow = ATOMIC64_INIT(0);
+#define WPSTAT_CALL_REL32	0xe8	/* x86 call rel32: 5 bytes */
+#define WPSTAT_CALL_PADDING	64	/* thunks live in the padding */
 
-static __always_inline bool stable_site_known(unsigned long ret)
+static bool calls_stable(unsigned long ret)
 {
-	int i;
+	unsigned long target;
+	u8 op;
+	s32 rel;
 
-	for (i = 0; i < WPSTAT_STABLE_SITES; i++) {
-		unsigned long s = READ_ONCE(stable_sites[i]);
-
-		if (s == ret)
-			return true;
-		if (!s)
-			return false;
-	}
-	return false;
-}
-
-void notrace wpstat_stable_site_learn(unsigned long ret)
-{
-	int i;
-
-	for (i = 0; i < WPSTAT_STABLE_SITES; i++) {
-		unsigned long s = READ_ONCE(stable_sites[i]);
-
-		if (s == ret)
-			return;
-		if (!s) {
-			s = cmpxchg(&stable_sites[i], 0, ret);
-			if (!s || s == ret)
-				return;
-		}
-	}
-	atomic64_inc(&stable_sites_overflow);
-}
-
-u64 wpstat_stable_sites_overflow(void)
-{
-	return atomic64_read(&stable_sites_overflow);
+	if (get_kernel_nofault(op, (u8 *)(ret - 5)) ||
+	    op != WPSTAT_CALL_REL32 ||
+	    get_kernel_nofault(rel, (s32 *)(ret - 4)))
+		return false;
+	target = ret + (long)rel;
+	return target >= fws_range.start - WPSTAT_CALL_PADDING &&
+	       target < fws_range.start + fws_range.size;
 }
 
 #define WPSTAT_STACK_DEPTH	16
@@ -120,7 +100,7 @@ static bool in_write_syscall(void)
 /*
  * Called from the folio_wait_writeback tracepoint: a task about to sleep.
  * A stable-page wait is folio_wait_writeback() returning into a
- * folio_wait_stable() call site, or, where the compiler inlined the
+ * folio_wait_stable() call site (calls_stable()), or, where the compiler inlined the
  * former into the latter (a KASAN build of 6.12), folio_wait_stable()'s
  * own frame; any other wait is the writer's if it is below
  * do_page_mkwrite() or in a write system call.
@@ -140,7 +120,7 @@ noinline enum wpstat_wait_kind wpstat_wait_classify(bool stable_mapping)
 			fww = true;
 			if (stable_mapping &&
 			    (wpstat_in_range(entries[i + 1], &fws_range) ||
-			     stable_site_known(entries[i + 1])))
+			     calls_stable(entries[i + 1])))
 				return WPW_STABLE;
 		} else if (fww && wpstat_in_range(entries[i], &wpstat_mkwrite_range)) {
 			return WPW_WRITE;

@@ -263,8 +263,6 @@ static int summary_show(struct seq_file *m, void *v)
 		seq_printf(m, "missed_%s %llu\n", wpstat_probe_name(p),
 			   wpstat_probe_missed(p));
 	seq_printf(m, "bdp_unattributed %llu\n", unattributed);
-	seq_printf(m, "stable_sites_overflow %llu\n",
-		   wpstat_stable_sites_overflow());
 	seq_printf(m, "gone_marked_inodes %u\n", evicted);
 	seq_printf(m, "reclaimed_inodes %llu\n", reclaimed);
 	seq_printf(m, "compactions %llu\n", compactions);

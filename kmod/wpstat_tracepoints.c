@@ -12,17 +12,30 @@
 #include <trace/events/sched.h>
 #include <trace/events/writeback.h>
 
+/*
+ * A folio went clean to dirty: the only place a task's nr_dirtied grows
+ * (folio_account_dirtied()), so the write whose
+ * balance_dirty_pages_ratelimited() call enters balance_dirty_pages()
+ * next, on this CPU with no switch between, is for this inode.  Level
+ * timing's entry callback on that call refines the record (a call that
+ * dirtied nothing new).
+ */
 static void notrace tp_dirty_folio(WPSTAT_TP_FOLIO_PROTO)
 {
+	struct wpstat_bdp_record *rec = wpstat_bdp_note();
 	struct wpstat_ref r;
 	struct wpstat_key key;
 
 	wpstat_hit(WPP_TP_DIRTY);
 	/* Folios are dirtied by whoever writes: the task filter applies. */
-	if (wpstat_want_task() && wpstat_key_of_mapping(mapping, &key)) {
-		r = wpstat_lookup(&key);
-		wpstat_add(r, WPC_DIRTIED, 1);
-		wpstat_add(r, WPC_DIRTIED_PAGES, wpstat_tp_folio_nr_pages(folio));
+	if (!wpstat_want_task() || !wpstat_key_of_mapping(mapping, &key))
+		return;
+	r = wpstat_lookup(&key);
+	wpstat_add(r, WPC_DIRTIED, 1);
+	wpstat_add(r, WPC_DIRTIED_PAGES, wpstat_tp_folio_nr_pages(folio));
+	if (rec) {
+		rec->key = key;
+		rec->counted = true;
 	}
 }
 
