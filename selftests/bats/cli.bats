@@ -33,11 +33,9 @@ restore_module() {
 	insmod "$WPSTAT_MODULE"
 }
 
-# The columns only level timing produces (mkwrite_ns, mkclean_ptes) are
-# what some tests format; teardown goes back to counts.
-level_timing() {
-	wpstat level timing >/dev/null || fail "wpstat level timing failed"
-}
+# level_timing (helpers.bash): the columns only level timing produces
+# (mkwrite_ns, mkclean_ptes) are what some tests format; teardown goes
+# back to counts.
 
 # Column $2 of the table row for file $1 ($output of `wpstat show`).
 table_cell() {

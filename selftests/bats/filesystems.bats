@@ -16,6 +16,7 @@ setup() {
 teardown() {
 	wpstat_control filter none
 	fuse_unmount
+	level_restore
 }
 
 @test "overlayfs: show --resolve names the file by its merged path, with the upper inode's counts" {
@@ -58,6 +59,7 @@ teardown() {
 	local f
 	need_fs f2fs
 	f=$(scratch_file f2fs)
+	level_timing
 	run_wpload "$f"
 	assert_success
 	local c
@@ -91,6 +93,7 @@ teardown() {
 	local f c
 	need_fs ext4-nodelalloc
 	f=$(scratch_file ext4-nodelalloc)
+	level_timing
 	run_wpload "$f"
 	assert_success
 	c=$RUN_DELTAS
@@ -126,6 +129,7 @@ fuse_unmount() {
 	fuse_mount
 	f=$FUSE_MNT/run.$$
 	dev=$(sb_dev "$FUSE_MNT")
+	level_timing
 	run_wpload "$f"
 	fuse_unmount_status=$status
 	c=$RUN_ROW

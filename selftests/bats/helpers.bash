@@ -74,6 +74,19 @@ timed() {
 	if [ "$(module_level)" = timing ]; then echo "$1"; else echo "${2:-null}"; fi
 }
 
+# For a test that asserts a per-call denominator (stable_calls, bdp_calls,
+# bdp_fault_calls), which only level timing counts: switch to it.  The
+# file's teardown calls level_restore.
+level_timing() {
+	wpstat level timing >/dev/null || fail "wpstat level timing failed"
+}
+
+# Back to the level the suite runs at (guest-check.sh's $WPSTAT_LEVEL).
+level_restore() {
+	[ "$(module_level 2>/dev/null)" = "${WPSTAT_LEVEL:-counts}" ] ||
+		wpstat_control level "${WPSTAT_LEVEL:-counts}"
+}
+
 wpstat_control() {
 	echo "$*" >/sys/kernel/debug/wpstat/control
 }

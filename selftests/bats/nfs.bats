@@ -17,6 +17,7 @@ setup() {
 
 teardown() {
 	wpstat_control filter none
+	level_restore
 }
 
 # Pages per folio differ (6.12 gives NFS large folios on readahead), so the
@@ -69,6 +70,7 @@ teardown() {
 @test "nfs: wpstat run: 64 first-write and 64 write-protect faults, no stable-page call from nfs_vm_page_mkwrite" {
 	local f c
 	f=$(scratch_file nfs)
+	level_timing
 	run_wpload "$f"
 	assert_success
 	c=$RUN_DELTAS

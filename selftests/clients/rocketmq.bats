@@ -33,7 +33,7 @@ MSGS=${WPSTAT_RMQ_MSGS:-1500}
 PACE=${WPSTAT_RMQ_PACE_US:-1000}
 FILE_SIZE=16M
 FILE_PAGES=4096
-COLS="mkwrite_first mkwrite_wp mkclean_calls mkclean_msync mkclean_fsync dirtied stable_waits bdp_calls bdp_pauses"
+COLS="mkwrite_first mkwrite_wp mkclean_calls mkclean_msync mkclean_fsync dirtied stable_waits bdp_throttled bdp_pauses"
 
 setup() {
 	require_module

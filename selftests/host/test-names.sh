@@ -63,6 +63,8 @@ check "every counter has a row in docs/interface.md's inodes column table" \
 	missing_from "$top/docs/interface.md" '^\| ([a-z0-9_]+, )*' "$tmp/def"
 check "every stall column has a row in docs/interface.md's stalls column table" \
 	missing_from "$top/docs/interface.md" '^\| ([a-z0-9_]+, )*' "$tmp/stalls"
+check "docs/interface.md's columns-by-level table is scripts/check/columns.sh's, from the .defs" \
+	"$top/scripts/check/columns.sh" check
 check "every counter is described in the wpstat(8) man page" \
 	missing_from "$top/docs/man/wpstat.8" '(^|[^a-z0-9_])' "$tmp/def"
 check "every stall column is described in the wpstat(8) man page" \

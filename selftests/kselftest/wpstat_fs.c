@@ -159,9 +159,9 @@ TEST_F(fs, store_msync_store_store)
 	       folios, absent);
 	EXPECT_EQ(absent, d.mkwrite_first);
 	EXPECT_EQ(0, d.mkwrite_wp);
-	EXPECT_EQ(absent, d.bdp_fault_calls);
+	EXPECT_TIMED_EQ(absent, d.bdp_fault_calls);
 	EXPECT_EQ(folios, d.dirtied);
-	EXPECT_EQ(absent * stable, d.stable_calls);
+	EXPECT_TIMED_EQ(absent * stable, d.stable_calls);
 
 	for (round = 0; round < 2; round++) {
 		ASSERT_EQ(0, msync(self->f.map, NPAGES * PAGE, MS_SYNC));
@@ -180,9 +180,9 @@ TEST_F(fs, store_msync_store_store)
 		WPS_LOG_DELTA("pass 2", &d);
 		EXPECT_EQ(0, d.mkwrite_first);
 		EXPECT_EQ(NPAGES, d.mkwrite_wp);
-		EXPECT_EQ(NPAGES, d.bdp_fault_calls);
+		EXPECT_TIMED_EQ(NPAGES, d.bdp_fault_calls);
 		EXPECT_EQ(old_journal ? 0 : folios, d.dirtied);
-		EXPECT_EQ(NPAGES * stable, d.stable_calls);
+		EXPECT_TIMED_EQ(NPAGES * stable, d.stable_calls);
 
 		wps_store_pages(self->f.map, NPAGES, 3);
 		d = SINCE();
@@ -207,8 +207,8 @@ TEST_F(fs, write_fsync)
 	d = SINCE();
 	WPS_LOG_DELTA("pwrite 1", &d);
 	EXPECT_EQ(0, d.mkwrite_first + d.mkwrite_wp);
-	EXPECT_EQ(NPAGES, d.bdp_calls);
-	EXPECT_EQ(NPAGES * new, d.stable_calls);
+	EXPECT_TIMED_EQ(NPAGES, d.bdp_calls);
+	EXPECT_TIMED_EQ(NPAGES * new, d.stable_calls);
 	EXPECT_EQ(old_journal ? 0 : NPAGES, d.dirtied);
 
 	ASSERT_EQ(0, fsync(self->f.fd));
@@ -222,8 +222,8 @@ TEST_F(fs, write_fsync)
 	ASSERT_EQ(0, pwrite_pages(self->f.fd, 0, NPAGES, 2));
 	d = SINCE();
 	WPS_LOG_DELTA("pwrite 2", &d);
-	EXPECT_EQ(NPAGES, d.bdp_calls);
-	EXPECT_EQ(NPAGES * cached, d.stable_calls);
+	EXPECT_TIMED_EQ(NPAGES, d.bdp_calls);
+	EXPECT_TIMED_EQ(NPAGES * cached, d.stable_calls);
 	EXPECT_EQ(old_journal ? 0 : NPAGES, d.dirtied);
 
 	ASSERT_EQ(0, fsync(self->f.fd));

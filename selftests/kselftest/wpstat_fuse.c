@@ -226,11 +226,11 @@ TEST_F(fuse, store_msync_store_store)
 	EXPECT_EQ(NPAGES, d.mkwrite_first);
 	EXPECT_EQ(0, d.mkwrite_wp);
 	/* fault_dirty_shared_page: one ratelimited call per fault. */
-	EXPECT_EQ(NPAGES, d.bdp_fault_calls);
+	EXPECT_TIMED_EQ(NPAGES, d.bdp_fault_calls);
 	/* filemap_dirty_folio, order-0 folios: one clean->dirty each. */
 	EXPECT_EQ(NPAGES, d.dirtied);
 	/* fuse_page_mkwrite waits on fi->page_waitq, not folio_wait_stable. */
-	EXPECT_EQ(0, d.stable_calls);
+	EXPECT_TIMED_EQ(0, d.stable_calls);
 	EXPECT_EQ(0, d.mkclean_calls);
 
 	/*
@@ -250,7 +250,7 @@ TEST_F(fuse, store_msync_store_store)
 	EXPECT_EQ(NPAGES, d.mkclean_msync);
 	EXPECT_TIMED_EQ(NPAGES, d.mkclean_ptes);
 	EXPECT_EQ(0, d.wb_waits);
-	EXPECT_EQ(0, d.stable_calls);
+	EXPECT_TIMED_EQ(0, d.stable_calls);
 	EXPECT_EQ(0, d.mkwrite_first + d.mkwrite_wp);
 	TH_LOG("writeback_cache=%d: msync of %d pages %.1f ms",
 	       variant->writeback_cache, NPAGES, msync_ns / 1e6);
@@ -261,9 +261,9 @@ TEST_F(fuse, store_msync_store_store)
 	WPS_LOG_DELTA("pass 2", &d);
 	EXPECT_EQ(0, d.mkwrite_first);
 	EXPECT_EQ(NPAGES, d.mkwrite_wp);
-	EXPECT_EQ(NPAGES, d.bdp_fault_calls);
+	EXPECT_TIMED_EQ(NPAGES, d.bdp_fault_calls);
 	EXPECT_EQ(NPAGES, d.dirtied);
-	EXPECT_EQ(0, d.stable_calls);
+	EXPECT_TIMED_EQ(0, d.stable_calls);
 	EXPECT_EQ(0, d.wb_waits);
 	/*
 	 * balance_dirty_pages: FUSE's bdi has BDI_CAP_STRICTLIMIT and a 1%
@@ -281,7 +281,7 @@ TEST_F(fuse, store_msync_store_store)
 	d = SINCE();
 	WPS_LOG_DELTA("pass 3", &d);
 	EXPECT_EQ(0, d.mkwrite_first + d.mkwrite_wp);
-	EXPECT_EQ(0, d.bdp_fault_calls);
+	EXPECT_TIMED_EQ(0, d.bdp_fault_calls);
 	EXPECT_EQ(0, d.mkclean_calls);
 	EXPECT_EQ(0, d.dirtied);
 
@@ -348,7 +348,7 @@ TEST_F(fuse, store_while_fuse_writeback_in_flight)
 	/* The store waited for (most of) the server's sleep... */
 	EXPECT_LE(DELAY_MS / 2 * 1000000ULL, store_ns);
 	/* ... and no stable-page or writeback counter saw it. */
-	EXPECT_EQ(0, d.stable_calls);
+	EXPECT_TIMED_EQ(0, d.stable_calls);
 	EXPECT_EQ(0, d.stable_waits);
 	EXPECT_EQ(0, d.wb_waits);
 	/* do_page_mkwrite's return probe holds the time (timing only). */
@@ -470,7 +470,7 @@ TEST_F(fuse, fresh_mount_flusher_cleans_behind_writer)
 	 * cleaned a page between finish_fault() and the retried store.
 	 */
 	EXPECT_LE(NPAGES, d.mkwrite_first + d.mkwrite_wp);
-	EXPECT_EQ(d.mkwrite_first + d.mkwrite_wp, d.bdp_fault_calls);
+	EXPECT_TIMED_EQ(d.mkwrite_first + d.mkwrite_wp, d.bdp_fault_calls);
 	EXPECT_LE(1, d.bdp_throttled);
 	EXPECT_LE(1, d.mkclean_flusher_background);
 	EXPECT_EQ(d.mkclean_calls, d.mkclean_flusher_background);

@@ -322,7 +322,7 @@ TEST(filter_pid_counts_only_that_process)
 	ASSERT_EQ(0, wps_read(theirs, &wt));
 	EXPECT_EQ(0, wm.mkwrite_first + wm.mkwrite_wp);
 	EXPECT_EQ(NPAGES, wt.mkwrite_first);
-	EXPECT_EQ(NPAGES, wt.bdp_fault_calls);
+	EXPECT_TIMED_EQ(NPAGES, wt.bdp_fault_calls);
 	close(fm);
 	close(ft);
 	unlink(mine);
@@ -509,13 +509,13 @@ static void expect_passes(struct __test_metadata *_metadata,
 	EXPECT_EQ(shape->absent, w->mkwrite_first);
 	EXPECT_EQ(npages * (passes - 1), w->mkwrite_wp);
 	EXPECT_EQ(shape->folios * passes, w->mkclean_calls);
-	EXPECT_EQ(faults, w->stable_calls);
+	EXPECT_TIMED_EQ(faults, w->stable_calls);
 	EXPECT_EQ(shape->folios * passes, w->dirtied);
 	/* The folios tile the file: their pages are the file's. */
 	EXPECT_EQ(npages * passes, w->mkclean_pages);
 	EXPECT_EQ(npages * passes, w->dirtied_pages);
-	EXPECT_EQ(faults, w->bdp_calls);
-	EXPECT_EQ(faults, w->bdp_fault_calls);
+	EXPECT_TIMED_EQ(faults, w->bdp_calls);
+	EXPECT_TIMED_EQ(faults, w->bdp_fault_calls);
 	EXPECT_EQ(0, w->stable_waits);
 	EXPECT_EQ(0, w->wb_waits);
 }
@@ -768,7 +768,8 @@ TEST_F(unload, while_workloads_run)
 		ASSERT_EQ(0, waitpid(self->writer[i], &status, WNOHANG))
 			TH_LOG("writer %d died while the module was reloaded", i);
 	EXPECT_LT(0, wps_summary("mkwrite_wp") + wps_summary("mkwrite_first"));
-	EXPECT_LT(0, wps_summary("bdp_calls"));
+	/* The pwrite writer's fsync cleans its pages: it dirties them again. */
+	EXPECT_LT(0, wps_summary("dirtied"));
 }
 
 /*

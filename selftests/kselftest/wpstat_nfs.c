@@ -144,12 +144,12 @@ TEST_F(nfs, store_msync_store_store)
 	EXPECT_EQ(NPAGES, d.mkwrite_first);
 	EXPECT_EQ(0, d.mkwrite_wp);
 	/* fault_dirty_shared_page: one ratelimited call per fault. */
-	EXPECT_EQ(NPAGES, d.bdp_fault_calls);
+	EXPECT_TIMED_EQ(NPAGES, d.bdp_fault_calls);
 	/* nfs_mark_request_dirty -> filemap_dirty_folio: once per folio. */
 	EXPECT_FOLIOS(NPAGES, d.dirtied);
 	folios = d.dirtied;
 	/* nfs_vm_page_mkwrite calls folio_wait_writeback, not _stable. */
-	EXPECT_EQ(0, d.stable_calls);
+	EXPECT_TIMED_EQ(0, d.stable_calls);
 	EXPECT_EQ(0, d.wb_waits);	/* nothing under writeback yet */
 	/*
 	 * Without readahead each fault reads its page with nfs_read_folio
@@ -181,7 +181,7 @@ TEST_F(nfs, store_msync_store_store)
 	EXPECT_EQ(folios, d.mkclean_msync);
 	EXPECT_TIMED_EQ(NPAGES, d.mkclean_ptes);
 	EXPECT_GE(folios, d.wb_waits);
-	EXPECT_EQ(0, d.stable_calls);
+	EXPECT_TIMED_EQ(0, d.stable_calls);
 	EXPECT_EQ(0, d.dirtied);
 	EXPECT_EQ(0, d.mkwrite_first + d.mkwrite_wp);
 
@@ -191,16 +191,16 @@ TEST_F(nfs, store_msync_store_store)
 	WPS_LOG_DELTA("pass 2", &d);
 	EXPECT_EQ(0, d.mkwrite_first);
 	EXPECT_EQ(NPAGES, d.mkwrite_wp);
-	EXPECT_EQ(NPAGES, d.bdp_fault_calls);
+	EXPECT_TIMED_EQ(NPAGES, d.bdp_fault_calls);
 	EXPECT_EQ(folios, d.dirtied);
-	EXPECT_EQ(0, d.stable_calls);
+	EXPECT_TIMED_EQ(0, d.stable_calls);
 	EXPECT_EQ(0, d.wb_waits);	/* msync waited for every WRITE */
 
 	/* Pass 3: writable PTEs, no faults. */
 	wps_store_pages(self->f.map, NPAGES, 3);
 	d = SINCE();
 	EXPECT_EQ(0, d.mkwrite_first + d.mkwrite_wp);
-	EXPECT_EQ(0, d.bdp_fault_calls);
+	EXPECT_TIMED_EQ(0, d.bdp_fault_calls);
 	EXPECT_EQ(0, d.mkclean_calls);
 	EXPECT_EQ(0, d.dirtied);
 
@@ -232,8 +232,8 @@ TEST_F(nfs, write_fsync)
 	d = SINCE();
 	WPS_LOG_DELTA("pwrite 1", &d);
 	EXPECT_EQ(0, d.mkwrite_first + d.mkwrite_wp);
-	EXPECT_EQ(NPAGES, d.bdp_calls);
-	EXPECT_EQ(0, d.stable_calls);
+	EXPECT_TIMED_EQ(NPAGES, d.bdp_calls);
+	EXPECT_TIMED_EQ(0, d.stable_calls);
 	EXPECT_EQ(NPAGES, d.dirtied);
 
 	/* fsync: N order-0 folios cleaned (no PTE), WRITE, COMMIT. */
@@ -248,9 +248,9 @@ TEST_F(nfs, write_fsync)
 	ASSERT_EQ(0, pwrite_pages(self->f.fd, 0, NPAGES, 2));
 	d = SINCE();
 	WPS_LOG_DELTA("pwrite 2", &d);
-	EXPECT_EQ(NPAGES, d.bdp_calls);
+	EXPECT_TIMED_EQ(NPAGES, d.bdp_calls);
 	/* FGP_STABLE on a cached folio: folio_wait_stable, nothing to wait. */
-	EXPECT_EQ(NPAGES, d.stable_calls);
+	EXPECT_TIMED_EQ(NPAGES, d.stable_calls);
 	EXPECT_EQ(0, d.stable_waits);
 	EXPECT_EQ(NPAGES, d.dirtied);
 
@@ -386,7 +386,7 @@ TEST_F(nfs, writeback_wait_seen_commit_not)
 	/* The store waited for the WRITE reply, in folio_wait_writeback. */
 	EXPECT_LE(DELAY_MS * MS, store_ns);
 	EXPECT_LE(1, d.wb_waits);
-	EXPECT_EQ(0, d.stable_calls);
+	EXPECT_TIMED_EQ(0, d.stable_calls);
 	EXPECT_EQ(0, d.stable_waits);
 	EXPECT_TIMED_LT(DELAY_MS * (int64_t)MS, d.mkwrite_ns);
 

@@ -345,7 +345,7 @@ TEST_F(pred, store_msync_store_store)
 		EXPECT_EQ(absent, d.mkwrite_first);
 		EXPECT_EQ(0, d.mkwrite_wp);
 		/* fault_dirty_shared_page: one ratelimited call per fault. */
-		EXPECT_EQ(absent, d.bdp_fault_calls);
+		EXPECT_TIMED_EQ(absent, d.bdp_fault_calls);
 		/* writeback_dirty_folio: each folio once, clean to dirty. */
 		EXPECT_EQ(folios, d.dirtied);
 		/* The folios tile the file: their pages are its pages. */
@@ -384,14 +384,14 @@ TEST_F(pred, store_msync_store_store)
 	d = SINCE();
 	EXPECT_EQ(0, d.mkwrite_first);
 	EXPECT_EQ(variant->has_mkwrite ? NPAGES : 0, d.mkwrite_wp);
-	EXPECT_EQ(variant->has_mkwrite ? NPAGES : 0, d.bdp_fault_calls);
+	EXPECT_TIMED_EQ(variant->has_mkwrite ? NPAGES : 0, d.bdp_fault_calls);
 
 	/* Pass 3, no writeback in between: PTEs are writable, no faults. */
 	wps_store_pages(self->map, NPAGES, 3);
 	d = SINCE();
 	EXPECT_EQ(0, d.mkwrite_first);
 	EXPECT_EQ(0, d.mkwrite_wp);
-	EXPECT_EQ(0, d.bdp_fault_calls);
+	EXPECT_TIMED_EQ(0, d.bdp_fault_calls);
 	EXPECT_EQ(0, d.mkclean_calls);
 	EXPECT_EQ(0, d.dirtied);
 }
@@ -471,7 +471,7 @@ TEST_F(pred, private_mapping_never_notifies)
 	EXPECT_EQ(0, d.mkclean_calls);
 	EXPECT_TIMED_EQ(0, d.mkclean_ptes);
 	EXPECT_EQ(0, d.dirtied);
-	EXPECT_EQ(0, d.bdp_fault_calls);
+	EXPECT_TIMED_EQ(0, d.bdp_fault_calls);
 }
 
 /*
@@ -521,11 +521,11 @@ TEST_F(pred, write_syscall_path)
 	d = SINCE();
 	EXPECT_EQ(0, d.mkwrite_first);
 	EXPECT_EQ(0, d.mkwrite_wp);
-	EXPECT_EQ(0, d.bdp_fault_calls);
-	EXPECT_EQ(NPAGES, d.bdp_calls);
-	EXPECT_EQ(NPAGES * (wps_kernel_at_least(6, 12) ?
-			    variant->stable_per_write_612 :
-			    variant->stable_per_write_61), d.stable_calls);
+	EXPECT_TIMED_EQ(0, d.bdp_fault_calls);
+	EXPECT_TIMED_EQ(NPAGES, d.bdp_calls);
+	EXPECT_TIMED_EQ(NPAGES * (wps_kernel_at_least(6, 12) ?
+				  variant->stable_per_write_612 :
+				  variant->stable_per_write_61), d.stable_calls);
 
 	/* A mapping written through, then fsync: its PTEs are cleaned. */
 	self->map = map_file(self->fd, MAP_SHARED);
@@ -602,8 +602,8 @@ TEST_F(pred, two_processes_exact_attribution)
 	EXPECT_EQ(NPAGES * (passes - 1), b.mkwrite_wp);
 	EXPECT_TIMED_EQ(NPAGES * passes, a.mkclean_ptes);
 	EXPECT_TIMED_EQ(NPAGES * passes, b.mkclean_ptes);
-	EXPECT_EQ(absent[0] + NPAGES * (passes - 1), a.bdp_fault_calls);
-	EXPECT_EQ(absent[1] + NPAGES * (passes - 1), b.bdp_fault_calls);
+	EXPECT_TIMED_EQ(absent[0] + NPAGES * (passes - 1), a.bdp_fault_calls);
+	EXPECT_TIMED_EQ(absent[1] + NPAGES * (passes - 1), b.bdp_fault_calls);
 	munmap(absent, 2 * sizeof(*absent));
 	close(fd2);
 	unlink(other);
@@ -674,7 +674,7 @@ TEST_F(pred, read_fault_around)
 		EXPECT_EQ(0, f.maj);
 		EXPECT_EQ(0, d.mkwrite_first);
 		EXPECT_EQ(0, d.mkwrite_wp);
-		EXPECT_EQ(0, d.bdp_fault_calls);
+		EXPECT_TIMED_EQ(0, d.bdp_fault_calls);
 		EXPECT_EQ(0, d.dirtied);
 	}
 	/* The stated numbers at the default (and on any kernel). */
@@ -962,27 +962,28 @@ static void log_copy(struct __test_metadata *_metadata, const char *fs,
 /* @d against the pwrite baseline @pw and the stated numbers. */
 #define EXPECT_LIKE_WRITE(d, pw, pages_per_write) do {			\
 	EXPECT_EQ(0, (d).mkwrite_first + (d).mkwrite_wp);		\
-	EXPECT_EQ(0, (d).bdp_fault_calls);				\
+	EXPECT_TIMED_EQ(0, (d).bdp_fault_calls);				\
 	EXPECT_EQ((pw).dirtied, (d).dirtied);				\
 	EXPECT_EQ(variant->has_mkwrite ? NPAGES : 0, (d).dirtied);	\
 	if (bdp_batched(variant)) {					\
 		/* a batch may be prepared twice: see bdp_per_batch */	\
-		EXPECT_LE(NPAGES * stable_per_write, (d).stable_calls);	\
-		EXPECT_GE(2 * NPAGES * stable_per_write, (d).stable_calls); \
-		EXPECT_LE(NPAGES / (pages_per_write), (d).bdp_calls);	\
-		EXPECT_GE(NPAGES / 4, (d).bdp_calls);			\
+		EXPECT_TIMED_RANGE(NPAGES * stable_per_write,		\
+				   2 * NPAGES * stable_per_write,	\
+				   (d).stable_calls);			\
+		EXPECT_TIMED_RANGE(NPAGES / (pages_per_write), NPAGES / 4, \
+				   (d).bdp_calls);			\
 	} else {							\
 		EXPECT_EQ((pw).stable_calls, (d).stable_calls);	\
-		EXPECT_EQ(NPAGES * stable_per_write, (d).stable_calls);	\
+		EXPECT_TIMED_EQ(NPAGES * stable_per_write, (d).stable_calls);	\
 		EXPECT_EQ((pw).bdp_calls, (d).bdp_calls);		\
-		EXPECT_EQ(NPAGES, (d).bdp_calls);			\
+		EXPECT_TIMED_EQ(NPAGES, (d).bdp_calls);			\
 	}								\
 } while (0)
 
 #define EXPECT_NOTHING_DIRTIED(d) do {					\
 	EXPECT_EQ(0, (d).dirtied);					\
-	EXPECT_EQ(0, (d).bdp_calls);					\
-	EXPECT_EQ(0, (d).stable_calls);				\
+	EXPECT_TIMED_EQ(0, (d).bdp_calls);					\
+	EXPECT_TIMED_EQ(0, (d).stable_calls);				\
 	EXPECT_EQ(0, (d).mkwrite_first + (d).mkwrite_wp);		\
 } while (0)
 
@@ -1085,12 +1086,12 @@ TEST_F(pred, copies_dirty_like_write)
 	d = WPS_SINCE(fresh, &fbase);
 	log_copy(_metadata, variant->fs, "sendfile to an uncached file", &d);
 	EXPECT_EQ(0, d.mkwrite_first + d.mkwrite_wp);
-	EXPECT_EQ(wps_kernel_at_least(6, 12) ? 0 : page_era() ?
-		  NPAGES * variant->stable_new_510 :
-		  NPAGES * variant->stable_new_61, d.stable_calls);
+	EXPECT_TIMED_EQ(wps_kernel_at_least(6, 12) ? 0 : page_era() ?
+			NPAGES * variant->stable_new_510 :
+			NPAGES * variant->stable_new_61, d.stable_calls);
 	if (!variant->has_mkwrite) {
 		EXPECT_EQ(0, d.dirtied);
-		EXPECT_EQ(NPAGES, d.bdp_calls);
+		EXPECT_TIMED_EQ(NPAGES, d.bdp_calls);
 	} else {
 		/* The folios the writes made, counted: one dirtying each. */
 		long folios = wps_file_folios(ffd, NPAGES);
@@ -1101,11 +1102,10 @@ TEST_F(pred, copies_dirty_like_write)
 			EXPECT_EQ(NPAGES, folios);
 		EXPECT_EQ(folios, d.dirtied);
 		if (bdp_batched(variant)) {
-			EXPECT_LE(NPAGES / 16, d.bdp_calls);
-			EXPECT_GE(NPAGES / 8, d.bdp_calls);
+			EXPECT_TIMED_RANGE(NPAGES / 16, NPAGES / 8, d.bdp_calls);
 		} else {
 			/* one balance_dirty_pages_ratelimited per folio */
-			EXPECT_EQ(folios, d.bdp_calls);
+			EXPECT_TIMED_EQ(folios, d.bdp_calls);
 		}
 	}
 	close(ffd);

@@ -722,10 +722,10 @@ TEST_F(throttle, long_write_loop_is_paused)
 		 * 7.2).
 		 */
 		EXPECT_EQ(absent, d.mkwrite_first);
-		EXPECT_EQ(d.mkwrite_first + d.mkwrite_wp, d.bdp_fault_calls);
+		EXPECT_TIMED_EQ(d.mkwrite_first + d.mkwrite_wp, d.bdp_fault_calls);
 		EXPECT_EQ(d.bdp_fault_calls, d.bdp_calls);
 	} else {
-		EXPECT_EQ(THROTTLE_PAGES, d.bdp_calls);
+		EXPECT_TIMED_EQ(THROTTLE_PAGES, d.bdp_calls);
 		EXPECT_EQ(0, d.mkwrite_first + d.mkwrite_wp);
 	}
 	EXPECT_LT(0, d.bdp_throttled);
@@ -789,7 +789,7 @@ TEST_F(throttle, long_write_loop_is_paused)
 		  d.mkclean_sync_file_range + d.mkclean_sync +
 		  d.mkclean_flusher_periodic + d.mkclean_flusher_background +
 		  d.mkclean_reclaim + d.mkclean_other);
-	EXPECT_EQ(0, di.bdp_calls);
+	EXPECT_TIMED_EQ(0, di.bdp_calls);
 	EXPECT_EQ(0, di.bdp_throttled);
 	EXPECT_EQ(0, di.bdp_pauses);
 	EXPECT_EQ(0, di.bdp_pause_ns);

@@ -137,8 +137,9 @@ int drop_privileges(void);
 } while (0)
 
 /*
- * A column only level timing produces (mkwrite_ns, mkclean_ptes): equal to
- * @expected at level timing, '-' (-1) at level counts.
+ * A column only level timing produces (mkwrite_ns, mkclean_ptes, the
+ * per-call denominators stable_calls, bdp_calls, bdp_fault_calls): equal
+ * to @expected at level timing, '-' (-1) at level counts.
  */
 #define EXPECT_TIMED_EQ(expected, actual) do {				\
 	int __t = wps_timing();						\
@@ -146,6 +147,19 @@ int drop_privileges(void);
 	ASSERT_LE(0, __t) TH_LOG("cannot read the module's level");	\
 	if (__t) {							\
 		EXPECT_EQ(expected, actual);				\
+	} else {							\
+		EXPECT_EQ(-1, actual) TH_LOG("%s at level counts", #actual); \
+	}								\
+} while (0)
+
+/* Likewise for bounds: @lo <= @actual <= @hi at level timing. */
+#define EXPECT_TIMED_RANGE(lo, hi, actual) do {				\
+	int __t = wps_timing();						\
+									\
+	ASSERT_LE(0, __t) TH_LOG("cannot read the module's level");	\
+	if (__t) {							\
+		EXPECT_LE(lo, actual);					\
+		EXPECT_GE(hi, actual);					\
 	} else {							\
 		EXPECT_EQ(-1, actual) TH_LOG("%s at level counts", #actual); \
 	}								\

@@ -155,7 +155,8 @@ TEST_F(mt, threads_sum_exactly)
 	struct mt_thread th[MT_THREADS];
 	struct wpstat_file_key key[MT_FILES];
 	struct wps base[MT_FILES], now, d;
-	int64_t k_sum = 0, j_sum = 0, faults, retried;
+	int64_t k_sum = 0, j_sum = 0, faults, retried, slack;
+	int timed;
 	int t, f, rounds = wps_stress() ? 16 : 4;
 
 	for (t = 0; t < MT_THREADS; t++) {
@@ -201,19 +202,31 @@ TEST_F(mt, threads_sum_exactly)
 		 * fault mapped it first) is taken again: do_page_mkwrite
 		 * twice, fault_dirty_shared_page() once.  Seen once per
 		 * several runs on 5.10's btrfs; a lost count would show as
-		 * many, so at most 2 per file.
+		 * many, so at most 2 per file.  Known at level timing
+		 * (bdp_fault_calls); at level counts, only bounded.
 		 */
-		retried = faults - d.bdp_fault_calls;
-		if (retried)
-			TH_LOG("file %d: %lld faults taken again", f,
-			       (long long)retried);
-		EXPECT_LE(0, retried);
-		EXPECT_GE(2, retried);
+		timed = wps_timing();
+		ASSERT_LE(0, timed);
+		if (timed) {
+			retried = faults - d.bdp_fault_calls;
+			if (retried)
+				TH_LOG("file %d: %lld faults taken again", f,
+				       (long long)retried);
+			EXPECT_LE(0, retried);
+			EXPECT_GE(2, retried);
+		} else {
+			EXPECT_EQ(-1, d.bdp_fault_calls);
+			retried = 0;
+		}
+		slack = timed ? retried : 2;
 		/* A mapping's page takes one first write, ever. */
 		EXPECT_LE(k_sum, d.mkwrite_first);
-		EXPECT_GE(k_sum + retried, d.mkwrite_first);
-		if (variant->faults_exact) {
+		EXPECT_GE(k_sum + slack, d.mkwrite_first);
+		if (variant->faults_exact && timed) {
 			EXPECT_EQ(k_sum * rounds + retried, faults);
+		} else if (variant->faults_exact) {
+			EXPECT_LE(k_sum * rounds, faults);
+			EXPECT_GE(k_sum * rounds + slack, faults);
 		} else {
 			EXPECT_LE(k_sum * (rounds - 1), d.mkwrite_wp);
 		}
@@ -221,9 +234,10 @@ TEST_F(mt, threads_sum_exactly)
 		EXPECT_TIMED_EQ(faults - retried, d.mkclean_ptes);
 		/* One ratelimited call per fault and per page-sized pwrite. */
 		if (variant->pwrite_exact) {
-			EXPECT_EQ(faults - retried + j_sum * rounds, d.bdp_calls);
+			EXPECT_TIMED_EQ(faults - retried + j_sum * rounds, d.bdp_calls);
 		} else {
-			EXPECT_LE(faults - retried + j_sum * rounds, d.bdp_calls);
+			EXPECT_TIMED_LT(faults - retried + j_sum * rounds - 1,
+					d.bdp_calls);
 		}
 	}
 }
