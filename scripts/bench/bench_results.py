@@ -122,10 +122,11 @@ def analyse(runs, configs, key):
 
 
 def events_of_rounds(by, rounds):
-    """(level, {round: events}): the events of a round are its counts
-    run's (the same denominator for every configuration); the timing
-    run's if counts did not run (both count the same events)."""
-    src = next((c for c in LEVELS
+    """(level, {round: events}): the events of a round are its timing
+    run's (the same denominator for every configuration), where every
+    fast-path point fires; the counts run's if timing did not run (it
+    leaves the per-write denominators' points off: fewer hits)."""
+    src = next((c for c in ("timing", "counts")
                 if any(num(by[k]["events"]) is not None
                        for k in by if k[0] == c)), None)
     ev = {}
