@@ -121,6 +121,14 @@ static int ino_rows(const struct wpstat_file_key *key, bool match_gen,
 
 /* ---- life: files unlinked, truncated, evicted, reused ------------------- */
 
+/*
+ * The rows a file these tests wrote has: one, but on tmpfs at level counts
+ * none.  Without ->page_mkwrite, dirty accounting (noop_dirty_folio) or
+ * writeback, nothing that level counts counts happens to a tmpfs file;
+ * its ratelimited calls (bdp_calls) are level timing's.
+ */
+#define LIFE_ROWS(has_mkwrite) ((has_mkwrite) || wps_timing() == 1 ? 1 : 0)
+
 FIXTURE(life) {
 	char path[256];
 	int fd;
@@ -252,7 +260,8 @@ TEST_F(life, unlink_while_tracked)
 	close(self->fd);
 	self->fd = -1;
 	ASSERT_EQ(0, drop_caches());
-	ASSERT_EQ(1, ino_rows(&key, key.have_gen, rows, gen, 2));
+	ASSERT_EQ(LIFE_ROWS(variant->has_mkwrite),
+		  ino_rows(&key, key.have_gen, rows, gen, 2));
 	ASSERT_EQ(0, wps_read_key(&key, &c));
 	expect_same_counts(_metadata, &b, &c);
 }
@@ -426,8 +435,9 @@ TEST_F(life, evicted_and_reread_same_row)
 	EXPECT_EQ(k1.gen, k2.gen);
 
 	ASSERT_EQ(0, mmap_and_pwrite_pass(self->fd, 2));
-	ASSERT_EQ(1, ino_rows(&k2, k2.have_gen, rows, gen, 2))
-		TH_LOG("the file has several rows");
+	ASSERT_EQ(LIFE_ROWS(variant->has_mkwrite),
+		  ino_rows(&k2, k2.have_gen, rows, gen, 2))
+		TH_LOG("the file has several rows, or none");
 	ASSERT_EQ(0, wps_read_key(&k2, &w));
 	/* A new mapping has no PTEs: each pass is first writes again. */
 	EXPECT_EQ(2 * n, w.mkwrite_first);
