@@ -174,6 +174,7 @@ static __always_inline void bdp_rl_enter(unsigned long parent_ip,
 	r = wpstat_bdp_note();
 	if (!r)
 		return;
+	r->from_call = true;
 	r->counted = wpstat_want_task() &&
 		     wpstat_key_of_mapping(wpstat_bdp_rl_mapping(args), &r->key);
 	if (!r->counted)

@@ -271,34 +271,55 @@ void wpstat_bdp_close_pause(struct wpstat_tctx *c, u64 now)
 	wpstat_fault_wait_done(c, ns, c->pause_cpu0, c->pause_runq0);
 }
 
+/*
+ * Whose write entered balance_dirty_pages(): the mapping of the
+ * ratelimited call where level timing's callback recorded it; else, in a
+ * write system call, its descriptor's file (since 6.0
+ * generic_perform_write() and iomap make the ratelimited call before each
+ * write_begin, so the folio the task dirtied last is its previous
+ * write's, maybe of another file); else the file whose folio the task
+ * dirtied last (a fault dirties its folio right before its call).  A
+ * record is trusted only if the task has not left the CPU since it was
+ * made (it slept creating a cgroup wb, or was preempted and another task
+ * took the record).  False: lost.
+ */
+static bool bdp_writer(struct wpstat_key *key, bool *counted)
+{
+	struct wpstat_bdp_record *r = this_cpu_ptr(wpstat_bdp_record);
+	bool fresh = r->task == (unsigned long)current &&
+		     r->switches == wpstat_task_switches(current);
+
+	if (!(fresh && r->from_call) && wpstat_write_fd_key(key, counted))
+		return true;
+	if (!fresh)
+		return false;
+	*key = r->key;
+	*counted = r->counted;
+	return true;
+}
+
 /* balance_dirty_pages(): entered only outside the free-run zone. */
 static int bdp_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct wpstat_bdp_record *r = this_cpu_ptr(wpstat_bdp_record);
 	struct wpstat_tctx *c;
+	struct wpstat_key key;
+	bool counted;
 
 	wpstat_hit(WPP_BDP);
-	if (r->task != (unsigned long)current ||
-	    r->switches != wpstat_task_switches(current)) {
-		/*
-		 * The task left the CPU since it dirtied its folio or made
-		 * its ratelimited call (it slept creating a cgroup wb, or was
-		 * preempted and another task took the record): whose write
-		 * this is, is lost, and said so if the task filter would
-		 * have counted it.
-		 */
+	if (!bdp_writer(&key, &counted)) {
+		/* Whose write it is, is lost: said so if it would count. */
 		if (wpstat_want_task())
 			wpstat_count_bdp_unattributed();
 		return 1;
 	}
-	if (!r->counted)
+	if (!counted)
 		return 1;
-	wpstat_count(&r->key, WPC_BDP_THROTTLED, 1);
+	wpstat_count(&key, WPC_BDP_THROTTLED, 1);
 	c = wpstat_tctx_get();
 	if (!c || (c->active & WPT_BDP))
 		return 1;
 	c->active |= WPT_BDP;
-	c->bdp_key = r->key;
+	c->bdp_key = key;
 	c->bdp_async = wpstat_bdp_flags(regs) & WPSTAT_BDP_ASYNC;
 	c->pause_start = 0;
 	return 0;

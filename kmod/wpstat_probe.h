@@ -99,6 +99,7 @@ enum wpstat_wait_kind {
 };
 
 enum wpstat_wait_kind wpstat_wait_classify(bool stable_mapping);
+bool wpstat_write_fd_key(struct wpstat_key *key, bool *counted);
 int wpstat_probe_core_init(void);
 
 /* ---- wpstat_kretprobes.c ------------------------------------------------ */
@@ -120,6 +121,7 @@ struct wpstat_bdp_record {
 	unsigned long switches;
 	struct wpstat_key key;
 	bool counted;			/* the filters let the call count */
+	bool from_call;			/* a ratelimited call's (level timing) */
 };
 extern struct wpstat_bdp_record __percpu *wpstat_bdp_record;
 
@@ -138,6 +140,7 @@ static __always_inline struct wpstat_bdp_record *wpstat_bdp_note(void)
 	r->task = (unsigned long)current;
 	r->switches = wpstat_task_switches(current);
 	r->counted = false;
+	r->from_call = false;
 	return r;
 }
 

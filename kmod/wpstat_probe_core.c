@@ -10,7 +10,10 @@
 
 #include "wpstat_probe.h"
 
+#include <linux/backing-dev.h>
+#include <linux/fdtable.h>
 #include <linux/uaccess.h>
+#include <asm/syscall.h>
 
 bool wpstat_enabled = true;
 module_param_named(enable, wpstat_enabled, bool, 0444);
@@ -95,6 +98,36 @@ static bool in_write_syscall(void)
 		return true;
 	}
 	return false;
+}
+
+/*
+ * In a write system call, the file its descriptor names, if its mapping
+ * can be written back (not a stacking filesystem's, such as overlayfs',
+ * whose writes dirty another file's pages): *key and *counted (the
+ * filters let it count).  The write holds the file; the table is read as
+ * fget would, with preemption disabled for RCU.  Another thread that
+ * closes and reopens the descriptor during the write can make this name
+ * the new file: a race the writer made.
+ */
+bool wpstat_write_fd_key(struct wpstat_key *key, bool *counted)
+{
+	struct address_space *mapping;
+	unsigned long args[6];
+	struct file *file;
+
+	if (!in_write_syscall() || !current->files)
+		return false;
+	syscall_get_arguments(current, task_pt_regs(current), args);
+	rcu_read_lock();
+	file = files_lookup_fd_raw(current->files, (unsigned int)args[0]);
+	mapping = file ? READ_ONCE(file->f_mapping) : NULL;
+	if (!mapping || !mapping->host || !mapping_can_writeback(mapping)) {
+		rcu_read_unlock();
+		return false;
+	}
+	*counted = wpstat_want_task() && wpstat_key_of_mapping(mapping, key);
+	rcu_read_unlock();
+	return true;
 }
 
 /*
