@@ -274,8 +274,8 @@ void wpstat_bdp_close_pause(struct wpstat_tctx *c, u64 now)
 /*
  * Whose write entered balance_dirty_pages(): the mapping of the
  * ratelimited call where level timing's callback recorded it; else, in a
- * write system call, its descriptor's file (since 6.0
- * generic_perform_write() and iomap make the ratelimited call before each
+ * write system call, its descriptor's file (6.12's
+ * generic_perform_write() makes the ratelimited call before each
  * write_begin, so the folio the task dirtied last is its previous
  * write's, maybe of another file); else the file whose folio the task
  * dirtied last (a fault dirties its folio right before its call).  A

@@ -836,6 +836,72 @@ TEST_F(throttle, long_write_loop_is_paused)
 		  d.mkclean_reclaim + d.mkclean_other);
 }
 
+/*
+ * A writer that alternates between two files: a 4 KiB pwrite of a new
+ * page of the slow device's file (A, dirtied each time) and a rewrite of
+ * one page of a file on another device (B, dirty already: rewriting
+ * dirties nothing new but after that device's flusher cleaned it, at most
+ * every dirty_writeback_centisecs, 5 s).  balance_dirty_pages() is entered
+ * from the first ratelimited call after the task's nr_dirtied crossed its
+ * limit, and only A's writes make it grow, so which call enters it is
+ * fixed by where the kernel makes the call:
+ *   6.12 and 7.2: before write_begin (generic_perform_write()), so the
+ *     call after A's dirtying is B's: B has the throttles, A at most one
+ *     per cleaning of B (one in 10 allowed);
+ *   5.10 and 6.1: after write_end, so A's own: A has them, B at most
+ *     one in 10.
+ * Each throttle is charged to the file whose write made the call (the
+ * kernel's balance_dirty_pages_ratelimited(mapping)), at both levels: the
+ * folio the task dirtied last is A's even where B's call entered.  The
+ * kprobe on balance_dirty_pages() is the independent count of entries.
+ */
+TEST_F(throttle, alternating_writer_throttles_the_file_of_the_call)
+{
+	struct wps a0, a1, b0, b1, da, db;
+	char buf[PAGE], bpath[256];
+	int64_t unattributed0, unattributed, entries, called, other;
+	bool before_write_begin = wps_kernel_at_least(6, 12);
+	int bfd;
+	size_t i;
+
+	if (variant->use_mmap)
+		SKIP(return, "the alternation is of write(2)s: the pwrite variant runs it");
+	bfd = wps_scratch("ext4", "alternate", 1, bpath, sizeof(bpath));
+	ASSERT_LE(0, bfd);
+	memset(buf, 3, sizeof(buf));
+	ASSERT_EQ(PAGE, pwrite(bfd, buf, PAGE, 0));
+	ASSERT_EQ(0, ftruncate(self->fd, THROTTLE_PAGES * PAGE));
+	ASSERT_EQ(0, wps_read(self->path, &a0));
+	ASSERT_EQ(0, wps_read(bpath, &b0));
+	ASSERT_EQ(0, put_file(BDP_KPROBE_EVENT "/filter", "common_pid == %d",
+			      getpid()));
+	unattributed0 = wps_summary("bdp_unattributed");
+	ASSERT_EQ(0, put_file(BDP_KPROBE_EVENT "/enable", "1"));
+	for (i = 0; i < THROTTLE_PAGES; i++) {
+		ASSERT_EQ(PAGE, pwrite(self->fd, buf, PAGE, i * PAGE));
+		ASSERT_EQ(PAGE, pwrite(bfd, buf, PAGE, 0));
+	}
+	ASSERT_EQ(0, put_file(BDP_KPROBE_EVENT "/enable", "0"));
+	unattributed = wps_summary("bdp_unattributed") - unattributed0;
+	ASSERT_EQ(0, wps_read(self->path, &a1));
+	ASSERT_EQ(0, wps_read(bpath, &b1));
+	close(bfd);
+	unlink(bpath);
+	da = wps_delta(&a1, &a0);
+	db = wps_delta(&b1, &b0);
+	entries = trace_count("bdp_entry");
+	TH_LOG("%ld entries traced: A (slow, new pages) %lld, B (rewritten) %lld, %lld unattributed",
+	       (long)entries, (long long)da.bdp_throttled,
+	       (long long)db.bdp_throttled, (long long)unattributed);
+	EXPECT_EQ(entries, da.bdp_throttled + db.bdp_throttled + unattributed);
+	called = before_write_begin ? db.bdp_throttled : da.bdp_throttled;
+	other = before_write_begin ? da.bdp_throttled : db.bdp_throttled;
+	EXPECT_LT(0, called);
+	EXPECT_GE(entries / 10, other)
+		TH_LOG("%s has %lld of the throttles: charged to the folio dirtied last, not the call",
+		       before_write_begin ? "A" : "B", (long long)other);
+}
+
 /* ---- the whole write fault: a store that waits for its page's read ------- */
 
 /*
