@@ -416,6 +416,7 @@ TEST_F(life, evicted_and_reread_same_row)
 	struct wpstat_file_key k1, k2;
 	struct wps w, rows[2];
 	uint32_t gen[2];
+	int i;
 
 	ASSERT_EQ(0, wpstat_fd_key(self->fd, &k1));
 	ASSERT_EQ(0, mmap_and_pwrite_pass(self->fd, 1));
@@ -425,6 +426,15 @@ TEST_F(life, evicted_and_reread_same_row)
 
 	self->fd = open(self->path, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->fd);
+	/*
+	 * A folio still in another CPU's LRU batch holds a reference that
+	 * drop_caches does not drain (5.10, once: 7 pages left): try again.
+	 */
+	for (i = 0; variant->evictable && i < 5 &&
+	     resident_pages(self->fd, NPAGES) > 0; i++) {
+		usleep(200 * 1000);
+		ASSERT_EQ(0, drop_caches());
+	}
 	if (variant->evictable)
 		EXPECT_EQ(0, resident_pages(self->fd, NPAGES))
 			TH_LOG("drop_caches left pages of %s cached", self->path);
