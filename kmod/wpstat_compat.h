@@ -131,6 +131,15 @@ static inline void wpstat_ftrace_free_filter(struct ftrace_ops *ops)
 #else
 #define WPSTAT_TARGET_STABLE		wait_for_stable_page
 #endif
+/*
+ * From the folio conversion to 7.x, wait_for_stable_page() stays as a
+ * wrapper that tail-calls folio_wait_stable() (mm/folio-compat.c), and
+ * some callers still call it (6.1's block_page_mkwrite(), so ext4's
+ * faults): a call to it is a stable-page call too.
+ */
+#if defined(WPSTAT_HAVE_FOLIO_WAIT_STABLE) && defined(WPSTAT_HAVE_WAIT_FOR_STABLE_PAGE)
+#define WPSTAT_FN_STABLE_WRAPPER	wait_for_stable_page
+#endif
 #ifdef WPSTAT_HAVE_FOLIO_WAIT_WRITEBACK
 #define WPSTAT_FN_WAIT_WRITEBACK	folio_wait_writeback
 #else

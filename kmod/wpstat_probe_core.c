@@ -33,8 +33,11 @@ unsigned long wpstat_entry_ip[WPP_NR];
 struct wpstat_range wpstat_fault_dirty_range;
 struct wpstat_range wpstat_mkwrite_range;
 
-/* folio_wait_writeback() and folio_wait_stable() (5.10: the page ones). */
-static struct wpstat_range fww_range, fws_range;
+/*
+ * folio_wait_writeback() and folio_wait_stable() (5.10: the page ones),
+ * and where the kernel has it, folio_wait_stable()'s page wrapper.
+ */
+static struct wpstat_range fww_range, fws_range, fws_wrapper_range;
 
 /*
  * Process context: filter on @pid (a reference the caller passes on), or
@@ -69,6 +72,13 @@ void wpstat_set_filter_pid(struct pid *pid)
 #define WPSTAT_CALL_REL32	0xe8	/* x86 call rel32: 5 bytes */
 #define WPSTAT_CALL_PADDING	64	/* thunks live in the padding */
 
+static bool calls_into(unsigned long target, const struct wpstat_range *r)
+{
+	return r->size && target >= r->start - WPSTAT_CALL_PADDING &&
+	       target < r->start + r->size;
+}
+
+/* Whether the instruction before @ret calls folio_wait_stable(). */
 static bool calls_stable(unsigned long ret)
 {
 	unsigned long target;
@@ -80,8 +90,8 @@ static bool calls_stable(unsigned long ret)
 	    get_kernel_nofault(rel, (s32 *)(ret - 4)))
 		return false;
 	target = ret + (long)rel;
-	return target >= fws_range.start - WPSTAT_CALL_PADDING &&
-	       target < fws_range.start + fws_range.size;
+	return calls_into(target, &fws_range) ||
+	       calls_into(target, &fws_wrapper_range);
 }
 
 #define WPSTAT_STACK_DEPTH	16
@@ -147,7 +157,8 @@ noinline enum wpstat_wait_kind wpstat_wait_classify(bool stable_mapping)
 	n = stack_trace_save(entries, ARRAY_SIZE(entries), 0);
 	for (i = 0; i < n; i++) {
 		if (!fww && stable_mapping &&
-		    wpstat_in_range(entries[i], &fws_range))
+		    (wpstat_in_range(entries[i], &fws_range) ||
+		     wpstat_in_range(entries[i], &fws_wrapper_range)))
 			return WPW_STABLE;
 		if (!fww && i + 1 < n && wpstat_in_range(entries[i], &fww_range)) {
 			fww = true;
@@ -191,6 +202,11 @@ int wpstat_probe_core_init(void)
 	if (!ret)
 		ret = wpstat_symbol_range((unsigned long)WPSTAT_TARGET_STABLE,
 					  &fws_range);
+#ifdef WPSTAT_FN_STABLE_WRAPPER
+	if (!ret)
+		ret = wpstat_symbol_range((unsigned long)WPSTAT_FN_STABLE_WRAPPER,
+					  &fws_wrapper_range);
+#endif
 	if (ret)
 		pr_err("cannot find %s/%s in kallsyms\n",
 		       __stringify(WPSTAT_FN_WAIT_WRITEBACK),
