@@ -140,6 +140,18 @@ static inline void wpstat_ftrace_free_filter(struct ftrace_ops *ops)
 #if defined(WPSTAT_HAVE_FOLIO_WAIT_STABLE) && defined(WPSTAT_HAVE_WAIT_FOR_STABLE_PAGE)
 #define WPSTAT_FN_STABLE_WRAPPER	wait_for_stable_page
 #endif
+/*
+ * Call depth tracking (6.2+, CONFIG_CALL_THUNKS) may point a direct call
+ * at a thunk in the padding before the function (CONFIG_CALL_PADDING: its
+ * __pfx_ symbol).  Without that padding the bytes before a function are
+ * another's: 6.1 packs wait_on_page_writeback() right before
+ * wait_for_stable_page().
+ */
+#ifdef CONFIG_CALL_PADDING
+#define WPSTAT_CALL_PADDING		CONFIG_FUNCTION_PADDING_BYTES
+#else
+#define WPSTAT_CALL_PADDING		0
+#endif
 #ifdef WPSTAT_HAVE_FOLIO_WAIT_WRITEBACK
 #define WPSTAT_FN_WAIT_WRITEBACK	folio_wait_writeback
 #else

@@ -63,14 +63,14 @@ void wpstat_set_filter_pid(struct pid *pid)
  * as folio_wait_writeback() returning straight into folio_wait_stable()'s
  * caller: the instruction before that return address is a direct call
  * whose target is folio_wait_stable() (or, with call depth tracking, its
- * thunk in the padding before it).  Read from the caller's text, so no
- * probe on folio_wait_stable() is needed to recognise its callers.
+ * thunk in the padding before it: WPSTAT_CALL_PADDING).  Read from the
+ * caller's text, so no probe on folio_wait_stable() is needed to
+ * recognise its callers.
  * Without a tail call the caller is folio_wait_stable() itself, which is
  * recognised too, as is its own frame where folio_wait_writeback() is
  * inlined into it (wpstat_wait_classify()).
  */
 #define WPSTAT_CALL_REL32	0xe8	/* x86 call rel32: 5 bytes */
-#define WPSTAT_CALL_PADDING	64	/* thunks live in the padding */
 
 static bool calls_into(unsigned long target, const struct wpstat_range *r)
 {
