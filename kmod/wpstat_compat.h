@@ -138,7 +138,9 @@ static inline void wpstat_ftrace_free_filter(struct ftrace_ops *ops)
  * faults): a call to it is a stable-page call too.
  */
 #if defined(WPSTAT_HAVE_FOLIO_WAIT_STABLE) && defined(WPSTAT_HAVE_WAIT_FOR_STABLE_PAGE)
-#define WPSTAT_FN_STABLE_WRAPPER	wait_for_stable_page
+#define WPSTAT_STABLE_WRAPPER_ADDR	((unsigned long)wait_for_stable_page)
+#else
+#define WPSTAT_STABLE_WRAPPER_ADDR	0UL
 #endif
 /*
  * Call depth tracking (6.2+, CONFIG_CALL_THUNKS) may point a direct call

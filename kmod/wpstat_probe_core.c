@@ -202,11 +202,9 @@ int wpstat_probe_core_init(void)
 	if (!ret)
 		ret = wpstat_symbol_range((unsigned long)WPSTAT_TARGET_STABLE,
 					  &fws_range);
-#ifdef WPSTAT_FN_STABLE_WRAPPER
-	if (!ret)
-		ret = wpstat_symbol_range((unsigned long)WPSTAT_FN_STABLE_WRAPPER,
+	if (!ret && WPSTAT_STABLE_WRAPPER_ADDR)
+		ret = wpstat_symbol_range(WPSTAT_STABLE_WRAPPER_ADDR,
 					  &fws_wrapper_range);
-#endif
 	if (ret)
 		pr_err("cannot find %s/%s in kallsyms\n",
 		       __stringify(WPSTAT_FN_WAIT_WRITEBACK),
