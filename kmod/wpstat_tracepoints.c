@@ -14,11 +14,12 @@
 
 /*
  * A folio went clean to dirty: the only place a task's nr_dirtied grows
- * (folio_account_dirtied()), so the write whose
- * balance_dirty_pages_ratelimited() call enters balance_dirty_pages()
- * next, on this CPU with no switch between, is for this inode.  Level
- * timing's entry callback on that call refines the record (a call that
- * dirtied nothing new).
+ * (folio_account_dirtied()).  The record names this inode for a
+ * balance_dirty_pages() entry that follows on this CPU with no switch
+ * between, where nothing better does: a fault's call comes right after
+ * its dirtying, but 6.12's write(2) calls before it, so bdp_writer()
+ * asks the write's descriptor first, and level timing's entry callback
+ * on the call itself comes before both.
  */
 static void notrace tp_dirty_folio(WPSTAT_TP_FOLIO_PROTO)
 {
