@@ -565,7 +565,6 @@ enum {
 	WPT_WAIT	= 2,	/* about to wait for writeback (wait_stable says where) */
 	WPT_WB		= 4,	/* a flusher inside wb_writeback() (wb_reason says why) */
 	WPT_FAULT	= 8,	/* inside a timed write fault (fault_key) */
-	WPT_MODIFIED	= 16,	/* in a write(2) scope below (fault_key) */
 };
 
 struct wpstat_tctx {
@@ -654,6 +653,8 @@ struct wpstat_range {
 extern struct wpstat_range wpstat_fault_dirty_range;
 /* do_page_mkwrite(): a wait below it is a wait in a write fault. */
 extern struct wpstat_range wpstat_mkwrite_range;
+/* write(2)'s time update and copy loop: file_modified() and the rest. */
+extern struct wpstat_range wpstat_write_scope_ranges[3];
 
 int wpstat_symbol_range(unsigned long addr, struct wpstat_range *r);
 int wpstat_handlers_init(void);

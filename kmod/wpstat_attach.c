@@ -71,6 +71,9 @@ static struct wpstat_probe wpstat_probes[WPP_NR] = {
 /* SYMBOL points and the range each fills. */
 static struct wpstat_range *const wpstat_symbol_ranges[WPP_NR] = {
 	[WPP_FAULT_DIRTY] = &wpstat_fault_dirty_range,
+	[WPP_FILE_MODIFIED] = &wpstat_write_scope_ranges[0],
+	[WPP_KIOCB_MODIFIED] = &wpstat_write_scope_ranges[1],
+	[WPP_PERFORM_WRITE] = &wpstat_write_scope_ranges[2],
 };
 
 static DEFINE_MUTEX(wpstat_attach_mutex);	/* attach, detach, switch */
@@ -440,7 +443,7 @@ static int wpstat_flip_level(void *data)
 	WRITE_ONCE(wpstat_counting_level, to);
 	WRITE_ONCE(wpstat_level_epoch, wpstat_level_epoch + 1);
 	if (to != WPL_TIMING)
-		wpstat_tctx_drop_scopes(WPT_FAULT | WPT_MODIFIED);
+		wpstat_tctx_drop_scopes(WPT_FAULT);
 	return 0;
 }
 

@@ -294,15 +294,39 @@ wpstat_mapping_stable_writes(const struct address_space *mapping)
 
 /*
  * kiocb_modified(struct kiocb *iocb), 6.0 and later: xfs's write checks
- * end there (5.10's xfs calls file_modified()).  Without it the probe is
- * not attached at any level.
+ * end there (5.10's xfs calls file_modified()).  Without it the point is
+ * not looked up at any level.
  */
 #ifdef WPSTAT_HAVE_KIOCB_MODIFIED
-#define WPSTAT_MECH_KIOCB_MODIFIED	KRETPROBE
+#define WPSTAT_MECH_KIOCB_MODIFIED	SYMBOL
 #else
 #define WPSTAT_MECH_KIOCB_MODIFIED	NONE
 #endif
-#define wpstat_kiocb_file(p)	(((struct kiocb *)wpstat_arg(p, 0))->ki_filp)
+
+/*
+ * Whether a kretprobe's return handler can unwind past the trampoline to
+ * the probed function's callers: where kretprobes run on rethook (x86
+ * since 5.19), whose return addresses the unwinder recovers.  5.10's ORC
+ * unwinder stops at kretprobe_trampoline, so a journal call's write(2)
+ * scope is read from the stack at its entry there instead.
+ */
+#ifdef CONFIG_KRETPROBE_ON_RETHOOK
+#define WPSTAT_RETURN_UNWINDS	1
+#else
+#define WPSTAT_RETURN_UNWINDS	0
+#endif
+
+/*
+ * The dentry whose inode holds a stacked (overlayfs) file's pages: the
+ * upper file once the write copied it up.  d_real() takes what to
+ * resolve since 6.8 (D_REAL_METADATA: no lazy lookup of lower data,
+ * which may sleep), the inode to match before (NULL: the upper if any).
+ */
+#ifdef WPSTAT_HAVE_D_REAL_TYPE
+#define wpstat_d_real(dentry)	d_real(dentry, D_REAL_METADATA)
+#else
+#define wpstat_d_real(dentry)	d_real(dentry, NULL)
+#endif
 
 /*
  * The unbound system workqueue, for the tables' compaction: system_dfl_wq
@@ -316,20 +340,6 @@ wpstat_mapping_stable_writes(const struct address_space *mapping)
 
 /* __destroy_inode(struct inode *inode), 5.10 to 7.2 (fs/inode.c). */
 #define wpstat_inode_arg(p)	((struct inode *)wpstat_arg(p, 0))
-/* file_modified(file): the same from 5.10 to 7.2. */
-#define wpstat_file_arg(p)	((struct file *)wpstat_arg(p, 0))
-
-/*
- * generic_perform_write(struct kiocb *iocb, struct iov_iter *i) since
- * 5.18; generic_perform_write(struct file *file, struct iov_iter *i,
- * loff_t pos) before (5.10).
- */
-#ifdef WPSTAT_HAVE_PERFORM_WRITE_KIOCB
-#define wpstat_perform_write_file(p)					\
-	(((struct kiocb *)wpstat_arg(p, 0))->ki_filp)
-#else
-#define wpstat_perform_write_file(p)	((struct file *)wpstat_arg(p, 0))
-#endif
 
 /*
  * folio_wait_bit(struct folio *folio, int bit_nr), 5.10's

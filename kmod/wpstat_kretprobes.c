@@ -2,8 +2,8 @@
 /*
  * wpstat_kretprobes.c - the return-probe handlers, and the timed scopes
  * they keep in each task's context: a write fault, timed whole from its
- * first handle_mm_fault() (level timing); write(2)'s time update and copy
- * loop, whose journal waits are a writer's; a throttle in
+ * first handle_mm_fault() (level timing); the journal waits of a write
+ * fault and of write(2)'s time update and copy loop; a throttle in
  * balance_dirty_pages() and its pauses; a writeback wait announced by its
  * tracepoint and timed in folio_wait_bit(); folio_mkclean()'s PTE count
  * (level timing).  They run only where a task may sleep, and once per
@@ -22,8 +22,7 @@ struct wpstat_bdp_record __percpu *wpstat_bdp_record;
 
 /*
  * Whether the task is inside one of the timed calls @scope names
- * (WPT_FAULT: a write fault; WPT_MODIFIED: a write(2) scope); one left
- * by an earlier level is dropped.  The owner's context only, as every
+ * (WPT_FAULT: a write fault); one left by an earlier level is dropped.  The owner's context only, as every
  * tctx use.
  */
 bool wpstat_in_scope(struct wpstat_tctx *c, unsigned int scope)
@@ -185,8 +184,7 @@ static int fault_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	c = wpstat_tctx_get();	/* closing the old scope may release it */
 	if (!c)
 		return 1;
-	/* Not in a write(2) scope either: a fault there only reads. */
-	c->active = (c->active & ~WPT_MODIFIED) | WPT_FAULT;
+	c->active |= WPT_FAULT;
 	c->fault_key = key;
 	c->fault_addr = addr;
 	c->fault_named_ns = 0;
@@ -289,7 +287,7 @@ static bool bdp_writer(struct wpstat_key *key, bool *counted)
 	bool fresh = r->task == (unsigned long)current &&
 		     r->switches == wpstat_task_switches(current);
 
-	if (!(fresh && r->from_call) && wpstat_write_fd_key(key, counted))
+	if (!(fresh && r->from_call) && wpstat_write_fd_key(key, counted, false))
 		return true;
 	if (!fresh)
 		return false;
@@ -386,81 +384,34 @@ static int wait_bit_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 NOKPROBE_SYMBOL(wait_bit_return);
 
 /*
- * The write(2) scopes (WPT_MODIFIED), whose journal waits go to the file's
- * row; never inside a fault, nor one inside the other:
+ * A journal call (jbd2's handle start or buffer write access, xfs's time
+ * update), level timing: timed if it is inside the task's write fault,
+ * or, in a write system call, inside write(2)'s time update or copy loop:
  *   file_modified(): write(2) and its kin update mtime here, before the
  *     copy (ext4_write_checks), through the same ext4_dirty_inode() as
- *     the fault;
+ *     the fault; kiocb_modified(): xfs's write checks (6.0 on);
  *   generic_perform_write(): the copy loop, whose ->write_begin starts a
  *     handle per page without delalloc (ext4_write_begin), and whose
  *     ->write_end dirties the inode when the size grows: generic_write_end
  *     -> mark_inode_dirty (5.10, 6.1), ext4_da_do_write_end's i_disksize
  *     update (6.3 on).  xfs and btrfs have loops of their own.
+ * The write's scope is read from the stack only for a call that slept
+ * (wpstat_in_write_scope()); its file is the descriptor's.
  */
-static __always_inline int write_scope_entry(struct file *file)
-{
-	struct wpstat_tctx *c;
-	struct wpstat_key key;
-
-	if (!wpstat_want_task() || !file ||
-	    !wpstat_key_of(file_inode(file), &key))
-		return 1;
-	c = wpstat_tctx_get();
-	if (!c)
-		return 1;
-	fault_drop_pending(c);	/* a fault a signal interrupted is over */
-	if (wpstat_in_scope(c, WPT_FAULT | WPT_MODIFIED))
-		return 1;
-	c = wpstat_tctx_get();	/* dropping a stale scope may release it */
-	if (!c)
-		return 1;
-	c->active |= WPT_MODIFIED;
-	c->fault_key = key;
-	c->fault_epoch = READ_ONCE(wpstat_level_epoch);
-	return 0;
-}
-
-static int modified_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	wpstat_hit(WPP_FILE_MODIFIED);
-	return write_scope_entry(wpstat_file_arg(regs));
-}
-NOKPROBE_SYMBOL(modified_entry);
-
-/* xfs's write checks (6.0 on) end here: file_modified_flags() is static. */
-static int kiocb_modified_entry(struct kretprobe_instance *ri,
-				struct pt_regs *regs)
-{
-	wpstat_hit(WPP_KIOCB_MODIFIED);
-	return write_scope_entry(wpstat_kiocb_file(regs));
-}
-NOKPROBE_SYMBOL(kiocb_modified_entry);
-
-static int perform_write_entry(struct kretprobe_instance *ri,
-			       struct pt_regs *regs)
-{
-	wpstat_hit(WPP_PERFORM_WRITE);
-	return write_scope_entry(wpstat_perform_write_file(regs));
-}
-NOKPROBE_SYMBOL(perform_write_entry);
-
-static int modified_return(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct wpstat_tctx *c = wpstat_tctx_find();
-
-	if (c && (c->active & WPT_MODIFIED))
-		wpstat_tctx_put(c, WPT_MODIFIED);
-	return 0;
-}
-NOKPROBE_SYMBOL(modified_return);
-
 static int journal_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct journal_data *d = (void *)ri->data;
+	struct wpstat_tctx *c;
 
 	/* Reclaim in the scope (an inode evicted: ext4_evict_inode) is not it. */
-	if ((current->flags & PF_MEMALLOC) ||
-	    !wpstat_in_scope(wpstat_tctx_find(), WPT_FAULT | WPT_MODIFIED))
+	if (current->flags & PF_MEMALLOC)
+		return 1;
+	c = wpstat_tctx_find();
+	/* A fault waiting for its retry is over once the task goes on. */
+	d->fault = wpstat_in_scope(c, WPT_FAULT) && !c->fault_retry;
+	if (!d->fault &&
+	    (!wpstat_write_syscall() || !wpstat_want_task() ||
+	     (!WPSTAT_RETURN_UNWINDS && !wpstat_in_write_scope())))
 		return 1;
 	d->nvcsw = READ_ONCE(current->nvcsw);
 	wait_start_now(&d->w);
@@ -499,20 +450,28 @@ static int journal_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct journal_data *d = (void *)ri->data;
 	u64 ns = ktime_get_ns() - d->w.start;
-	struct wpstat_tctx *c;
+	struct wpstat_tctx *c = NULL;
+	struct wpstat_key key;
 	struct wpstat_ref r;
+	bool counted;
 
 	if (READ_ONCE(current->nvcsw) == d->nvcsw)
 		return 0;
-	c = wpstat_tctx_find();
-	if (!wpstat_in_scope(c, WPT_FAULT | WPT_MODIFIED))
+	if (d->fault) {
+		c = wpstat_tctx_find();
+		if (!wpstat_in_scope(c, WPT_FAULT))
+			return 0;
+		key = c->fault_key;
+		wpstat_fault_wait_done(c, ns, d->w.cpu0, d->w.runq0);
+	} else if ((WPSTAT_RETURN_UNWINDS && !wpstat_in_write_scope()) ||
+		   !wpstat_write_fd_key(&key, &counted, true) || !counted) {
 		return 0;
-	wpstat_fault_wait_done(c, ns, d->w.cpu0, d->w.runq0);
+	}
 	/* Count and time in one row of each table: no reset splits them. */
-	r = wpstat_lookup(&c->fault_key);
+	r = wpstat_lookup(&key);
 	wpstat_add(r, WPC_JOURNAL_WAITS, 1);
 	wpstat_add_time(r, WPC_JOURNAL_WAIT_NS, WPC_JOURNAL_WAIT_MAX_NS, ns);
-	wpstat_stall_event(&c->fault_key, WPS_JOURNAL, WPS_JOURNAL_NS, ns);
+	wpstat_stall_event(&key, WPS_JOURNAL, WPS_JOURNAL_NS, ns);
 	return 0;
 }
 NOKPROBE_SYMBOL(journal_return);
@@ -528,12 +487,6 @@ const struct wpstat_handler_set wpstat_krp_handlers[WPP_NR] = {
 	[WPP_WAIT_BIT] = { .krp_entry = wait_bit_entry,
 			   .krp_return = wait_bit_return,
 			   .krp_data_size = sizeof(struct wait_start) },
-	[WPP_PERFORM_WRITE] = { .krp_entry = perform_write_entry,
-				.krp_return = modified_return },
-	[WPP_FILE_MODIFIED] = { .krp_entry = modified_entry,
-				.krp_return = modified_return },
-	[WPP_KIOCB_MODIFIED] = { .krp_entry = kiocb_modified_entry,
-				 .krp_return = modified_return },
 	[WPP_JBD2_START] = { .krp_entry = jbd2_start_entry,
 			     .krp_return = journal_return,
 			     .krp_data_size = sizeof(struct journal_data) },

@@ -99,7 +99,9 @@ enum wpstat_wait_kind {
 };
 
 enum wpstat_wait_kind wpstat_wait_classify(bool stable_mapping);
-bool wpstat_write_fd_key(struct wpstat_key *key, bool *counted);
+bool wpstat_write_fd_key(struct wpstat_key *key, bool *counted, bool real);
+bool wpstat_in_write_scope(void);
+bool wpstat_write_syscall(void);
 int wpstat_probe_core_init(void);
 
 /* ---- wpstat_kretprobes.c ------------------------------------------------ */
@@ -194,6 +196,7 @@ static __always_inline void wait_start_now(struct wait_start *w)
 struct journal_data {
 	struct wait_start w;
 	unsigned long nvcsw;
+	bool fault;		/* inside the task's timed write fault */
 };
 
 #endif /* _WPSTAT_PROBE_H */

@@ -32,6 +32,7 @@ bool wpstat_wait_bit_attached;
 unsigned long wpstat_entry_ip[WPP_NR];
 struct wpstat_range wpstat_fault_dirty_range;
 struct wpstat_range wpstat_mkwrite_range;
+struct wpstat_range wpstat_write_scope_ranges[3];
 
 /*
  * folio_wait_writeback() and folio_wait_stable() (5.10: the page ones),
@@ -95,9 +96,15 @@ static bool calls_stable(unsigned long ret)
 }
 
 #define WPSTAT_STACK_DEPTH	16
+/*
+ * A journal call's return handler to write(2)'s scope: the handler and
+ * the rethook frames (5), ext4's journal calls (up to 6: the inode's
+ * buffer under ext4_dirty_inode) and the time update (5).
+ */
+#define WPSTAT_SCOPE_DEPTH	32
 
 /* A write system call: its writeback waits are the writer's stalls. */
-static bool in_write_syscall(void)
+bool wpstat_write_syscall(void)
 {
 	switch (wpstat_syscall_nr()) {
 	case __NR_write:
@@ -112,25 +119,31 @@ static bool in_write_syscall(void)
 
 /*
  * In a write system call, the file its descriptor names, if its mapping
- * can be written back (not a stacking filesystem's, such as overlayfs',
- * whose writes dirty another file's pages): *key and *counted (the
- * filters let it count).  The write holds the file; the table is read as
- * fget would, with preemption disabled for RCU.  Another thread that
- * closes and reopens the descriptor during the write can make this name
- * the new file: a race the writer made.
+ * can be written back: *key and *counted (the filters let it count).  A
+ * stacking filesystem's file (overlayfs), whose writes dirty another
+ * file's pages, names that file if @real (d_real(): the upper file the
+ * write copied up), else none.  The write holds the file; the table is
+ * read as fget would, with preemption disabled for RCU.  Another thread
+ * that closes and reopens the descriptor during the write can make this
+ * name the new file: a race the writer made.
  */
-bool wpstat_write_fd_key(struct wpstat_key *key, bool *counted)
+bool wpstat_write_fd_key(struct wpstat_key *key, bool *counted, bool real)
 {
 	struct address_space *mapping;
 	unsigned long args[6];
+	struct inode *inode;
 	struct file *file;
 
-	if (!in_write_syscall() || !current->files)
+	if (!wpstat_write_syscall() || !current->files)
 		return false;
 	syscall_get_arguments(current, task_pt_regs(current), args);
 	rcu_read_lock();
 	file = files_lookup_fd_raw(current->files, (unsigned int)args[0]);
 	mapping = file ? READ_ONCE(file->f_mapping) : NULL;
+	if (mapping && !mapping_can_writeback(mapping) && real) {
+		inode = d_inode(wpstat_d_real(file->f_path.dentry));
+		mapping = inode ? inode->i_mapping : NULL;
+	}
 	if (!mapping || !mapping->host || !mapping_can_writeback(mapping)) {
 		rcu_read_unlock();
 		return false;
@@ -138,6 +151,28 @@ bool wpstat_write_fd_key(struct wpstat_key *key, bool *counted)
 	*counted = wpstat_want_task() && wpstat_key_of_mapping(mapping, key);
 	rcu_read_unlock();
 	return true;
+}
+
+/*
+ * Whether the task is inside write(2)'s time update or copy loop
+ * (file_modified(), kiocb_modified(), generic_perform_write()): one of
+ * them is a caller on the stack.  Read only where a journal call slept
+ * (5.10: where one starts in a write system call), so that no write(2)
+ * pays for a probe on its scopes.  The unwinder reads real frames, not
+ * stale words below them.
+ */
+noinline bool wpstat_in_write_scope(void)
+{
+	unsigned long entries[WPSTAT_SCOPE_DEPTH];
+	unsigned int n, i, r;
+
+	n = stack_trace_save(entries, ARRAY_SIZE(entries), 0);
+	for (i = 0; i < n; i++)
+		for (r = 0; r < ARRAY_SIZE(wpstat_write_scope_ranges); r++)
+			if (wpstat_in_range(entries[i],
+					    &wpstat_write_scope_ranges[r]))
+				return true;
+	return false;
 }
 
 /*
@@ -170,7 +205,7 @@ noinline enum wpstat_wait_kind wpstat_wait_classify(bool stable_mapping)
 			return WPW_WRITE;
 		}
 	}
-	return in_write_syscall() ? WPW_WRITE : WPW_OTHER;
+	return wpstat_write_syscall() ? WPW_WRITE : WPW_OTHER;
 }
 
 /*
