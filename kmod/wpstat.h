@@ -653,8 +653,6 @@ struct wpstat_range {
 extern struct wpstat_range wpstat_fault_dirty_range;
 /* do_page_mkwrite(): a wait below it is a wait in a write fault. */
 extern struct wpstat_range wpstat_mkwrite_range;
-/* write(2)'s time update and copy loop: file_modified() and the rest. */
-extern struct wpstat_range wpstat_write_scope_ranges[3];
 
 int wpstat_symbol_range(unsigned long addr, struct wpstat_range *r);
 int wpstat_handlers_init(void);

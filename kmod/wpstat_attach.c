@@ -71,9 +71,6 @@ static struct wpstat_probe wpstat_probes[WPP_NR] = {
 /* SYMBOL points and the range each fills. */
 static struct wpstat_range *const wpstat_symbol_ranges[WPP_NR] = {
 	[WPP_FAULT_DIRTY] = &wpstat_fault_dirty_range,
-	[WPP_FILE_MODIFIED] = &wpstat_write_scope_ranges[0],
-	[WPP_KIOCB_MODIFIED] = &wpstat_write_scope_ranges[1],
-	[WPP_PERFORM_WRITE] = &wpstat_write_scope_ranges[2],
 };
 
 static DEFINE_MUTEX(wpstat_attach_mutex);	/* attach, detach, switch */

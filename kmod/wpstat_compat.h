@@ -293,30 +293,6 @@ wpstat_mapping_stable_writes(const struct address_space *mapping)
 #define wpstat_fault_flags(p)	((unsigned int)wpstat_arg(p, 2))
 
 /*
- * kiocb_modified(struct kiocb *iocb), 6.0 and later: xfs's write checks
- * end there (5.10's xfs calls file_modified()).  Without it the point is
- * not looked up at any level.
- */
-#ifdef WPSTAT_HAVE_KIOCB_MODIFIED
-#define WPSTAT_MECH_KIOCB_MODIFIED	SYMBOL
-#else
-#define WPSTAT_MECH_KIOCB_MODIFIED	NONE
-#endif
-
-/*
- * Whether a kretprobe's return handler can unwind past the trampoline to
- * the probed function's callers: where kretprobes run on rethook (x86
- * since 5.19), whose return addresses the unwinder recovers.  5.10's ORC
- * unwinder stops at kretprobe_trampoline, so a journal call's write(2)
- * scope is read from the stack at its entry there instead.
- */
-#ifdef CONFIG_KRETPROBE_ON_RETHOOK
-#define WPSTAT_RETURN_UNWINDS	1
-#else
-#define WPSTAT_RETURN_UNWINDS	0
-#endif
-
-/*
  * The dentry whose inode holds a stacked (overlayfs) file's pages: the
  * upper file once the write copied it up.  d_real() takes what to
  * resolve since 6.8 (D_REAL_METADATA: no lazy lookup of lower data,

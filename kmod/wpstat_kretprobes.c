@@ -3,7 +3,7 @@
  * wpstat_kretprobes.c - the return-probe handlers, and the timed scopes
  * they keep in each task's context: a write fault, timed whole from its
  * first handle_mm_fault() (level timing); the journal waits of a write
- * fault and of write(2)'s time update and copy loop; a throttle in
+ * fault or a write system call; a throttle in
  * balance_dirty_pages() and its pauses; a writeback wait announced by its
  * tracepoint and timed in folio_wait_bit(); folio_mkclean()'s PTE count
  * (level timing).  They run only where a task may sleep, and once per
@@ -386,32 +386,30 @@ NOKPROBE_SYMBOL(wait_bit_return);
 /*
  * A journal call (jbd2's handle start or buffer write access, xfs's time
  * update), level timing: timed if it is inside the task's write fault,
- * or, in a write system call, inside write(2)'s time update or copy loop:
- *   file_modified(): write(2) and its kin update mtime here, before the
- *     copy (ext4_write_checks), through the same ext4_dirty_inode() as
- *     the fault; kiocb_modified(): xfs's write checks (6.0 on);
- *   generic_perform_write(): the copy loop, whose ->write_begin starts a
- *     handle per page without delalloc (ext4_write_begin), and whose
- *     ->write_end dirties the inode when the size grows: generic_write_end
- *     -> mark_inode_dirty (5.10, 6.1), ext4_da_do_write_end's i_disksize
- *     update (6.3 on).  xfs and btrfs have loops of their own.
- * The write's scope is read from the stack only for a call that slept
- * (wpstat_in_write_scope()); its file is the descriptor's.
+ * or inside a write system call, whose file is then the descriptor's.
+ * In write(2) the usual ones are the time update before the copy
+ * (file_modified() -> ext4_dirty_inode(), xfs's kiocb_modified() ->
+ * xfs_vn_update_time()) and the copy loop's: ->write_begin's handle per
+ * page without delalloc (ext4_write_begin), ->write_end's size update
+ * when the file grows (generic_write_end -> mark_inode_dirty on 5.10
+ * and 6.1, ext4_da_do_write_end's i_disksize update from 6.3); an
+ * O_SYNC write's own writeback too.  No probe on those: every write(2)
+ * would pay for it, and which of them keeps a frame on the stack is the
+ * compiler's choice (6.1's file_modified() tail-calls
+ * file_modified_flags()).
  */
 static int journal_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct journal_data *d = (void *)ri->data;
 	struct wpstat_tctx *c;
 
-	/* Reclaim in the scope (an inode evicted: ext4_evict_inode) is not it. */
+	/* Reclaim in the call (an inode evicted: ext4_evict_inode) is not it. */
 	if (current->flags & PF_MEMALLOC)
 		return 1;
 	c = wpstat_tctx_find();
 	/* A fault waiting for its retry is over once the task goes on. */
 	d->fault = wpstat_in_scope(c, WPT_FAULT) && !c->fault_retry;
-	if (!d->fault &&
-	    (!wpstat_write_syscall() || !wpstat_want_task() ||
-	     (!WPSTAT_RETURN_UNWINDS && !wpstat_in_write_scope())))
+	if (!d->fault && (!wpstat_write_syscall() || !wpstat_want_task()))
 		return 1;
 	d->nvcsw = READ_ONCE(current->nvcsw);
 	wait_start_now(&d->w);
@@ -463,8 +461,7 @@ static int journal_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 			return 0;
 		key = c->fault_key;
 		wpstat_fault_wait_done(c, ns, d->w.cpu0, d->w.runq0);
-	} else if ((WPSTAT_RETURN_UNWINDS && !wpstat_in_write_scope()) ||
-		   !wpstat_write_fd_key(&key, &counted, true) || !counted) {
+	} else if (!wpstat_write_fd_key(&key, &counted, true) || !counted) {
 		return 0;
 	}
 	/* Count and time in one row of each table: no reset splits them. */

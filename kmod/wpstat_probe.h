@@ -100,7 +100,6 @@ enum wpstat_wait_kind {
 
 enum wpstat_wait_kind wpstat_wait_classify(bool stable_mapping);
 bool wpstat_write_fd_key(struct wpstat_key *key, bool *counted, bool real);
-bool wpstat_in_write_scope(void);
 bool wpstat_write_syscall(void);
 int wpstat_probe_core_init(void);
 

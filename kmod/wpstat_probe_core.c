@@ -32,7 +32,6 @@ bool wpstat_wait_bit_attached;
 unsigned long wpstat_entry_ip[WPP_NR];
 struct wpstat_range wpstat_fault_dirty_range;
 struct wpstat_range wpstat_mkwrite_range;
-struct wpstat_range wpstat_write_scope_ranges[3];
 
 /*
  * folio_wait_writeback() and folio_wait_stable() (5.10: the page ones),
@@ -96,12 +95,6 @@ static bool calls_stable(unsigned long ret)
 }
 
 #define WPSTAT_STACK_DEPTH	16
-/*
- * A journal call's return handler to write(2)'s scope: the handler and
- * the rethook frames (5), ext4's journal calls (up to 6: the inode's
- * buffer under ext4_dirty_inode) and the time update (5).
- */
-#define WPSTAT_SCOPE_DEPTH	32
 
 /* A write system call: its writeback waits are the writer's stalls. */
 bool wpstat_write_syscall(void)
@@ -151,28 +144,6 @@ bool wpstat_write_fd_key(struct wpstat_key *key, bool *counted, bool real)
 	*counted = wpstat_want_task() && wpstat_key_of_mapping(mapping, key);
 	rcu_read_unlock();
 	return true;
-}
-
-/*
- * Whether the task is inside write(2)'s time update or copy loop
- * (file_modified(), kiocb_modified(), generic_perform_write()): one of
- * them is a caller on the stack.  Read only where a journal call slept
- * (5.10: where one starts in a write system call), so that no write(2)
- * pays for a probe on its scopes.  The unwinder reads real frames, not
- * stale words below them.
- */
-noinline bool wpstat_in_write_scope(void)
-{
-	unsigned long entries[WPSTAT_SCOPE_DEPTH];
-	unsigned int n, i, r;
-
-	n = stack_trace_save(entries, ARRAY_SIZE(entries), 0);
-	for (i = 0; i < n; i++)
-		for (r = 0; r < ARRAY_SIZE(wpstat_write_scope_ranges); r++)
-			if (wpstat_in_range(entries[i],
-					    &wpstat_write_scope_ranges[r]))
-				return true;
-	return false;
 }
 
 /*

@@ -141,7 +141,7 @@ def new_points_table(ks, summary):
     wls = [w for w in WORKLOADS
            if all(w in summary[k]["new_points"] for k in ks)]
     out = ["**Level timing's own points on each kernel** (the whole write "
-           "fault, write(2)'s journal scopes and waits): per op, timing "
+           "fault, the journal waits): per op, timing "
            "less timing-skip (the same level without them), median of "
            "the per-round differences, with their share of timing's "
            "time; for W4, every page fault, each level's time / the "

@@ -514,8 +514,8 @@ def new_points_section(k):
                "not: on `handle_mm_fault` (the `fault` point: every page "
                "fault of every process enters it; its entry handler "
                "refuses the return probe for any fault but a write to a "
-               "shared file mapping) and on write(2)'s journal scopes and "
-               "waits ({}). **timing-skip** loads level timing without "
+               "shared file mapping) and on the journal calls whose "
+               "waits it times ({}). **timing-skip** loads level timing without "
                "them (`skip_probes=`): timing less timing-skip is what "
                "they cost. Level counts attaches none of them. Per op{}; "
                "W4's op is one fault.\n".format(

@@ -23,9 +23,8 @@ PER_FAULT = ("W4",)
 # The points only level timing attaches (NONE at level counts in
 # kmod/wpstat_probes.def; guest-bench.sh's timing_own, which the
 # configuration timing-skip leaves out): the write fault timed whole, and
-# write(2)'s journal scopes and waits.
-TIMING_OWN = ["fault", "file_modified", "kiocb_modified", "perform_write",
-              "jbd2_start", "jbd2_access", "xfs_time"]
+# the journal waits of faults and write(2).
+TIMING_OWN = ["fault", "jbd2_start", "jbd2_access", "xfs_time"]
 
 NAN = float("nan")
 

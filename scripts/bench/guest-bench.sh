@@ -54,7 +54,7 @@ all_configs="base floor-counts counts floor-timing timing timing-skip bt-kprobe 
 # The points only level timing attaches (NONE at level counts in
 # kmod/wpstat_probes.def): the whole write fault and write(2)'s journal
 # scopes.  timing-skip loads level timing without them.
-timing_own=fault,file_modified,kiocb_modified,perform_write,jbd2_start,jbd2_access,xfs_time
+timing_own=fault,jbd2_start,jbd2_access,xfs_time
 read -r -a configs <<<"${BENCH_CONFIGS:-$all_configs}"
 # Named only, never by default: they need bench.sh's BENCH_ALT.
 known_configs=$all_configs${BENCH_ALT_MODULE:+ alt-counts alt-timing}

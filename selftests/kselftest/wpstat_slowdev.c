@@ -204,16 +204,19 @@ TEST_F(stable, store_while_writeback_in_flight)
  * instead.  ext4_buffered_write_iter -> ext4_write_checks ->
  * file_modified() updates mtime through the same ext4_dirty_inode(), and
  * meets the same commits: journal_waits >= 1 in its row, no faults
- * (measured: 34 waits, 674 ms in 3 s on 5.10; 33, 618 ms on 7.2).
+ * (measured: 34 waits, 674 ms in 3 s on 5.10; 33, 618 ms on 7.2).  A
+ * journal call that slept in a write system call is the writer's,
+ * whichever function of the write made it: 6.1's file_modified()
+ * tail-calls file_modified_flags(), and 7.2's time update runs in
+ * file_update_time_flags(), so no one frame marks it on every kernel.
  *
  * Variant xfs_pwrite: the pwrite writer on xfs.  xfs_file_write_checks()
- * ends in kiocb_modified() (6.0 on; file_modified() on 5.10), whose
- * file_modified_flags() is static, and its copy loop is
- * iomap_file_buffered_write(): the time update's transaction
- * (xfs_vn_update_time) takes XFS_ILOCK_EXCL, which the fsync holds
- * shared across its synchronous log force (xfs_fsync_flush_log) through
- * 6.17, inside the kiocb_modified() scope: journal_waits >= 1, as on
- * ext4 (the second review found 0 on 6.1 and later before the scope).
+ * ends in kiocb_modified() (6.0 on; file_modified() on 5.10), and its
+ * copy loop is iomap_file_buffered_write(): the time update's
+ * transaction (xfs_vn_update_time) takes XFS_ILOCK_EXCL, which the fsync
+ * holds shared across its synchronous log force (xfs_fsync_flush_log)
+ * through 6.17: journal_waits >= 1, as on ext4 (the second review found
+ * 0 on 6.1 and later when only file_modified() was a write's scope).
  * 6.18 ("xfs: rework datasync tracking and execution") reads the commit
  * sequence under ili_lock and forces the log without the inode lock, so
  * on 7.2 the writer's time update waits for no log force: at most a
@@ -232,8 +235,8 @@ TEST_F(stable, store_while_writeback_in_flight)
  * mark_inode_dirty -> ext4_dirty_inode (5.10, 6.1), ext4_da_do_write_end's
  * i_disksize update once the fsync has allocated the tail block (6.3
  * on); either takes the same journal access during the fsync's commits.
- * So journal_waits >= 1 in its row; without the generic_perform_write
- * scope there is none on 5.10, 6.1 and 7.2.
+ * So journal_waits >= 1 in its row; counting only the mtime update's
+ * waits found none on 5.10, 6.1 and 7.2.
  */
 #define JOURNAL_PAGES		32
 #define JOURNAL_DELAY_MS	20
@@ -1190,21 +1193,22 @@ TEST_F(straddle, reset_during_a_stable_wait)
 /* ---- a level switch while tasks sleep inside timed scopes ----------------- */
 
 /*
- * A task asleep inside a timed scope (a write fault, or write(2)'s
- * generic_perform_write) when level timing's return probes are
- * unregistered never runs their return handler, and nothing at level
- * counts would clear the scope: its task context would stay held until
- * the thread exited.  The switch drops every such scope under
- * stop_machine().  SCOPE_THREADS writer threads, each on a file of its
- * own, are throttled in balance_dirty_pages() (inside
- * generic_perform_write) at level timing; the level goes to counts; the
- * writers stop writing and stay alive.
+ * A task asleep inside a timed scope (a write fault) when level timing's
+ * return probes are unregistered never runs their return handler, and
+ * nothing at level counts would clear the scope: its task context would
+ * stay held until the thread exited.  The switch drops every such scope
+ * under stop_machine().  SCOPE_THREADS writer threads, each storing to a
+ * shared mapping of a file of its own, are throttled in
+ * balance_dirty_pages() inside their write faults
+ * (fault_dirty_shared_page) at level timing; the level goes to counts;
+ * the writers stop storing and stay alive.
  * Expected: task_contexts_used falls back to what other tasks hold (a
  * handful), not SCOPE_THREADS (where it stays if the switch keeps the
  * scopes).
  */
 #define SCOPE_THREADS	1000
 #define SCOPE_SPARE	32
+#define SCOPE_PAGES	64	/* per writer: 250 MiB, 64x the dirty limit */
 
 struct scope_writers {
 	pthread_mutex_t lock;
@@ -1222,23 +1226,24 @@ static void *scope_writer_fn(void *arg)
 {
 	struct scope_writer *w = arg;
 	struct scope_writers *all = w->all;
-	char buf[PAGE];
-	off_t off = 0;
+	unsigned int i = 0;
+	char *map;
 
-	memset(buf, 5, sizeof(buf));
-	while (!__atomic_load_n(&all->stop, __ATOMIC_RELAXED)) {
-		if (pwrite(w->fd, buf, PAGE, off) != PAGE) {
-			__atomic_add_fetch(&all->failed, 1, __ATOMIC_RELAXED);
-			break;
-		}
-		off = (off + PAGE) % (256 * PAGE);
-	}
+	map = mmap(NULL, SCOPE_PAGES * PAGE, PROT_READ | PROT_WRITE,
+		   MAP_SHARED, w->fd, 0);
+	if (map == MAP_FAILED)
+		__atomic_add_fetch(&all->failed, 1, __ATOMIC_RELAXED);
+	else
+		while (!__atomic_load_n(&all->stop, __ATOMIC_RELAXED))
+			map[(i++ % SCOPE_PAGES) * PAGE] = 5;
 	pthread_mutex_lock(&all->lock);
 	all->parked++;
 	pthread_cond_broadcast(&all->cond);
 	while (!all->release)
 		pthread_cond_wait(&all->cond, &all->lock);
 	pthread_mutex_unlock(&all->lock);
+	if (map != MAP_FAILED)
+		munmap(map, SCOPE_PAGES * PAGE);
 	return NULL;
 }
 
@@ -1295,6 +1300,7 @@ TEST_F(scopes, level_switch_releases_sleepers_contexts)
 		w[i].all = &all;
 		w[i].fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 		ASSERT_LE(0, w[i].fd);
+		ASSERT_EQ(0, ftruncate(w[i].fd, SCOPE_PAGES * PAGE));
 		if (pthread_create(&tid[i], &attr, scope_writer_fn, &w[i]))
 			break;
 		started++;
@@ -1313,7 +1319,7 @@ TEST_F(scopes, level_switch_releases_sleepers_contexts)
 	       (long long)(wps_summary("bdp_throttled") - throttled0));
 	EXPECT_LE(started / 2, used_throttled);
 	ASSERT_EQ(0, wps_control("level counts"));
-	/* Stop writing; every writer leaves its write and parks, alive. */
+	/* Stop storing; every writer leaves its fault and parks, alive. */
 	__atomic_store_n(&all.stop, true, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&all.lock);
 	while (all.parked < started)
@@ -1321,7 +1327,7 @@ TEST_F(scopes, level_switch_releases_sleepers_contexts)
 	pthread_mutex_unlock(&all.lock);
 	sleep(1);
 	used_after = wps_summary("task_contexts_used");
-	TH_LOG("all %d parked at level counts: %lld contexts used, %d writes failed",
+	TH_LOG("all %d parked at level counts: %lld contexts used, %d mappings failed",
 	       started, (long long)used_after, all.failed);
 	EXPECT_GE(SCOPE_SPARE, used_after)
 		TH_LOG("the writers' scopes were left holding their contexts");
