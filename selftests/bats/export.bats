@@ -48,6 +48,17 @@ wait_for() {
 	done
 }
 
+# What Prometheus and the exporter say when a scrape check fails: the
+# target's health and last error, the series' raw samples, and the
+# export's lines for file $1.
+prom_state() {
+	echo "targets: $(curl -sf "http://127.0.0.1:$PROM_PORT/api/v1/targets" |
+		jq -c '[.data.activeTargets[] | {health, lastError, lastScrape, lastScrapeDuration}]')"
+	echo "samples: $(promql "${2}[5m]" | jq -c '.data.result[0].values // []')"
+	echo "export lines: $(grep -h -F "path=\"$1\"" "$TEXTFILE_DIR"/*.prom 2>/dev/null | head -3)"
+	echo "export log: $(tail -3 "$BATS_FILE_TMPDIR/export.log")"
+}
+
 # Whether PromQL $1 has at least $2 samples in the last 5 minutes.
 has_samples() {
 	local n
@@ -340,7 +351,7 @@ teardown_file() {
 	# Three scrapes of the file at 0 write-protect faults, then the pass
 	# that takes 64, then a scrape that shows them.
 	wait_for 120 has_samples "$sel" 3 ||
-		fail "Prometheus has no 3 samples of $sel (up $(promql_value up), last scrape $(promql_value scrape_duration_seconds) s): $(tail -5 "$BATS_FILE_TMPDIR/prometheus.log")"
+		fail "Prometheus has no 3 samples of $sel (up $(promql_value up), last scrape $(promql_value scrape_duration_seconds) s): $(prom_state "$g" "$sel") $(tail -5 "$BATS_FILE_TMPDIR/prometheus.log")"
 	[ "$(promql_value "$sel")" = 0 ] ||
 		fail "before the pass: '$(promql_value "$sel")' (up $(promql_value up), last scrape $(promql_value scrape_duration_seconds) s)"
 	rewrite "$g"

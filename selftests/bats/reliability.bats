@@ -41,8 +41,9 @@ unload() {
 	echo $tries
 }
 
-# "SUnreclaim_kB kmalloc_bytes VmallocUsed_kB orphan_vmalloc wpstat_vmalloc"
-# after writing back and dropping caches and letting RCU frees finish.
+# "SUnreclaim_kB kmalloc_bytes VmallocUsed_kB orphan_vmalloc wpstat_vmalloc
+# kmalloc_file" after writing back and dropping caches and letting RCU
+# frees finish; kmalloc_file holds each kmalloc cache's bytes in use.
 # orphan_vmalloc: vmalloc areas whose caller prints as a bare module-space
 # address, i.e. code of a module that is gone; wpstat_vmalloc: areas
 # allocated by [wpstat] (its table's index and entries).
@@ -58,11 +59,22 @@ mem_snapshot() {
 		for f in /sys/kernel/slab/*/shrink; do echo 1 >"$f"; done 2>/dev/null
 	fi
 	sleep 1
+	# Each kmalloc cache's bytes in use, for a failure to name the caches.
+	local caches
+	caches=$(mktemp "$BATS_FILE_TMPDIR/kmalloc.XXXXXX")
+	awk '$1 ~ /kmalloc-/ { print $1, $2 * $4 }' /proc/slabinfo >"$caches"
 	echo "$(awk '$1 == "SUnreclaim:" { print $2 }' /proc/meminfo)" \
-		"$(awk '$1 ~ /kmalloc-/ { s += $2 * $4 } END { print s }' /proc/slabinfo)" \
+		"$(awk '{ s += $2 } END { print s }' "$caches")" \
 		"$(awk '$1 == "VmallocUsed:" { print $2 }' /proc/meminfo)" \
 		"$(grep -Ec ' 0xffffffff[0-9a-f]{8}( |$)' /proc/vmallocinfo)" \
-		"$(grep -c '\[wpstat\]' /proc/vmallocinfo)"
+		"$(grep -c '\[wpstat\]' /proc/vmallocinfo)" \
+		"$caches"
+}
+
+# The kmalloc caches that grew most between two snapshots' files.
+kmalloc_growth() {
+	awk 'NR == FNR { b[$1] = $2; next } { d = $2 - b[$1]; if (d > 0) print d, $1 }' \
+		"$1" "$2" | sort -rn | head -5 | awk '{ printf "%s +%d KiB; ", $2, $1 / 1024 }'
 }
 
 setup_file() {
@@ -209,7 +221,7 @@ mem_compare() {
 		"VmallocUsed ${b[2]} -> ${a[2]} kB, orphan vmalloc ${b[3]} -> ${a[3]}, [wpstat] vmalloc ${b[4]} -> ${a[4]}" >&3
 	[ $((a[0] - b[0])) -le "$slab_kb" ] || fail "$what: SUnreclaim grew by $((a[0] - b[0])) kB"
 	[ $((a[1] - b[1])) -le $((kmalloc_kib * 1024)) ] ||
-		fail "$what: kmalloc caches grew by $(((a[1] - b[1]) / 1024)) KiB"
+		fail "$what: kmalloc caches grew by $(((a[1] - b[1]) / 1024)) KiB: $(kmalloc_growth "${b[5]}" "${a[5]}")"
 	[ $((a[2] - b[2])) -le "$vmalloc_kb" ] || fail "$what: VmallocUsed grew by $((a[2] - b[2])) kB"
 	[ "${a[3]}" -le "${b[3]}" ] || {
 		grep -E ' 0xffffffff[0-9a-f]{8}( |$)' /proc/vmallocinfo >&2
