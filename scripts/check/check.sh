@@ -4,10 +4,13 @@
 # closing line "N passed, N failed, N skipped".  Exit status 1 on any failure.
 #
 # Every suite but the long ones runs on one kernel (WPSTAT_CHECK_FULL,
-# default: the newest host-installed 6.12); the suites that check what the
-# kernel does (guest-check.sh's kernel set) run on every other one.  make
-# check-kernels (WPSTAT_CHECK_FULL=all) runs every suite everywhere, the
-# long ones too.
+# default: the newest host-installed 6.12), split into WPSTAT_CHECK_SHARDS
+# guests (default: 2) that run side by side; the suites that check what
+# the kernel does (guest-check.sh's kernel set) run on the others given,
+# by default only the oldest, 5.10, so that make check stays under 30
+# minutes from a clean clone on 2 cores.  make check-kernels
+# (WPSTAT_CHECK_FULL=all) runs every suite on every kernel, the long
+# ones too, one guest each.
 #
 # Nothing fails for taking long.  Inside each guest a watchdog kills a
 # suite that prints nothing for WPSTAT_HANG_SECS (default 600), as one
@@ -21,8 +24,11 @@
 # the ratio, not a failure.
 #
 # Environment: KVERS (kernels to test, default: every supported kernel,
-#              host-installed and staged: scripts/vm/kernels.sh all),
+#              host-installed and staged: scripts/vm/kernels.sh all; make
+#              check's default, without SUITES: the full kernel and 5.10),
 #              WPSTAT_CHECK_FULL (the kernel(s) that run every suite, or all),
+#              WPSTAT_CHECK_SHARDS (guests that share a full kernel's suites,
+#              default 2; 1 with SUITES and under check-kernels),
 #              SUITES (guest suites, default: all; see scripts/check/guest-check.sh)
 #              WPSTAT_STRESS=1 (long forms of the reliability suites: make stress)
 #              WPSTAT_CHECK_JOBS (guests at once, default: one per core)
@@ -52,12 +58,37 @@ mkdir -p "$(dirname "$out")"
 exec 9>"$out.lock"
 flock -n 9 || { echo "check: another run is using $out (WPSTAT_CHECK_OUT= for a second one)" >&2; exit 2; }
 rm -rf "$out" && mkdir -p "$out/host"
-# Space-separated: a newline in KVERS breaks make recipes that inherit it.
-kvers=$(echo ${KVERS:-$("$top/scripts/vm/kernels.sh" all)})
+all_kvers=$("$top/scripts/vm/kernels.sh" all)
 # install, DKMS and packaging are about the host's own kernels.
 host_kvers=$(echo $("$top/scripts/vm/kernels.sh" installed))
 full=${WPSTAT_CHECK_FULL:-$("$top/scripts/vm/kernels.sh" installed | grep '^6\.12\.' | tail -n 1)}
 is_full() { [ "$full" = all ] || [[ " $full " == *" $1 "* ]]; }
+# Space-separated: a newline in KVERS breaks make recipes that inherit it.
+# make check: the full kernel and the oldest one, 5.10 (where a compat
+# difference shows first); the rest are make check-kernels'.
+if [ -n "${KVERS:-}" ] || [ "$full" = all ] || [ -n "${SUITES:-}" ]; then
+	kvers=$(echo ${KVERS:-$all_kvers})
+else
+	kvers=$(echo $(for k in $all_kvers; do
+		is_full "$k" || [[ $k == 5.10.* ]] && echo "$k"; done))
+fi
+# A full kernel's guests (make check): "KVER-partI", each running part I
+# of its suites (guest-check.sh's WPSTAT_SHARD); any other guest: "KVER".
+if [ "$full" = all ] || [ -n "${SUITES:-}" ]; then
+	shards=${WPSTAT_CHECK_SHARDS:-1}
+else
+	shards=${WPSTAT_CHECK_SHARDS:-2}
+fi
+case $shards in '' | *[!0-9]* | 0) echo "check: WPSTAT_CHECK_SHARDS='$shards': a number of guests, 1 or more" >&2; exit 2 ;; esac
+guest_labels() {	# KVER: its guests' labels
+	local i
+	if is_full "$1" && [ "$shards" -gt 1 ]; then
+		for ((i = 1; i <= shards; i++)); do echo "$1-part$i"; done
+	else
+		echo "$1"
+	fi
+}
+label_kver() { echo "${1%-part[0-9]*}"; }	# LABEL: its kernel
 
 # Suites not yet ready on a kernel (selftests/suites.txt's not-yet
 # lines): left out of make check there and reported as skipped, with the
@@ -151,13 +182,16 @@ measured() {	# SUITE: its measured seconds (selftests/suites.txt), or nothing
 
 # The measured time of a guest: its set's guest: line (guest:check,
 # guest:kernel), or the sum of its suites' plus two minutes to boot (for
-# SUITES, and the set all).
-guest_measured() {	# SET
-	local s sum=120 m
+# SUITES, the set all, and a part of a set).
+guest_measured() {	# SET [PART]
+	local s sum=120 m list
 	m=
-	[ -n "${SUITES:-}" ] || m=$("$suites_sh" guest "$1")
+	[ -n "${SUITES:-}" ] || [ -n "${2:-}" ] || m=$("$suites_sh" guest "$1")
 	if [ -z "$m" ]; then
-		for s in ${SUITES:-$("$suites_sh" list "$1")}; do
+		list=${SUITES:-$("$suites_sh" list "$1")}
+		# shellcheck disable=SC2086
+		[ -z "${2:-}" ] || list=$("$suites_sh" shard "$2" "$shards" $list)
+		for s in $list; do
 			m=$(measured "${s%@counts}")
 			sum=$((sum + ${m:-300}))
 		done
@@ -174,19 +208,27 @@ guest_measured() {	# SET
 # 244) and its 6.12 guest past 85 minutes, correct all the while.  CI,
 # which knows its own limit, sets WPSTAT_BACKSTOP_SECS (.ci/run: 85
 # minutes, so that it still gets a summary that names what ran).
-guest_backstop() {	# SET
+guest_backstop() {	# SET [PART]
 	local b=14400 m
 	if [ -n "${WPSTAT_BACKSTOP_SECS:-}" ]; then
 		echo "$WPSTAT_BACKSTOP_SECS"
 		return
 	fi
-	m=$((4 * $(guest_measured "$1")))
+	m=$((4 * $(guest_measured "$1" "${2:-}")))
 	[ $m -le $b ] || b=$m
 	echo $b
 }
 
-run_guest() {	# KVER: boot it, run the suites, leave rc and seconds
-	local k=$1 start rc set=kernel skips backstop
+guest_part() {	# LABEL: its part of its kernel's suites, or nothing
+	local k
+	k=$(label_kver "$1")
+	[ "$1" = "$k" ] || echo "${1##*-part}"
+}
+
+run_guest() {	# LABEL: boot its kernel, run its suites, leave rc and seconds
+	local g=$1 k part start rc set=kernel skips backstop
+	k=$(label_kver "$g")
+	part=$(guest_part "$g")
 	start=$(date +%s)
 	if [ "$full" = all ]; then
 		set=all
@@ -194,8 +236,8 @@ run_guest() {	# KVER: boot it, run the suites, leave rc and seconds
 		set=check
 	fi
 	skips="${WPSTAT_SKIP_SUITES:-} $(not_yet "$k" | cut -d' ' -f1 | xargs)"
-	backstop=$(guest_backstop $set)
-	echo "$set" >"$out/$k.set"
+	backstop=$(guest_backstop $set "$part")
+	echo "$set" >"$out/$g.set"
 	# The guest's own watchdog catches a hung suite; this one a hung
 	# guest: nothing new in its results directory (the suites' TAP files,
 	# the live kernel log) for the hang limit and 300 s more.  vm-run.sh's
@@ -203,28 +245,29 @@ run_guest() {	# KVER: boot it, run the suites, leave rc and seconds
 	# Appended to: QEMU opens the log anew (/proc/self/fd/1, at offset 0)
 	# for the guest's output, and what the runner and the watchdog say
 	# after it must not overwrite its start.
-	: >"$out/$k.log"
+	: >"$out/$g.log"
 	# shellcheck disable=SC2086
 	WPSTAT_SKIP_SUITES=$skips WPSTAT_SUITE_SET=$set WPSTAT_HANG_SECS=$hang \
-		WPSTAT_VM_TIMEOUT=$((backstop + 600)) \
-		"$top/scripts/check/watchdog.sh" --label "guest $k" --hang $((hang + 300)) \
-		--total "$backstop" --watch "$out/$k" --running "$out/$k/running" \
-		--why "$out/$k.why" -- \
-		"$top/scripts/vm/vm-run.sh" --kver "$k" --results "$out/$k" ${WPSTAT_CHECK_VM_ARGS:-} -- \
-		bash "${WPSTAT_CHECK_GUEST:-$top/scripts/check/guest-check.sh}" ${SUITES:-} >>"$out/$k.log" 2>&1
+		WPSTAT_SHARD=${part:+$part/$shards} WPSTAT_VM_TIMEOUT=$((backstop + 600)) \
+		"$top/scripts/check/watchdog.sh" --label "guest $g" --hang $((hang + 300)) \
+		--total "$backstop" --watch "$out/$g" --running "$out/$g/running" \
+		--why "$out/$g.why" -- \
+		"$top/scripts/vm/vm-run.sh" --kver "$k" --results "$out/$g" ${WPSTAT_CHECK_VM_ARGS:-} -- \
+		bash "${WPSTAT_CHECK_GUEST:-$top/scripts/check/guest-check.sh}" ${SUITES:-} >>"$out/$g.log" 2>&1
 	rc=$?
-	echo "$rc $(($(date +%s) - start))" >"$out/$k.status"
-	not_yet "$k" | while read -r suite reason; do
+	echo "$rc $(($(date +%s) - start))" >"$out/$g.status"
+	# Once per kernel: in its first part.
+	[ "${part:-1}" != 1 ] || not_yet "$k" | while read -r suite reason; do
 		printf '1..1\nok 1 %s # SKIP not yet on %s: %s\n' "$suite" "$k" "$reason" \
-			>"$out/$k/not-yet-${suite//[:\/]/-}.tap"
+			>"$out/$g/not-yet-${suite//[:\/]/-}.tap"
 	done
-	echo "check: $k took $(($(date +%s) - start)) s (guest exit $rc)" >&2
+	echo "check: $g took $(($(date +%s) - start)) s (guest exit $rc)" >&2
 }
 
 # "# slow:" lines for what took longer than measured (by 10 s at least:
 # less is noise), and the longest silence, against the hang limit: how
 # much slower a machine could be before a suite is taken for hung.
-slow_notes() {	# KVER
+slow_notes() {	# LABEL
 	local k=$1 set secs m
 	awk -v k="$k" -v times="$suites_sh times" -v hang="$hang" '
 		BEGIN { while ((times | getline l) > 0) { split(l, f, " "); m[f[1]] = f[2] } }
@@ -241,7 +284,7 @@ slow_notes() {	# KVER
 	' "$out/$k.log" 2>/dev/null
 	read -r _ secs <"$out/$k.status" 2>/dev/null || return 0
 	set=$(cat "$out/$k.set" 2>/dev/null)
-	m=$(guest_measured "$set")
+	m=$(guest_measured "$set" "$(guest_part "$k")")
 	if [ -n "$m" ] && [ "$secs" -ge $((m + 10)) ] 2>/dev/null; then
 		awk -v k="$k" -v t="$secs" -v m="$m" -v set="$set" \
 			'BEGIN { printf "# slow: %s the whole guest (%s) took %d s, measured %d s (%.1fx)\n", k, set, t, m, t / m }'
@@ -250,8 +293,8 @@ slow_notes() {	# KVER
 
 max_jobs=${WPSTAT_CHECK_JOBS:-$(nproc)}
 # The longest guests first, so that the short ones fill in beside them.
-order=$(for k in $kvers; do is_full "$k" && echo "$k"; done
-	for k in $kvers; do is_full "$k" || echo "$k"; done)
+order=$(for k in $kvers; do ! is_full "$k" || guest_labels "$k"; done
+	for k in $kvers; do is_full "$k" || guest_labels "$k"; done)
 guests=()
 host_pid=
 running() {	# guests still running
@@ -295,7 +338,7 @@ wait
 [ "${WPSTAT_CHECK_HOST:-1}" = 0 ] || summarise host "$out/host"
 [ ! -d "$out/packages" ] || summarise packages "$out/packages"
 
-for k in $kvers; do
+for k in $(for k in $kvers; do guest_labels "$k"; done); do
 	read -r rc secs <"$out/$k.status" 2>/dev/null || rc=125 secs=?
 	# The runner fails on kernel BUG/WARNING/Oops/lockdep/KASAN reports.
 	if [ "$rc" = 0 ]; then

@@ -21,7 +21,10 @@
 #   check   sets kernel and full (make check's one kernel that runs
 #           everything else: the newest bookworm 6.12)
 #   kernel  set kernel, the suites that check what the kernel does: make
-#           check on every other kernel
+#           check on 5.10
+# WPSTAT_SHARD: I/N, run only part I of N of the default list
+# (scripts/check/suites.sh shard: parts of about equal measured time), so
+# that N guests of one kernel run it side by side (make check).
 # WPSTAT_TIMING_SUITES, when set: the suites of sets all and check to run
 # again at level timing, instead of the registry's @timing lines (empty:
 # none; scripts/check/check-debug.sh).
@@ -109,6 +112,10 @@ if [ -z "${*}" ]; then
 			[ "${suites[$i]}" != "$s" ] || unset "suites[$i]"
 		done
 	done
+	if [ -n "${WPSTAT_SHARD:-}" ] && [ ${#suites[@]} -gt 0 ]; then
+		mapfile -t suites < <("$top/scripts/check/suites.sh" shard \
+			"${WPSTAT_SHARD%/*}" "${WPSTAT_SHARD#*/}" "${suites[@]}")
+	fi
 fi
 suites=("${suites[@]}")
 

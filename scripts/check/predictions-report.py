@@ -242,10 +242,12 @@ TAP_LINE = re.compile(r"^(not ok|ok) \d+ (.*?)(?: # (SKIP|skip).*)?$")
 def read_results(resdir):
     """{kernel: [(suite, name, status, [log lines])]}"""
     out = {}
-    for kver in sorted(os.listdir(resdir)):
-        kdir = os.path.join(resdir, kver)
-        if not os.path.isdir(kdir) or kver == "host":
+    for name in sorted(os.listdir(resdir)):
+        kdir = os.path.join(resdir, name)
+        if not os.path.isdir(kdir) or name == "host":
             continue
+        # make check splits one kernel's suites over guests KVER-partN.
+        kver = re.sub(r"-part[0-9]+$", "", name)
         rows = []
         # Each suite at level counts, then at level timing where it ran
         # there too (SUITE@timing.tap): the times are measured there.
@@ -269,7 +271,8 @@ def read_results(resdir):
                 elif re.match(r"# \S+\.c:\d+:\w+:[a-z]", line) and \
                         "Expected" not in line:
                     logs.append(line.split(":", 3)[3])
-            out[kver] = rows
+        if rows:
+            out.setdefault(kver, []).extend(rows)
     return out
 
 

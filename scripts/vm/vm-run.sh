@@ -15,8 +15,8 @@
 # (kernel messages as they happen: for hangs); WPSTAT_VM_TIMEOUT bounds a
 # run in seconds (default 1800); WPSTAT_VM_QEMU_OPTS adds QEMU options
 # (make bench: -icount).  WPSTAT_STRESS, WPSTAT_FUZZ_SEED,
-# WPSTAT_RELIAB_CYCLES, WPSTAT_SUITE_SET and WPSTAT_HANG_SECS, when not
-# empty, and WPSTAT_TIMING_SUITES and WPSTAT_SKIP_SUITES, when set (empty:
+# WPSTAT_RELIAB_CYCLES, WPSTAT_SUITE_SET, WPSTAT_SHARD and WPSTAT_HANG_SECS,
+# when not empty, and WPSTAT_TIMING_SUITES and WPSTAT_SKIP_SUITES, when set (empty:
 # no suites), are passed on to the command in the guest.
 
 set -euo pipefail
@@ -80,7 +80,7 @@ rm -f "$results/rc" "$results/dmesg.txt"
 # The command is handed over in a file so no quoting survives two shells.
 {
 	for v in WPSTAT_STRESS WPSTAT_FUZZ_SEED WPSTAT_RELIAB_CYCLES WPSTAT_SUITE_SET \
-		WPSTAT_HANG_SECS; do
+		WPSTAT_SHARD WPSTAT_HANG_SECS; do
 		[ -z "${!v:-}" ] || printf '%s=%q ' "$v" "${!v}"
 	done
 	# scripts/check/guest-check.sh's suite lists: empty is a list.
