@@ -237,6 +237,14 @@ TEST_F(stable, store_while_writeback_in_flight)
  * on); either takes the same journal access during the fsync's commits.
  * So journal_waits >= 1 in its row; counting only the mtime update's
  * waits found none on 5.10, 6.1 and 7.2.
+ *
+ * Variant overlay_pwrite: the pwrite writer through overlayfs over the
+ * same ext4 (lower, upper and work directories on it).  The write goes
+ * to the upper ext4 file (ovl_write_iter -> backing_file_write_iter ->
+ * vfs_iter_write), whose time update meets the same commits; the
+ * descriptor names the overlay file, whose mapping writes nothing back,
+ * so the wait is charged to the upper file (d_real()): journal_waits >= 1
+ * in the upper file's row.
  */
 #define JOURNAL_PAGES		32
 #define JOURNAL_DELAY_MS	20
@@ -244,21 +252,25 @@ TEST_F(stable, store_while_writeback_in_flight)
 #define JOURNAL_RUN_MS		3000
 
 FIXTURE(journal) {
-	char path[256];
+	char path[256];		/* the file the writer opens */
+	char row_path[256];	/* the file its rows are of (overlay: upper) */
 	int fd;
 	bool switched;		/* the test set level timing: set it back */
+	bool overlay;		/* mounted SLOW_DIR/merged */
 };
 
 FIXTURE_VARIANT(journal) {
 	const char *fs;		/* ext4 if NULL */
 	bool pwrite;
 	bool append;		/* pwrite() appends, on ext4 mounted lazytime */
+	bool overlay;		/* through overlayfs over the ext4 */
 };
 
 FIXTURE_VARIANT_ADD(journal, mmap) { .pwrite = false };
 FIXTURE_VARIANT_ADD(journal, pwrite) { .pwrite = true };
 FIXTURE_VARIANT_ADD(journal, xfs_pwrite) { .fs = "xfs", .pwrite = true };
 FIXTURE_VARIANT_ADD(journal, append) { .pwrite = true, .append = true };
+FIXTURE_VARIANT_ADD(journal, overlay_pwrite) { .pwrite = true, .overlay = true };
 
 FIXTURE_SETUP(journal)
 {
@@ -275,6 +287,19 @@ FIXTURE_SETUP(journal)
 	if (variant->append)
 		ASSERT_EQ(0, sh("mount -o remount,lazytime " SLOW_DIR));
 	snprintf(self->path, sizeof(self->path), SLOW_DIR "/journal");
+	snprintf(self->row_path, sizeof(self->row_path), "%s", self->path);
+	if (variant->overlay) {
+		ASSERT_EQ(0, sh("mkdir -p " SLOW_DIR "/lower " SLOW_DIR "/upper "
+				SLOW_DIR "/work " SLOW_DIR "/merged && "
+				"mount -t overlay overlay -o lowerdir=" SLOW_DIR
+				"/lower,upperdir=" SLOW_DIR "/upper,workdir="
+				SLOW_DIR "/work " SLOW_DIR "/merged"))
+			TH_LOG("cannot mount overlayfs over %s", SLOW_DIR);
+		self->overlay = true;
+		snprintf(self->path, sizeof(self->path), SLOW_DIR "/merged/journal");
+		snprintf(self->row_path, sizeof(self->row_path),
+			 SLOW_DIR "/upper/journal");
+	}
 	self->fd = open(self->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, ftruncate(self->fd, JOURNAL_PAGES * PAGE));
@@ -286,6 +311,8 @@ FIXTURE_SETUP(journal)
 FIXTURE_TEARDOWN(journal)
 {
 	close(self->fd);
+	if (self->overlay)
+		sh("umount " SLOW_DIR "/merged");
 	slowdev_down();
 	if (self->switched)
 		wps_control("level counts");
@@ -353,9 +380,9 @@ TEST_F(journal, fsync_neighbour_stalls_are_named)
 	ASSERT_EQ(fsyncer, waitpid(fsyncer, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 
-	ASSERT_EQ(1, stall_of(self->path, storer, &st));
+	ASSERT_EQ(1, stall_of(self->row_path, storer, &st));
 	/* Nothing maps the file in the pwrite variant: no PTE, no row. */
-	EXPECT_EQ(variant->pwrite ? 0 : 1, stall_of(self->path, fsyncer, &fs));
+	EXPECT_EQ(variant->pwrite ? 0 : 1, stall_of(self->row_path, fsyncer, &fs));
 	EXPECT_EQ(0, fs.fault_first + fs.fault_wp + fs.stable_waits +
 		     fs.wb_waits + fs.pauses + fs.journal_waits);
 	EXPECT_EQ(0, st.wp_caused);
