@@ -777,8 +777,16 @@ TEST_F(throttle, long_write_loop_is_paused)
 		TH_LOG("KASAN kernel: a pause is predicted for production kernels only");
 	if (paused)	/* not an else: EXPECT_* is not one statement */
 		EXPECT_LT(0, d.bdp_pauses);
-	/* Every pause the tracepoint itself reported, no more, no fewer. */
-	EXPECT_EQ(trace_count("balance_dirty_pages"), d.bdp_pauses);
+	/*
+	 * Every pause the tracepoint itself reported, no more, no fewer;
+	 * an unattributed throttle's pauses have no file to go to
+	 * (docs/interface.md), so with one there may be fewer.
+	 */
+	if (!unattributed) {
+		EXPECT_EQ(trace_count("balance_dirty_pages"), d.bdp_pauses);
+	} else {
+		EXPECT_GE(trace_count("balance_dirty_pages"), d.bdp_pauses);
+	}
 	/* Every entry the kprobe saw: attributed, or said to be not. */
 	TH_LOG("balance_dirty_pages entries: %ld traced, %lld throttled + %lld unattributed",
 	       trace_count("bdp_entry"), (long long)d.bdp_throttled,
@@ -1403,9 +1411,15 @@ TEST_F(scopes, level_switch_releases_sleepers_contexts)
  * CPU time inside the guest (QEMU TCG gives it no steal clock): measured
  * beside four other guests on 6.1, runq 447 ms and cpu 555 ms of 1003.
  * Expected (level timing): cpu + runq <= unnamed; beside the loops the
- * run delay is at least a quarter of the unnamed time, and its share of
- * it at least four times what it is alone on the CPU, where the faults
- * have less run delay than CPU time.
+ * run delay is at least a quarter of the unnamed time, and per fault at
+ * least twice what it is alone on the CPU (CFS gives the writer a third
+ * of CPU 0 beside two loops: each fault's CPU time comes with about twice
+ * as much waiting), where the faults have less run delay than CPU time.
+ * Per fault, not as a share of the unnamed time: a host that took the
+ * guest's CPU 7 to 12 times over (make check beside six other guests)
+ * gave the writer alone on 5.10 625 ms of run delay in 1587 ms, a share
+ * 0.39 against 0.65 beside the loops, while per fault it was 34 against
+ * 178 us.
  * (A first version msynced after each pass instead: its sleeps gave it
  * the CPU back at every wake-up, and the busy loops delayed it less than
  * its own CPU time on 6.1.)
@@ -1534,8 +1548,9 @@ TEST_F(contention, fault_waits_for_a_cpu)
 	EXPECT_GT(shared.fault_runq_ns * 4, shared.fault_unnamed_ns);
 	ASSERT_LT(0, alone.fault_unnamed_ns);
 	ASSERT_LT(0, shared.fault_unnamed_ns);
-	EXPECT_GT((double)shared.fault_runq_ns / shared.fault_unnamed_ns,
-		  4.0 * alone.fault_runq_ns / alone.fault_unnamed_ns);
+	EXPECT_GT((double)shared.fault_runq_ns /
+		  (shared.fault_first + shared.fault_wp),
+		  2.0 * alone.fault_runq_ns / (alone.fault_first + alone.fault_wp));
 }
 
 TEST_HARNESS_MAIN
