@@ -44,6 +44,10 @@ all: build
 setup:
 	scripts/setup.sh
 
+# make check boots 6.12 and 5.10 only: no trixie or sid chroot.
+setup-check:
+	scripts/setup.sh --check
+
 # What only the long forms use besides (JDK, Maven, bpftrace, matplotlib).
 setup-long:
 	scripts/setup.sh --long
@@ -66,7 +70,7 @@ checkpatch:
 
 # setup runs first and the rest in a fresh make, so that KVERS sees the
 # kernels setup just installed.
-check: setup
+check: setup-check
 	@$(MAKE) --no-print-directory build
 	@scripts/check/check.sh
 
@@ -227,7 +231,7 @@ vm: build
 clean:
 	rm -rf build/kmod build/bin build/lib build/selftests results
 
-.PHONY: all setup setup-long build module userspace selftests checkpatch check check-kernels stress check-debug check-flavours clients clients-build clients-runs \
+.PHONY: all setup setup-long setup-check build module userspace selftests checkpatch check check-kernels stress check-debug check-flavours clients clients-build clients-runs \
 	deb repo check-packages \
 	demo readme-session bench experiment predictions vm \
 	install uninstall clean

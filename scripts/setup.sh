@@ -10,6 +10,7 @@
 # Safe to run again: it only installs what is missing.
 #
 #   scripts/setup.sh [--flavours] [--long]
+#   scripts/setup.sh --check
 #   scripts/setup.sh --demo
 #
 # --flavours also installs the newest 6.12 cloud and rt kernels with their
@@ -17,6 +18,9 @@
 # --long also installs what only the long forms use: the JDK and Maven
 # (bats:experiment, make experiment, make clients), bpftrace (make bench)
 # and matplotlib (the experiment's charts); make check needs none of them.
+# --check stages only the extra kernel make check boots (bullseye's 5.10):
+# trixie's and sid's chroots are make check-kernels' (and make stress's,
+# make bench's), which plain set-up stages.
 # --demo installs only what make demo boots and builds: QEMU and
 # virtme-ng, the newest 6.12 with its headers, the compiler and libkmod,
 # jq and e2fsprogs; no other kernel, chroot, test tool or linux-source.
@@ -32,12 +36,14 @@ die() { log "error: $*"; exit 1; }
 flavours=0
 long=0
 demo=0
+check=0
 for a in "$@"; do
 	case $a in
 	--flavours) flavours=1 ;;
 	--long) long=1 ;;
 	--demo) demo=1 ;;
-	*) die "usage: $0 [--flavours] [--long] | --demo" ;;
+	--check) check=1 ;;
+	*) die "usage: $0 [--flavours] [--long] | --check | --demo" ;;
 	esac
 done
 [ $demo = 0 ] || [ $flavours$long = 00 ] || die "--demo sets up the demo only: not with --flavours or --long"
@@ -308,6 +314,7 @@ check_toolchain() {
 }
 
 for suite in $("$kernels" extra suites); do
+	[ $check = 0 ] || [ "$suite" = bullseye ] || continue
 	have=
 	for k in $("$kernels" extra installed); do
 		if [ "$(cat "$top/build/kernels/$k/suite")" = "$suite" ]; then have=$k; fi
