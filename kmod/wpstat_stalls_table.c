@@ -424,6 +424,17 @@ static int stall_age_cmp(const void *a, const void *b)
 	return time_before(x->last, y->last) ? -1 : 1;
 }
 
+/* A row of @from going to @to: an exited process's, or a gone file's. */
+static void stall_count_fold(const struct wpstat_stall_key *from,
+			     const struct wpstat_stall_key *to,
+			     u64 *exited, u64 *gone)
+{
+	if (from->tgid && !to->tgid && to->ino)
+		(*exited)++;
+	if (from->ino && !to->ino)
+		(*gone)++;
+}
+
 /*
  * The old table's rows mapped into @new (map[i]: row + 1, 0: none),
  * through stall_target(); an exited row of @aged (a first pass whose
@@ -451,10 +462,7 @@ static void stall_map_rows(struct wpstat_stalls *old, u32 n0,
 		if (!first) {
 			k = stall_target(&r->key);
 			targets[i] = k;
-			if (r->key.tgid && !k.tgid && k.ino)
-				(*exited)++;
-			if (r->key.ino && !k.ino)
-				(*gone)++;
+			stall_count_fold(&r->key, &k, exited, gone);
 		} else {
 			/* A row made since the first pass has no target yet. */
 			k = targets[i].dev ? targets[i] : stall_target(&r->key);
@@ -518,7 +526,7 @@ static void wpstat_stalls_compact(void)
 {
 	struct wpstat_stalls *old, *new, *first = NULL;
 	struct wpstat_stall_key *targets = NULL, k;
-	u64 exited = 0, gone = 0, ov0;
+	u64 exited = 0, gone = 0, late_exited = 0, late_gone = 0, ov0;
 	u32 i, n0, n, *map = NULL;
 	bool *aged = NULL;
 	long deaths;
@@ -579,6 +587,10 @@ static void wpstat_stalls_compact(void)
 			to = &new->rows[map[i] - 1];
 		} else {
 			k = stall_target(&r->key);
+			/* Made after the first pass passed its slot. */
+			if (i >= n0 || !targets[i].dev)
+				stall_count_fold(&r->key, &k, &late_exited,
+						 &late_gone);
 			to = wpstat_stall_find_key(new, &k, true, r);
 		}
 		if (to)
@@ -590,6 +602,8 @@ static void wpstat_stalls_compact(void)
 	}
 	/* Events that found no row in the old table since ov0. */
 	atomic64_add(atomic64_read(&old->overflow) - ov0, &new->overflow);
+	WRITE_ONCE(new->exited, new->exited + late_exited);
+	WRITE_ONCE(new->gone, new->gone + late_gone);
 	wpstat_stalls_deaths_seen = deaths;
 	wpstat_stalls_put(old);
 	goto done;
