@@ -104,7 +104,7 @@ setup() {
 	# on 7.2, one fault remapping 512 pages).  Evicted, then read back by
 	# store faults without readahead (MADV_RANDOM), one page at a time;
 	# ext4 caches order-0 folios before 6.16 anyway.
-	wpload --file $mnt/ext4/w1 --size 4M --cold --madvise random \
+	wpload --file $mnt/ext4/w1 --size 4M --cold --madvise random,nohugepage \
 		--sync msync --quiet --counters $nocount &&
 	wpload --file $mnt/ext4/w2 --size ${w2_mib}M --mode write --quiet --counters $nocount &&
 	mkdir -p $mnt/ext4/w3 && wpfiles create $mnt/ext4/w3 "$w3_files" >/dev/null || return 1
@@ -344,10 +344,12 @@ snapshot_diff() {
 
 run_workload() {
 	case $1 in
-	# MADV_RANDOM: a page reclaim took is read back order-0 by its fault
-	# (7.2's first run of it read 2 MiB folios back in by readahead).
+	# MADV_RANDOM: a page reclaim took is read back order-0 by its fault;
+	# MADV_NOHUGEPAGE: khugepaged does not collapse the mapped pages into
+	# a large folio between runs (7.2 kept firing 82 events a run with
+	# MADV_RANDOM alone).
 	W1) wpload --file $mnt/ext4/w1 --size 4M --passes "$w1_passes" \
-		--madvise random --sync msync --json --counters $nocount |
+		--madvise random,nohugepage --sync msync --json --counters $nocount |
 		jq -r '"\(.totals.wall_ns) \(.totals.ops) \(.totals.cpu_ns)"' ;;
 	W2) wpload --file $mnt/ext4/w2 --size ${w2_mib}M --mode write \
 		--json --counters $nocount |
