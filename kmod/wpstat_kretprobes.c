@@ -22,8 +22,8 @@ struct wpstat_bdp_record __percpu *wpstat_bdp_record;
 
 /*
  * Whether the task is inside one of the timed calls @scope names
- * (WPT_FAULT: a write fault); one left by an earlier level is dropped.  The owner's context only, as every
- * tctx use.
+ * (WPT_FAULT: a write fault); one left by an earlier level is dropped.
+ * The owner's context only, as every tctx use.
  */
 bool wpstat_in_scope(struct wpstat_tctx *c, unsigned int scope)
 {
@@ -448,7 +448,6 @@ static int journal_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct journal_data *d = (void *)ri->data;
 	u64 ns = ktime_get_ns() - d->w.start;
-	struct wpstat_tctx *c = NULL;
 	struct wpstat_key key;
 	struct wpstat_ref r;
 	bool counted;
@@ -456,7 +455,8 @@ static int journal_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	if (READ_ONCE(current->nvcsw) == d->nvcsw)
 		return 0;
 	if (d->fault) {
-		c = wpstat_tctx_find();
+		struct wpstat_tctx *c = wpstat_tctx_find();
+
 		if (!wpstat_in_scope(c, WPT_FAULT))
 			return 0;
 		key = c->fault_key;
@@ -472,7 +472,6 @@ static int journal_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	return 0;
 }
 NOKPROBE_SYMBOL(journal_return);
-
 
 /* The kretprobe points' handlers (wpstat_attach.c registers them). */
 const struct wpstat_handler_set wpstat_krp_handlers[WPP_NR] = {
