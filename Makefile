@@ -14,6 +14,9 @@
 #   make stress  the same for the long forms of the reliability suites
 #                (WPSTAT_STRESS=1; SUITES=... to choose others)
 #   make check-debug  the module suites on a KASAN/lockdep/kmemleak 6.12
+#   make check-zfs  the ZFS suites on each kernel make setup-zfs built
+#                Debian's ZFS for (not part of check: the build takes
+#                ~7.5 min a kernel)
 #   make check-flavours  the interface and prediction suites on Debian's
 #                6.12 cloud and rt kernels (installed by this target only)
 #   make deb     the Debian packages, wpstat-dkms and wpstat (build/deb);
@@ -102,6 +105,18 @@ check-flavours:
 	@scripts/setup.sh --flavours
 	@$(MAKE) --no-print-directory build KVERS="$$(echo $$(scripts/vm/kernels.sh flavours))"
 	@scripts/check/check-flavours.sh
+
+# Debian's ZFS (zfs-dkms, zfsutils-linux from contrib) built for each kernel
+# with its own suite's version, cached outside the clone (~7.5 min a
+# kernel; scripts/zfs/setup-zfs.sh); never part of setup or check.
+setup-zfs: setup
+	@scripts/zfs/setup-zfs.sh
+
+# The ZFS suites on every kernel setup-zfs built for (make check runs them
+# on 6.12 when its build is cached, and skips them, saying so, when not).
+check-zfs: setup-zfs
+	@$(MAKE) --no-print-directory build
+	@scripts/zfs/check-zfs.sh
 
 # Debian packages from this checkout (dpkg-buildpackage -us -uc -b, then
 # lintian): wpstat-dkms (the module's sources, built by DKMS) and wpstat
@@ -231,7 +246,7 @@ vm: build
 clean:
 	rm -rf build/kmod build/bin build/lib build/selftests results
 
-.PHONY: all setup setup-long setup-check build module userspace selftests checkpatch check check-kernels stress check-debug check-flavours clients clients-build clients-runs \
+.PHONY: all setup setup-long setup-check build module userspace selftests checkpatch check check-kernels stress check-debug check-flavours setup-zfs check-zfs clients clients-build clients-runs \
 	deb repo check-packages \
 	demo readme-session bench experiment predictions vm \
 	install uninstall clean

@@ -24,6 +24,7 @@
 #   kernels.sh extra sources SUITE     the suite's sources.list lines
 #   kernels.sh extra apt SUITE apt-get|apt-cache ARGS...
 #                                      run apt with the suite's own config
+#                                      (zfs-SUITE: that suite's contrib)
 #   kernels.sh all                     installed + extra installed, by version
 #   kernels.sh image KVER              the image to boot: /boot/vmlinuz-KVER
 #                                      or a staged one; fails if neither
@@ -89,6 +90,7 @@ extra_pattern() {
 	bullseye) echo '5\.10\.0-[0-9]+-amd64' ;;
 	trixie) echo '6\.12\.[0-9]+\+deb13-amd64' ;;
 	sid) echo '[0-9]+\.[0-9]+\.[0-9]+\+deb[0-9]+-amd64' ;;
+	zfs-*) extra_sources "$1" >/dev/null ;;
 	*) echo "kernels.sh: unknown suite '$1'" >&2; return 2 ;;
 	esac
 }
@@ -103,6 +105,10 @@ extra_sources() {
 		echo "deb $security $1-security main"
 		;;
 	sid) echo "deb $mirror sid main" ;;
+	# ZFS (scripts/zfs/setup-zfs.sh): contrib of the suite whose ZFS
+	# goes with a kernel, alone, so that its version is apt's candidate.
+	zfs-bullseye | zfs-bookworm | zfs-bookworm-backports | zfs-trixie | zfs-sid)
+		echo "deb $mirror ${1#zfs-} contrib" ;;
 	*) echo "kernels.sh: unknown suite '$1'" >&2; return 2 ;;
 	esac
 }
