@@ -50,7 +50,7 @@ export WPSTAT_FS_DIR=$fsdir
 
 # Scratch filesystems on RAM disks.  xfs insists on at least 300 MiB.
 setup_fs() {
-	guest_ramdisks 6 320 || return 1
+	guest_ramdisks 7 320 || return 1
 	guest_mkfs_mount ext4 /dev/ram0 $fsdir/ext4 || return 1
 	guest_mkfs_mount xfs /dev/ram1 $fsdir/xfs || return 1
 	guest_mkfs_mount btrfs /dev/ram2 $fsdir/btrfs || return 1
@@ -76,6 +76,18 @@ setup_more_fs() {
 	mkdir -p $fsdir/ext4/.ovl/lower $fsdir/ext4/.ovl/upper $fsdir/ext4/.ovl/work
 	try_fs overlay guest_mount overlay $fsdir/overlay -t overlay \
 		-o lowerdir=$fsdir/ext4/.ovl/lower,upperdir=$fsdir/ext4/.ovl/upper,workdir=$fsdir/ext4/.ovl/work
+	# ZFS (wpstat_zfs): make setup-zfs's build for this kernel, when the
+	# run has the suite; without a build the suite skips naming it.
+	# Not through try_fs: its PATH and LD_LIBRARY_PATH (zpool, zfs) stay
+	# for the suites (slowdev_up's pools).
+	case " $* " in
+	"  " | *zfs*)
+		guest_zfs /dev/ram6 $fsdir/zfs >"$fsdir/zfs.log" 2>&1 ||
+			head -n 3 "$fsdir/zfs.log" >"$fsdir/zfs.unavailable"
+		cat "$fsdir/zfs.log"
+		;;
+	*) echo "not set up: no ZFS suite in this run" >"$fsdir/zfs.unavailable" ;;
+	esac
 	# NFSv4.2 over loopback (guest_nfs_loopback), exporting a directory
 	# of the ext4 scratch filesystem, for wpstat_nfs and nfs.bats.  Only
 	# when they run: the server's grace period costs each boot 10 s.

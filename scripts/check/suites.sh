@@ -3,7 +3,7 @@
 # guest-check.sh (in the guest), check.sh, the Makefile and the docs.
 #
 #   suites.sh list SET...    the suites of any SET, in the registry's order;
-#                            SET: kernel, full, long, stress, clients, or
+#                            SET: kernel, full, long, stress, clients, zfs, or
 #                            check (kernel and full), all (and long)
 #   suites.sh seconds SUITE  its measured seconds (nothing: not measured)
 #   suites.sh times          "SUITE SECONDS" of every measured suite
@@ -23,7 +23,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 registry=${WPSTAT_SUITES_FILE:-$top/selftests/suites.txt}
-known_sets="kernel full long stress clients"
+known_sets="kernel full long stress clients zfs"
 
 # The suite lines: SUITE SETS SECONDS.
 suite_lines() {
@@ -36,7 +36,7 @@ list() {
 		case $s in
 		check) want+=(kernel full) ;;
 		all) want+=(kernel full long) ;;
-		kernel | full | long | stress | clients) want+=("$s") ;;
+		kernel | full | long | stress | clients | zfs) want+=("$s") ;;
 		*) echo "suites.sh: no set '$s' (sets: $known_sets check all)" >&2; return 2 ;;
 		esac
 	done
@@ -136,7 +136,8 @@ docs() {
 	echo "$(set_prose kernel)."
 	echo "The newest bookworm 6.12 runs every suite at both levels, in two guests,"
 	echo "but the long ones: $(set_prose long). \`make check-kernels\` runs every"
-	echo "suite on every kernel, the long ones too."
+	echo "suite on every kernel, the long ones too. \`make check-zfs\` runs"
+	echo "$(set_prose zfs) on each kernel \`make setup-zfs\` built ZFS for."
 	echo
 	echo "Not yet ready, and left out by \`make check\` (a skipped test saying why):"
 	echo

@@ -15,7 +15,8 @@
 # (kernel messages as they happen: for hangs); WPSTAT_VM_TIMEOUT bounds a
 # run in seconds (default 1800); WPSTAT_VM_QEMU_OPTS adds QEMU options
 # (make bench: -icount).  WPSTAT_STRESS, WPSTAT_FUZZ_SEED,
-# WPSTAT_RELIAB_CYCLES, WPSTAT_SUITE_SET, WPSTAT_SHARD and WPSTAT_HANG_SECS,
+# WPSTAT_RELIAB_CYCLES, WPSTAT_SUITE_SET, WPSTAT_SHARD, WPSTAT_HANG_SECS and
+# WPSTAT_ZFS_CACHE (make setup-zfs's builds),
 # when not empty, and WPSTAT_TIMING_SUITES and WPSTAT_SKIP_SUITES, when set (empty:
 # no suites), are passed on to the command in the guest.
 
@@ -79,8 +80,9 @@ rm -f "$results/rc" "$results/dmesg.txt"
 
 # The command is handed over in a file so no quoting survives two shells.
 {
+	WPSTAT_ZFS_CACHE=$("$top/scripts/zfs/setup-zfs.sh" cache)
 	for v in WPSTAT_STRESS WPSTAT_FUZZ_SEED WPSTAT_RELIAB_CYCLES WPSTAT_SUITE_SET \
-		WPSTAT_SHARD WPSTAT_HANG_SECS; do
+		WPSTAT_SHARD WPSTAT_HANG_SECS WPSTAT_ZFS_CACHE; do
 		[ -z "${!v:-}" ] || printf '%s=%q ' "$v" "${!v}"
 	done
 	# scripts/check/guest-check.sh's suite lists: empty is a list.

@@ -665,6 +665,7 @@ int sh(const char *fmt, ...)
 void slowdev_down(void)
 {
 	sh("umount " SLOW_DIR " 2>/dev/null; "
+	   "zpool destroy -f wpslow >/dev/null 2>&1; "
 	   "dmsetup remove --noudevsync wpslow 2>/dev/null; "
 	   "rmdir " NULLB_CONFIG " 2>/dev/null; "
 	   "rmmod null_blk 2>/dev/null");
@@ -711,13 +712,14 @@ int slowdev_up_rw(const char *fs, const char *params, int read_delay_ms,
 		  int write_delay_ms, int stable_writes)
 {
 	const char *dev = "/dev/nullb0";
+	bool zfs = !strcmp(fs, "zfs");
 	struct stat st;
 
 	slowdev_down();
 	if (nullb_up(params))
 		return -1;
-	if (sh("mkfs.%s -q %s /dev/nullb0 >/dev/null 2>&1", fs,
-	       !strcmp(fs, "ext4") ? "-F -E lazy_itable_init=1,lazy_journal_init=1" : "-f"))
+	if (!zfs && sh("mkfs.%s -q %s /dev/nullb0 >/dev/null 2>&1", fs,
+		       !strcmp(fs, "ext4") ? "-F -E lazy_itable_init=1,lazy_journal_init=1" : "-f"))
 		return -1;
 	if (read_delay_ms || write_delay_ms) {
 		if (sh("modprobe dm-delay && dmsetup create --noudevsync wpslow "
@@ -732,5 +734,9 @@ int slowdev_up_rw(const char *fs, const char *params, int read_delay_ms,
 	if (sh("echo %d > /sys/dev/block/%u:%u/queue/stable_writes",
 	       stable_writes, major(st.st_rdev), minor(st.st_rdev)))
 		return -1;
+	/* ZFS: a pool on the device (zpool from guest-check's guest_zfs). */
+	if (zfs)
+		return sh("zpool create -f -o cachefile=none -O mountpoint=" SLOW_DIR
+			  " wpslow %s", dev);
 	return sh("mkdir -p " SLOW_DIR " && mount %s " SLOW_DIR, dev);
 }

@@ -366,7 +366,7 @@ int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void slowdev_down(void);
 /*
  * Filesystem @fs on a fresh null_blk device with @params, mounted at
- * SLOW_DIR.  With @write_delay_ms, mount it through dm-delay: mkfs and
+ * SLOW_DIR ("zfs": a pool wpslow, with guest-check's zpool on PATH).  With @write_delay_ms, mount it through dm-delay: mkfs and
  * reads stay fast, every write bio completes @write_delay_ms late.
  * stable_writes is read by the filesystem at mount only (fs/super.c), so
  * it is set on the device to be mounted before mounting.

@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * wpstat_zfs: the predictions on ZFS, Debian's own build for the kernel
+ * (make setup-zfs; guest-check.sh makes a pool "wpstat" on a RAM disk and
+ * mounts it on $WPSTAT_FS_DIR/zfs).  Without a build the suite skips,
+ * naming make setup-zfs.  ZFS 2.1.11 on 6.1 (bookworm), 2.3.2 on 6.12
+ * (bookworm-backports); read in zpl_file.c and zfs_vnops_os.c of each.
+ *
+ * ZFS has no ->page_mkwrite of its own: zpl_mmap() takes
+ * generic_file_mmap(), so a store faults into filemap_page_mkwrite(),
+ * which dirties the page (filemap_dirty_folio: one dirtied) and calls
+ * folio_wait_stable() once (one stable_call), which never waits: ZFS sets
+ * no stable writes (no SB_I_STABLE_WRITES, no BDI_CAP_STABLE_WRITES).
+ * Its fault_dirty_shared_page() makes the ratelimited call.
+ *
+ * Writeback goes through write_cache_pages() with zpl_putpage ->
+ * zfs_putpage(), which cleans every page twice:
+ *   1. write_cache_pages() clears the dirty bit (folio_clear_dirty_for_io
+ *      -> folio_mkclean: the PTE is write-protected here);
+ *   2. zfs_putpage() redirties it (redirty_page_for_writepage: a clean
+ *      page made dirty, one more dirtied), drops the page lock for its
+ *      range lock, and clears it again (clear_page_dirty_for_io ->
+ *      folio_mkclean: the PTE is already read-only, 0 write-protected).
+ * So per written page: mkclean_calls 2, mkclean_ptes 1, dirtied 2 (the
+ * store's and the redirty's), both cleans of the caller's trigger.
+ * zpl_writepages() runs a WB_SYNC_ALL request (msync, fsync) as a
+ * WB_SYNC_NONE pass, a zil_commit(), then a WB_SYNC_ALL pass that finds
+ * nothing dirty.
+ *
+ * write(2) (zfs_write -> dmu_write_uio_dbuf) goes to the DMU, not the
+ * page cache: no page is dirtied, no ratelimited call, no stable-page
+ * call, nothing for fsync to clean.
+ *
+ * A WB_SYNC_NONE writeback (sync_file_range(SYNC_FILE_RANGE_WRITE), the
+ * flusher) sets PG_writeback and leaves it set until the ZIL or the txg
+ * commits the page (zfs_putpage_async_commit_cb): with zfs_txg_timeout
+ * raised, the pages stay under writeback.  A store then takes a
+ * write-protect fault that does not wait (no stable pages).
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <time.h>
+#include "wpstat_test.h"
+#include "wpstat_harness.h"
+
+#define NPAGES	64
+#define TXG_TIMEOUT_PATH "/sys/module/zfs/parameters/zfs_txg_timeout"
+
+/* Write @s into the file at @path: 0 or -errno. */
+static int put_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : n < 0 ? -errno : -EIO;
+}
+
+FIXTURE(zfs) {
+	struct wps_fs_file f;
+	char txg_timeout[32];
+};
+
+FIXTURE_SETUP(zfs)
+{
+	char why[512];
+
+	wps_fs_file_init(&self->f);
+	self->txg_timeout[0] = '\0';
+	ASSERT_TRUE(wps_loaded()) TH_LOG("wpstat is not loaded");
+	ASSERT_NE(NULL, getenv("WPSTAT_FS_DIR"))
+		TH_LOG("WPSTAT_FS_DIR unset: run through guest-check.sh");
+	if (wps_fs_unavailable("zfs", why, sizeof(why)))
+		SKIP(return, "zfs not mounted: %s", why);
+	WPS_FS_FILE_OPEN(&self->f, "zfs", "zfs", NPAGES, 0, NULL);
+}
+
+FIXTURE_TEARDOWN(zfs)
+{
+	if (self->txg_timeout[0])
+		put_file(TXG_TIMEOUT_PATH, self->txg_timeout);
+	wps_fs_file_release(&self->f, false);
+}
+
+#define SINCE() WPS_FS_SINCE(&self->f)
+
+/* Pages of the mapping under writeback now (/proc/kpageflags). */
+static long pages_under_writeback(struct __test_metadata *_metadata,
+				  const char *map, size_t npages)
+{
+	long n = 0;
+	size_t i;
+
+	for (i = 0; i < npages; i++) {
+		int err = 0;
+		uint64_t flags = wps_page_flags(map + i * PAGE, &err);
+
+		EXPECT_EQ(0, err);
+		n += !!(flags & WPS_KPF_WRITEBACK);
+	}
+	return n;
+}
+
+/* As wpstat_fs's, with ZFS's double clean. */
+TEST_F(zfs, store_msync_store_store)
+{
+	long absent, folios;
+	struct wps d;
+	int round;
+
+	self->f.map = map_shared(self->f.fd, NPAGES);
+	ASSERT_NE(NULL, self->f.map);
+	absent = wps_store_pages_absent(self->f.map, NPAGES, 1);
+	folios = wps_folios(self->f.map, NPAGES);
+	ASSERT_EQ(NPAGES, absent);
+	ASSERT_EQ(NPAGES, folios) TH_LOG("ZFS caches order-0 folios only");
+	d = SINCE();
+	WPS_LOG_DELTA("pass 1", &d);
+	EXPECT_EQ(NPAGES, d.mkwrite_first);
+	EXPECT_EQ(0, d.mkwrite_wp);
+	EXPECT_EQ(NPAGES, d.dirtied);
+	EXPECT_TIMED_EQ(NPAGES, d.bdp_fault_calls);
+	EXPECT_TIMED_EQ(NPAGES, d.stable_calls);
+	EXPECT_EQ(0, d.stable_waits);
+
+	for (round = 0; round < 2; round++) {
+		ASSERT_EQ(0, msync(self->f.map, NPAGES * PAGE, MS_SYNC));
+		d = SINCE();
+		WPS_LOG_DELTA("msync", &d);
+		EXPECT_EQ(2 * NPAGES, d.mkclean_calls);
+		EXPECT_EQ(2 * NPAGES, d.mkclean_msync);
+		EXPECT_TIMED_EQ(NPAGES, d.mkclean_ptes);
+		EXPECT_EQ(NPAGES, d.dirtied);
+		if (round)
+			break;
+
+		wps_store_pages(self->f.map, NPAGES, 2);
+		d = SINCE();
+		WPS_LOG_DELTA("pass 2", &d);
+		EXPECT_EQ(0, d.mkwrite_first);
+		EXPECT_EQ(NPAGES, d.mkwrite_wp);
+		EXPECT_EQ(NPAGES, d.dirtied);
+		EXPECT_TIMED_EQ(NPAGES, d.bdp_fault_calls);
+		EXPECT_TIMED_EQ(NPAGES, d.stable_calls);
+		EXPECT_EQ(0, d.stable_waits);
+
+		wps_store_pages(self->f.map, NPAGES, 3);
+		d = SINCE();
+		EXPECT_EQ(0, d.mkwrite_first + d.mkwrite_wp);
+		EXPECT_EQ(0, d.mkclean_calls);
+		EXPECT_EQ(0, d.dirtied);
+	}
+}
+
+TEST_F(zfs, write_fsync)
+{
+	struct wps d;
+	int round;
+
+	for (round = 0; round < 2; round++) {
+		ASSERT_EQ(0, pwrite_pages(self->f.fd, 0, NPAGES, 1 + round));
+		d = SINCE();
+		WPS_LOG_DELTA("pwrite", &d);
+		EXPECT_EQ(0, d.mkwrite_first + d.mkwrite_wp);
+		EXPECT_EQ(0, d.dirtied);
+		EXPECT_TIMED_EQ(0, d.bdp_calls);
+		EXPECT_TIMED_EQ(0, d.stable_calls);
+
+		ASSERT_EQ(0, fsync(self->f.fd));
+		d = SINCE();
+		WPS_LOG_DELTA("fsync", &d);
+		EXPECT_EQ(0, d.mkclean_calls);
+		EXPECT_EQ(0, d.dirtied);
+	}
+}
+
+/*
+ * sync_file_range(WRITE) starts writeback that the txg would end; with
+ * zfs_txg_timeout at 600 s it stays until fsync's zil_commit.  The
+ * stores in between take write-protect faults that do not wait for it.
+ */
+TEST_F(zfs, store_under_writeback_does_not_wait)
+{
+	long under;
+	struct wps d;
+
+	ASSERT_LT(0, wps_slurp(TXG_TIMEOUT_PATH, self->txg_timeout,
+			       sizeof(self->txg_timeout)));
+	self->txg_timeout[strcspn(self->txg_timeout, "\n")] = '\0';
+	ASSERT_EQ(0, put_file(TXG_TIMEOUT_PATH, "600"));
+
+	self->f.map = map_shared(self->f.fd, NPAGES);
+	ASSERT_NE(NULL, self->f.map);
+	wps_store_pages(self->f.map, NPAGES, 1);
+	SINCE();
+	ASSERT_EQ(0, sync_file_range(self->f.fd, 0, 0, SYNC_FILE_RANGE_WRITE));
+	d = SINCE();
+	WPS_LOG_DELTA("sync_file_range", &d);
+	EXPECT_EQ(2 * NPAGES, d.mkclean_calls);
+	EXPECT_EQ(2 * NPAGES, d.mkclean_sync_file_range);
+	EXPECT_TIMED_EQ(NPAGES, d.mkclean_ptes);
+	EXPECT_EQ(NPAGES, d.dirtied);
+	under = pages_under_writeback(_metadata, self->f.map, NPAGES);
+	TH_LOG("after sync_file_range: %ld of %d pages under writeback",
+	       under, NPAGES);
+	EXPECT_EQ(NPAGES, under);
+
+	wps_store_pages(self->f.map, NPAGES, 2);
+	d = SINCE();
+	WPS_LOG_DELTA("stores under writeback", &d);
+	EXPECT_EQ(NPAGES, d.mkwrite_wp);
+	EXPECT_EQ(NPAGES, d.dirtied);
+	EXPECT_TIMED_EQ(NPAGES, d.stable_calls);
+	EXPECT_EQ(0, d.stable_waits);
+	EXPECT_EQ(0, d.wb_waits);
+	under = pages_under_writeback(_metadata, self->f.map, NPAGES);
+	TH_LOG("after the stores: %ld of %d pages still under writeback",
+	       under, NPAGES);
+	EXPECT_EQ(NPAGES, under);
+
+	ASSERT_EQ(0, fsync(self->f.fd));
+	d = SINCE();
+	WPS_LOG_DELTA("fsync", &d);
+	EXPECT_EQ(0, pages_under_writeback(_metadata, self->f.map, NPAGES));
+}
+
+/*
+ * A writer storing to a mapped file on a slow pool (null_blk behind
+ * dm-delay, every write 20 ms late) while another process fsyncs it
+ * every 30 ms, at level timing.  Each fsync write-protects the pages
+ * (two cleans each) and commits the ZIL (zil_commit) on the slow device;
+ * the writer's next stores take write-protect faults whose
+ * filemap_page_mkwrite() updates mtime (file_update_time ->
+ * zfs_dirty_inode -> dmu_tx_assign(DMU_TX_WAIT)), which sleeps while the
+ * txg is full or throttled: a journal wait (zfs_tx).  No stable-page
+ * wait (ZFS has no stable writes).
+ */
+#define SYNC_PAGES	32
+#define SYNC_DELAY_MS	20
+#define SYNC_FSYNC_MS	30
+#define SYNC_RUN_MS	3000
+
+FIXTURE(zfs_sync) {
+	char path[256];
+	int fd;
+	bool switched;
+};
+
+FIXTURE_SETUP(zfs_sync)
+{
+	char why[512];
+
+	ASSERT_TRUE(wps_loaded());
+	if (wps_fs_unavailable("zfs", why, sizeof(why)))
+		SKIP(return, "zfs not set up: %s", why);
+	ASSERT_LE(0, wps_timing());
+	if (!wps_timing()) {
+		ASSERT_EQ(0, wps_control("level timing"));
+		self->switched = true;
+	}
+	ASSERT_EQ(0, slowdev_up("zfs", "", SYNC_DELAY_MS, 0))
+		TH_LOG("cannot make a pool on null_blk behind dm-delay");
+	snprintf(self->path, sizeof(self->path), SLOW_DIR "/sync");
+	self->fd = open(self->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	ASSERT_LE(0, self->fd);
+	/* Written and synced: the run's faults are write-protect ones. */
+	ASSERT_EQ(0, pwrite_pages(self->fd, 0, SYNC_PAGES, 1));
+	ASSERT_EQ(0, fsync(self->fd));
+}
+
+FIXTURE_TEARDOWN(zfs_sync)
+{
+	if (self->fd > 0)
+		close(self->fd);
+	slowdev_down();
+	if (self->switched)
+		wps_control("level counts");
+}
+
+static void sync_storer(int fd, uint64_t end_ns)
+{
+	char *map = mmap(NULL, SYNC_PAGES * PAGE, PROT_READ | PROT_WRITE,
+			 MAP_SHARED, fd, 0);
+	unsigned int i;
+
+	if (map == MAP_FAILED)
+		_exit(2);
+	for (i = 0; wpstat_now_ns() < end_ns; i++)
+		map[(i % SYNC_PAGES) * PAGE] = (char)i;
+	_exit(0);
+}
+
+static void sync_fsyncer(int fd, uint64_t end_ns)
+{
+	const struct timespec gap = { 0, SYNC_FSYNC_MS * 1000000L };
+
+	while (wpstat_now_ns() < end_ns) {
+		if (fsync(fd))
+			_exit(2);
+		nanosleep(&gap, NULL);
+	}
+	_exit(0);
+}
+
+TEST_F(zfs_sync, fsync_neighbour_stalls_are_named)
+{
+	uint64_t end = wpstat_now_ns() + SYNC_RUN_MS * 1000000ULL;
+	struct stall_row st, fs;
+	pid_t storer, fsyncer;
+	int64_t named;
+	int status;
+
+	if (wps_summary("journal_waits") < 0)
+		SKIP(return, "journal_waits reads '-': zfs_tx is not attached (debugfs wpstat/probes)");
+	storer = fork();
+	ASSERT_LE(0, storer);
+	if (!storer)
+		sync_storer(self->fd, end);
+	fsyncer = fork();
+	ASSERT_LE(0, fsyncer);
+	if (!fsyncer)
+		sync_fsyncer(self->fd, end);
+	ASSERT_EQ(storer, waitpid(storer, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	ASSERT_EQ(fsyncer, waitpid(fsyncer, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+
+	ASSERT_EQ(1, stall_of(self->path, storer, &st));
+	EXPECT_EQ(1, stall_of(self->path, fsyncer, &fs));
+	named = st.stable_ns + st.wb_ns + st.journal_ns + st.pause_ns +
+		st.readin_ns;
+	TH_LOG("storer: %lld first-write and %lld wp faults, fault %.1f ms: stable %lld %.1f ms, "
+	       "wb %lld %.1f ms, journal %lld %.1f ms (worst %.1f ms), "
+	       "pause %lld %.1f ms, readin %.1f ms, unnamed %.1f ms (cpu %.1f, "
+	       "runq %.1f): %.1f %% named",
+	       (long long)st.fault_first, (long long)st.fault_wp,
+	       st.fault_ns / 1e6,
+	       (long long)st.stable_waits, st.stable_ns / 1e6,
+	       (long long)st.wb_waits, st.wb_ns / 1e6,
+	       (long long)st.journal_waits, st.journal_ns / 1e6,
+	       st.journal_max_ns / 1e6, (long long)st.pauses,
+	       st.pause_ns / 1e6, st.readin_ns / 1e6,
+	       st.fault_unnamed_ns / 1e6, st.fault_cpu_ns / 1e6,
+	       st.fault_runq_ns / 1e6,
+	       st.fault_ns > 0 ? 100.0 * (named + st.fault_cpu_ns +
+					  st.fault_runq_ns) / st.fault_ns : 0);
+	TH_LOG("fsyncer: wp_caused %lld, journal %lld %.1f ms, wb %lld %.1f ms",
+	       (long long)fs.wp_caused, (long long)fs.journal_waits,
+	       fs.journal_ns / 1e6, (long long)fs.wb_waits, fs.wb_ns / 1e6);
+	EXPECT_LE(1, st.fault_wp);
+	EXPECT_EQ(0, st.stable_waits);
+	EXPECT_EQ(0, st.wp_caused);
+	EXPECT_LE(1, fs.wp_caused);
+	EXPECT_EQ(st.fault_ns - st.fault_unnamed_ns, named);
+	EXPECT_LE(st.fault_cpu_ns + st.fault_runq_ns, st.fault_unnamed_ns);
+	/*
+	 * Not yet asserted: >= 90 % of the fault time named.  Measured on
+	 * 6.12 with ZFS 2.3.2 (2026-11-28, four runs): 43.5 to 78.6 %
+	 * (6.1 with 2.1.11, one run: 76.0 %),
+	 * journal (dmu_tx_assign) 0 although called ~400 times: the time
+	 * update never waited for a txg here.  A sched_switch and
+	 * handle_mm_fault trace of the storer found the rest: faults under
+	 * the per-VMA lock that slept in filemap_fault() on a locked folio
+	 * (__folio_lock_killable; 35 faults, 233 ms of 595), returned
+	 * VM_FAULT_RETRY and were retried under mmap_lock without
+	 * FAULT_FLAG_TRIED, so they are no read-in: a page-lock wait,
+	 * which no probe names yet (docs/fs/zfs.md).
+	 */
+}
+
+TEST_HARNESS_MAIN
