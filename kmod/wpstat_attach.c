@@ -684,14 +684,15 @@ void wpstat_attach_exit(void)
 
 /*
  * The journal counters name every journal's probes in their needs, but
- * one filesystem's are enough: jbd2's pair (ext4) or xfs's.
+ * one filesystem's are enough: jbd2's pair (ext4), xfs's or ZFS's.
  */
 static u32 wpstat_journal_any(u32 mask)
 {
 	const u32 jbd2 = BIT(WPP_JBD2_START) | BIT(WPP_JBD2_ACCESS);
+	const u32 all = jbd2 | BIT(WPP_XFS_TIME) | BIT(WPP_ZFS_TX);
 
-	if ((mask & jbd2) == jbd2 || (mask & BIT(WPP_XFS_TIME)))
-		mask |= jbd2 | BIT(WPP_XFS_TIME);
+	if ((mask & jbd2) == jbd2 || (mask & (BIT(WPP_XFS_TIME) | BIT(WPP_ZFS_TX))))
+		mask |= all;
 	return mask;
 }
 

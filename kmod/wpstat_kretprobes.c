@@ -444,6 +444,18 @@ static int xfs_time_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(xfs_time_entry);
 
+/*
+ * dmu_tx_assign(): ZFS's time update in the fault (zfs_dirty_inode) and
+ * zfs_write()'s transaction wait for a txg with room (dmu_tx_wait) or
+ * sleep in the dirty-data throttle (dmu_tx_delay).
+ */
+static int zfs_tx_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	wpstat_hit(WPP_ZFS_TX);
+	return journal_entry(ri, regs);
+}
+NOKPROBE_SYMBOL(zfs_tx_entry);
+
 static int journal_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct journal_data *d = (void *)ri->data;
@@ -492,4 +504,7 @@ const struct wpstat_handler_set wpstat_krp_handlers[WPP_NR] = {
 	[WPP_XFS_TIME] = { .krp_entry = xfs_time_entry,
 			   .krp_return = journal_return,
 			   .krp_data_size = sizeof(struct journal_data) },
+	[WPP_ZFS_TX] = { .krp_entry = zfs_tx_entry,
+			 .krp_return = journal_return,
+			 .krp_data_size = sizeof(struct journal_data) },
 };
