@@ -280,6 +280,22 @@ FIXTURE_TEARDOWN(zfs_sync)
 		wps_control("level counts");
 }
 
+/* The sum of /proc/vmstat's counters whose names start with @prefix. */
+static long long vmstat_sum(const char *prefix)
+{
+	FILE *f = fopen("/proc/vmstat", "re");
+	char name[64];
+	long long v, sum = 0;
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld", name, &v) == 2)
+		if (!strncmp(name, prefix, strlen(prefix)))
+			sum += v;
+	fclose(f);
+	return sum;
+}
+
 static void sync_storer(int fd, uint64_t end_ns)
 {
 	char *map = mmap(NULL, SYNC_PAGES * PAGE, PROT_READ | PROT_WRITE,
@@ -310,11 +326,13 @@ TEST_F(zfs_sync, fsync_neighbour_stalls_are_named)
 	uint64_t end = wpstat_now_ns() + SYNC_RUN_MS * 1000000ULL;
 	struct stall_row st, fs;
 	pid_t storer, fsyncer;
+	long long scanned;
 	int64_t named;
 	int status;
 
 	if (wps_summary("journal_waits") < 0)
 		SKIP(return, "journal_waits reads '-': zfs_tx is not attached (debugfs wpstat/probes)");
+	scanned = vmstat_sum("pgscan_");
 	storer = fork();
 	ASSERT_LE(0, storer);
 	if (!storer)
@@ -328,6 +346,8 @@ TEST_F(zfs_sync, fsync_neighbour_stalls_are_named)
 	ASSERT_EQ(fsyncer, waitpid(fsyncer, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 
+	scanned = vmstat_sum("pgscan_") - scanned;
+	TH_LOG("reclaim scanned %lld pages during the run", scanned);
 	ASSERT_EQ(1, stall_of(self->path, storer, &st));
 	EXPECT_EQ(1, stall_of(self->path, fsyncer, &fs));
 	named = st.stable_ns + st.wb_ns + st.journal_ns + st.pause_ns +
