@@ -44,23 +44,11 @@ static int mmap_and_pwrite_pass(int fd, char val)
 	return ret;
 }
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -EIO;
-}
-
 /* Write back, then drop clean page cache, dentries and inodes. */
 static int drop_caches(void)
 {
 	sync();
-	return write_file("/proc/sys/vm/drop_caches", "3");
+	return wps_put("/proc/sys/vm/drop_caches", "3");
 }
 
 /* How many of @fd's first @npages pages are in the page cache, or -errno. */

@@ -27,6 +27,18 @@ static const unsigned char wps_kind_max[] = {
 #undef WPSTAT_COUNTER
 };
 
+int wps_put(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : n < 0 ? -errno : -EIO;
+}
+
 ssize_t wps_slurp(const char *path, char *buf, size_t size)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

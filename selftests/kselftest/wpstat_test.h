@@ -60,6 +60,8 @@ extern const char *const wps_names[];
 
 /* Read a whole small file into @buf; its length or -errno. */
 ssize_t wps_slurp(const char *path, char *buf, size_t size);
+/* Write @s into the file at @path (a sysctl, a module parameter): 0 or -errno. */
+int wps_put(const char *path, const char *s);
 /*
  * The value of @name in a "name value" file (/proc/wpstat/summary, debugfs
  * config: libwpstat's parser) into @buf: 0, -ENOENT or -errno.

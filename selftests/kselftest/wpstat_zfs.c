@@ -46,19 +46,6 @@
 #define NPAGES	64
 #define TXG_TIMEOUT_PATH "/sys/module/zfs/parameters/zfs_txg_timeout"
 
-/* Write @s into the file at @path: 0 or -errno. */
-static int put_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : n < 0 ? -errno : -EIO;
-}
-
 FIXTURE(zfs) {
 	struct wps_fs_file f;
 	char txg_timeout[32];
@@ -81,7 +68,7 @@ FIXTURE_SETUP(zfs)
 FIXTURE_TEARDOWN(zfs)
 {
 	if (self->txg_timeout[0])
-		put_file(TXG_TIMEOUT_PATH, self->txg_timeout);
+		wps_put(TXG_TIMEOUT_PATH, self->txg_timeout);
 	wps_fs_file_release(&self->f, false);
 }
 
@@ -190,7 +177,7 @@ TEST_F(zfs, store_under_writeback_does_not_wait)
 	ASSERT_LT(0, wps_slurp(TXG_TIMEOUT_PATH, self->txg_timeout,
 			       sizeof(self->txg_timeout)));
 	self->txg_timeout[strcspn(self->txg_timeout, "\n")] = '\0';
-	ASSERT_EQ(0, put_file(TXG_TIMEOUT_PATH, "600"));
+	ASSERT_EQ(0, wps_put(TXG_TIMEOUT_PATH, "600"));
 
 	self->f.map = map_shared(self->f.fd, NPAGES);
 	ASSERT_NE(NULL, self->f.map);
