@@ -345,18 +345,6 @@ static void journal_storer(int fd, uint64_t end_ns, bool use_pwrite,
 	_exit(0);
 }
 
-static void journal_fsyncer(int fd, uint64_t end_ns)
-{
-	const struct timespec gap = { 0, JOURNAL_FSYNC_MS * 1000000L };
-
-	while (wpstat_now_ns() < end_ns) {
-		if (fsync(fd))
-			_exit(2);
-		nanosleep(&gap, NULL);
-	}
-	_exit(0);
-}
-
 TEST_F(journal, fsync_neighbour_stalls_are_named)
 {
 	uint64_t end = wpstat_now_ns() + JOURNAL_RUN_MS * 1000000ULL;
@@ -374,7 +362,7 @@ TEST_F(journal, fsync_neighbour_stalls_are_named)
 	fsyncer = fork();
 	ASSERT_LE(0, fsyncer);
 	if (!fsyncer)
-		journal_fsyncer(self->fd, end);
+		wps_fsync_loop(self->fd, end, JOURNAL_FSYNC_MS);
 	ASSERT_EQ(storer, waitpid(storer, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	ASSERT_EQ(fsyncer, waitpid(fsyncer, &status, 0));

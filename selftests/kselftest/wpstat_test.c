@@ -8,6 +8,7 @@
 
 #include <grp.h>
 #include <stdarg.h>
+#include <time.h>
 
 const char *const wps_names[] = {
 #define WPSTAT_COUNTER(id, name, kind, needs, level, help)	#name,
@@ -673,6 +674,18 @@ int sh(const char *fmt, ...)
 }
 
 #define NULLB_CONFIG	"/sys/kernel/config/nullb/nullb0"
+
+void wps_fsync_loop(int fd, uint64_t end_ns, long gap_ms)
+{
+	const struct timespec gap = { gap_ms / 1000, gap_ms % 1000 * 1000000L };
+
+	while (wpstat_now_ns() < end_ns) {
+		if (fsync(fd))
+			_exit(2);
+		nanosleep(&gap, NULL);
+	}
+	_exit(0);
+}
 
 void slowdev_down(void)
 {

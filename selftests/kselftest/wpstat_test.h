@@ -363,6 +363,12 @@ int wps_rel_restore(struct wps_rel *r);
  */
 #define SLOW_DIR	"/tmp/wpstat-slow"
 
+/*
+ * A forked child's loop: fsync(@fd), sleep @gap_ms, until @end_ns
+ * (wpstat_now_ns()); exits 0, or 2 when an fsync fails.
+ */
+void wps_fsync_loop(int fd, uint64_t end_ns, long gap_ms)
+	__attribute__((noreturn));
 /* system() of a printf-formatted command. */
 int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void slowdev_down(void);

@@ -39,7 +39,6 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <time.h>
 #include "wpstat_test.h"
 #include "wpstat_harness.h"
 
@@ -296,18 +295,6 @@ static void sync_storer(int fd, uint64_t end_ns)
 	_exit(0);
 }
 
-static void sync_fsyncer(int fd, uint64_t end_ns)
-{
-	const struct timespec gap = { 0, SYNC_FSYNC_MS * 1000000L };
-
-	while (wpstat_now_ns() < end_ns) {
-		if (fsync(fd))
-			_exit(2);
-		nanosleep(&gap, NULL);
-	}
-	_exit(0);
-}
-
 TEST_F(zfs_sync, fsync_neighbour_stalls_are_named)
 {
 	uint64_t end = wpstat_now_ns() + SYNC_RUN_MS * 1000000ULL;
@@ -327,7 +314,7 @@ TEST_F(zfs_sync, fsync_neighbour_stalls_are_named)
 	fsyncer = fork();
 	ASSERT_LE(0, fsyncer);
 	if (!fsyncer)
-		sync_fsyncer(self->fd, end);
+		wps_fsync_loop(self->fd, end, SYNC_FSYNC_MS);
 	ASSERT_EQ(storer, waitpid(storer, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	ASSERT_EQ(fsyncer, waitpid(fsyncer, &status, 0));
