@@ -17,6 +17,7 @@ for kver in ${KVERS:-$("$top/scripts/vm/kernels.sh" all)}; do
 	else
 		case $why in
 		"ZFS not yet"*) echo "check-zfs: $why" ;;
+		"setup-zfs: no kernel"*) echo "check-zfs: ${why#setup-zfs: }" >&2; exit 2 ;;
 		*) missing+=("$kver") ;;
 		esac
 	fi

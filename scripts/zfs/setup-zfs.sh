@@ -45,8 +45,9 @@ zfs_suite() {
 		echo "not-yet bullseye's zfsutils-linux 2.0.3 needs libssl1.1 and bullseye's libraries, which the guest's root (the host's bookworm) lacks; running it from the bullseye chroot inside the guest is not built yet" ;;
 	6.12.*+deb13-amd64)
 		echo "not-yet trixie's zfsutils-linux needs trixie's glibc, newer than the guest's root (the host's bookworm); running it from the trixie chroot inside the guest is not built yet" ;;
-	*)
+	*+deb1[4-9]-amd64)
 		echo "not-yet sid's zfsutils-linux needs sid's glibc, newer than the guest's root (the host's bookworm); running it from the sid chroot inside the guest is not built yet" ;;
+	*) die "no kernel '$1' wpstat boots (scripts/vm/kernels.sh all lists them)" ;;
 	esac
 }
 
@@ -68,7 +69,7 @@ update_lists() {
 plan() {
 	local kver suite
 	for kver in "$@"; do
-		suite=$(zfs_suite "$kver")
+		suite=$(zfs_suite "$kver") || exit 2
 		case $suite in
 		not-yet*) echo "$kver $suite" ;;
 		*)
@@ -146,7 +147,7 @@ plan)
 	;;
 dir)
 	[ $# = 2 ] || die "usage: $0 dir KVER"
-	suite=$(zfs_suite "$2")
+	suite=$(zfs_suite "$2") || exit 2
 	case $suite in
 	not-yet*) echo "ZFS not yet on $2: ${suite#not-yet }" >&2; exit 1 ;;
 	esac
