@@ -305,7 +305,7 @@ TEST_F(zfs_sync, fsync_neighbour_stalls_are_named)
 	int status;
 
 	if (wps_summary("journal_waits") < 0)
-		SKIP(return, "journal_waits reads '-': zfs_tx is not attached (debugfs wpstat/probes)");
+		SKIP(return, "journal_waits reads '-': no journal probe is attached (debugfs wpstat/probes)");
 	scanned = vmstat_sum("pgscan_");
 	storer = fork();
 	ASSERT_LE(0, storer);
