@@ -447,11 +447,34 @@ TEST(level_commands)
 
 /*
  * What the kernel made of the file: the first pass's stores that found no
- * PTE (its first-write faults) and the folios behind the pages.
+ * PTE (its first-write faults), the folios behind the pages, and the
+ * writeback waits counted by the end of the first pass.
+ *
+ * Only the first msync can wait: its writeback allocates the blocks as
+ * unwritten extents (dioread_nolock, ext4's default since 5.6), and
+ * ext4_end_bio() then leaves end_page_writeback() to the
+ * ext4-rsv-conversion worker, which msync's fdatawait may reach first
+ * (seen once on 5.10, with level switches holding the worker back).
+ * Later passes rewrite written blocks: brd completes the bio inline and
+ * the pages leave writeback before the wait looks.
  */
 struct pass_shape {
-	long absent, folios;
+	long absent, folios, first_wb_waits;
 };
+
+static int first_wb_waits(int fd, struct pass_shape *shape)
+{
+	struct wpstat_file_key key;
+	struct wps w;
+	int ret;
+
+	ret = wpstat_fd_key(fd, &key);
+	if (!ret)
+		ret = wps_read_key(&key, &w);
+	if (!ret)
+		shape->first_wb_waits = w.wb_waits;
+	return ret;
+}
 
 /*
  * Store to every page of a fresh @npages file, msync, @passes times, or
@@ -485,6 +508,8 @@ static int passes_file(const char *tag, size_t npages, int passes,
 		}
 		if (!ret && msync(map, npages * PAGE, MS_SYNC))
 			ret = -errno;
+		if (!ret && !p)
+			ret = first_wb_waits(fd, shape);
 	}
 	munmap(map, npages * PAGE);
 	if (!ret)
@@ -510,8 +535,8 @@ static void expect_passes(struct __test_metadata *_metadata,
 {
 	long faults = shape->absent + npages * (passes - 1);
 
-	TH_LOG("%ld pages in %ld folios, %ld first-write faults",
-	       npages, shape->folios, shape->absent);
+	TH_LOG("%ld pages in %ld folios, %ld first-write faults, %ld writeback waits in the first pass",
+	       npages, shape->folios, shape->absent, shape->first_wb_waits);
 	EXPECT_EQ(shape->absent, w->mkwrite_first);
 	EXPECT_EQ(npages * (passes - 1), w->mkwrite_wp);
 	EXPECT_EQ(shape->folios * passes, w->mkclean_calls);
@@ -523,7 +548,9 @@ static void expect_passes(struct __test_metadata *_metadata,
 	EXPECT_TIMED_EQ(faults, w->bdp_calls);
 	EXPECT_TIMED_EQ(faults, w->bdp_fault_calls);
 	EXPECT_EQ(0, w->stable_waits);
-	EXPECT_EQ(0, w->wb_waits);
+	/* At most one wait a folio, all in the first pass (see pass_shape). */
+	EXPECT_GE(shape->folios, shape->first_wb_waits);
+	EXPECT_EQ(shape->first_wb_waits, w->wb_waits);
 }
 
 /*
