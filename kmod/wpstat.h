@@ -548,8 +548,15 @@ u32 wpstat_stall_add(const struct wpstat_key *key, enum wpstat_stall_field f,
 		     u64 delta);
 u32 wpstat_stall_fault(const struct wpstat_key *key, bool first, bool readin,
 		       u64 readin_ns);
-void wpstat_stall_event(const struct wpstat_key *key, enum wpstat_stall_field f,
-			enum wpstat_stall_field ns_field, u64 ns);
+void wpstat_stall_events(const struct wpstat_key *key,
+			 enum wpstat_stall_field f,
+			 enum wpstat_stall_field ns_field, u64 n, u64 ns, u64 max);
+static inline void wpstat_stall_event(const struct wpstat_key *key,
+				      enum wpstat_stall_field f,
+				      enum wpstat_stall_field ns_field, u64 ns)
+{
+	wpstat_stall_events(key, f, ns_field, 1, ns, ns);
+}
 void wpstat_stall_time(const struct wpstat_key *key,
 		       enum wpstat_stall_field ns_field, u64 ns, u32 gen);
 void wpstat_stall_ns(const struct wpstat_key *key, enum wpstat_stall_field f,
@@ -595,6 +602,13 @@ struct wpstat_tctx {
 	unsigned long fault_addr; /* WPT_FAULT: its page */
 	bool fault_retry;	/* WPT_FAULT: the latest attempt asked for a retry */
 	bool fault_mkwrite;	/* WPT_FAULT: do_page_mkwrite() counted it */
+	const void *fault_mapping; /* WPT_FAULT: its file's pages: identity */
+	/*
+	 * WPT_FAULT: page-lock waits before do_page_mkwrite(), held until it
+	 * says whether the fault read its page in (then they were the read)
+	 */
+	u32 lock_n;
+	u64 lock_ns, lock_max, lock_cpu, lock_runq;
 	struct wpstat_gen fault_gen;	/* WPT_FAULT: where its count went */
 	u64 start;		/* the owner's start_time: a reused task_struct differs */
 };

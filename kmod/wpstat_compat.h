@@ -164,6 +164,18 @@ static inline void wpstat_ftrace_free_filter(struct ftrace_ops *ops)
 #else
 #define WPSTAT_TARGET_WAIT_BIT		wait_on_page_bit
 #endif
+/*
+ * The page lock's slow paths (folio_lock() and lock_folio_maybe_drop_mmap()
+ * call them only when the trylock fails): __folio_lock{,_killable}() from
+ * 5.16, __lock_page{,_killable}() before.
+ */
+#ifdef WPSTAT_HAVE_FOLIO_LOCK
+#define WPSTAT_TARGET_LOCK		__folio_lock
+#define WPSTAT_TARGET_LOCK_KILLABLE	__folio_lock_killable
+#else
+#define WPSTAT_TARGET_LOCK		__lock_page
+#define WPSTAT_TARGET_LOCK_KILLABLE	__lock_page_killable
+#endif
 #ifdef WPSTAT_HAVE_BDP_RATELIMITED_FLAGS
 #define WPSTAT_TARGET_BDP_RL		balance_dirty_pages_ratelimited_flags
 #else
@@ -312,6 +324,19 @@ wpstat_mapping_stable_writes(const struct address_space *mapping)
 #define wpstat_unbound_wq	system_dfl_wq
 #else
 #define wpstat_unbound_wq	system_unbound_wq
+#endif
+
+/*
+ * The mapping of the page whose lock __folio_lock{,_killable}(struct
+ * folio *) or 5.10's __lock_page{,_killable}(struct page *) waits for,
+ * as an identity only (the holder may be truncating it: never followed).
+ */
+#ifdef WPSTAT_HAVE_FOLIO_LOCK
+#define wpstat_lock_mapping(p)	\
+	((const void *)READ_ONCE(((struct folio *)wpstat_arg(p, 0))->mapping))
+#else
+#define wpstat_lock_mapping(p)	\
+	((const void *)READ_ONCE(compound_head((struct page *)wpstat_arg(p, 0))->mapping))
 #endif
 
 /* __destroy_inode(struct inode *inode), 5.10 to 7.2 (fs/inode.c). */

@@ -125,6 +125,7 @@ static noinline void mkwrite_timed(const struct wpstat_key *key, bool first,
 		wpstat_fault_wait_done(c, readin_ns, c->fault_cpu0, c->fault_runq0);
 	}
 	c->fault_gen = mkwrite_count(key, first, readin, readin_ns);
+	wpstat_fault_locks_decide(c, readin);
 	c->fault_mkwrite = true;
 }
 

@@ -5,8 +5,8 @@
  * first handle_mm_fault() (level timing); the journal waits of a write
  * fault or a write system call; a throttle in
  * balance_dirty_pages() and its pauses; a writeback wait announced by its
- * tracepoint and timed in folio_wait_bit(); folio_mkclean()'s PTE count
- * (level timing).  They run only where a task may sleep, and once per
+ * tracepoint and timed in folio_wait_bit(); a write fault's sleeps on its
+ * page's lock; folio_mkclean()'s PTE count (level timing).  They run only where a task may sleep, and once per
  * fault at level timing.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -193,6 +193,12 @@ static int fault_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	c->fault_epoch = READ_ONCE(wpstat_level_epoch);
 	c->fault_wait_cpu = 0;
 	c->fault_wait_runq = 0;
+	c->fault_mapping = vma->vm_file->f_mapping;
+	c->lock_n = 0;
+	c->lock_ns = 0;
+	c->lock_max = 0;
+	c->lock_cpu = 0;
+	c->lock_runq = 0;
 	c->fault_cpu0 = wpstat_task_cpu_ns();
 	c->fault_runq0 = wpstat_task_runq_ns();
 	c->fault_start = ktime_get_ns();
@@ -485,6 +491,104 @@ static int journal_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(journal_return);
 
+/* @n page-lock sleeps of @ns in all, the longest @max, in @key's rows. */
+static void lock_count(const struct wpstat_key *key, u64 n, u64 ns, u64 max)
+{
+	struct wpstat_ref r = wpstat_lookup(key);
+
+	wpstat_add(r, WPC_LOCK_WAITS, n);
+	wpstat_add_time(r, WPC_LOCK_WAIT_NS, WPC_LOCK_WAIT_MAX_NS, max);
+	wpstat_add(r, WPC_LOCK_WAIT_NS, ns - max);
+	wpstat_stall_events(key, WPS_LOCK, WPS_LOCK_NS, n, ns, max);
+}
+
+/*
+ * do_page_mkwrite() was reached: the page-lock sleeps held back before it
+ * were the read's if the fault read its page in (@readin: the read-in's
+ * time covers them), else waits for another holder, counted now.
+ */
+void wpstat_fault_locks_decide(struct wpstat_tctx *c, bool readin)
+{
+	if (!c->lock_n)
+		return;
+	if (!readin) {
+		c->fault_named_ns += c->lock_ns;
+		c->fault_wait_cpu += c->lock_cpu;
+		c->fault_wait_runq += c->lock_runq;
+		lock_count(&c->fault_key, c->lock_n, c->lock_ns, c->lock_max);
+	}
+	c->lock_n = 0;
+}
+
+/*
+ * __folio_lock{,_killable}(), the page lock's slow path, level timing:
+ * timed if it is inside the task's write fault and for a page of the
+ * fault's file.  filemap_fault() waits there for a page another task
+ * holds, or for its own read (the lock is held until the read ends).
+ * Reclaim in the fault locks other files' pages: not it.
+ */
+static int lock_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct lock_data *d = (void *)ri->data;
+	struct wpstat_tctx *c;
+
+	if (current->flags & PF_MEMALLOC)
+		return 1;
+	c = wpstat_tctx_find();
+	if (!wpstat_in_scope(c, WPT_FAULT) || c->fault_retry ||
+	    wpstat_lock_mapping(regs) != c->fault_mapping)
+		return 1;
+	d->nvcsw = READ_ONCE(current->nvcsw);
+	wait_start_now(&d->w);
+	return 0;
+}
+NOKPROBE_SYMBOL(lock_entry);
+
+static int folio_lock_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	wpstat_hit(WPP_LOCK);
+	return lock_entry(ri, regs);
+}
+NOKPROBE_SYMBOL(folio_lock_entry);
+
+static int folio_lock_killable_entry(struct kretprobe_instance *ri,
+				     struct pt_regs *regs)
+{
+	wpstat_hit(WPP_LOCK_KILLABLE);
+	return lock_entry(ri, regs);
+}
+NOKPROBE_SYMBOL(folio_lock_killable_entry);
+
+/*
+ * A sleep (the task switched out on its own) is a wait; a lock freed
+ * before the task slept is not.  Before do_page_mkwrite() it is held
+ * back in the task's context (wpstat_fault_locks_decide()).
+ */
+static int lock_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct lock_data *d = (void *)ri->data;
+	u64 ns = ktime_get_ns() - d->w.start;
+	struct wpstat_tctx *c;
+
+	if (READ_ONCE(current->nvcsw) == d->nvcsw)
+		return 0;
+	c = wpstat_tctx_find();
+	if (!wpstat_in_scope(c, WPT_FAULT))
+		return 0;
+	if (c->fault_mkwrite) {
+		wpstat_fault_wait_done(c, ns, d->w.cpu0, d->w.runq0);
+		lock_count(&c->fault_key, 1, ns, ns);
+		return 0;
+	}
+	c->lock_n++;
+	c->lock_ns += ns;
+	c->lock_max = max(c->lock_max, ns);
+	c->lock_cpu += wpstat_task_cpu_ns() - d->w.cpu0;
+	c->lock_runq += wpstat_task_runq_ns() - d->w.runq0;
+	return 0;
+}
+NOKPROBE_SYMBOL(lock_return);
+
 /* The kretprobe points' handlers (wpstat_attach.c registers them). */
 const struct wpstat_handler_set wpstat_krp_handlers[WPP_NR] = {
 	[WPP_FAULT] = { .krp_entry = fault_entry, .krp_return = fault_return },
@@ -507,4 +611,10 @@ const struct wpstat_handler_set wpstat_krp_handlers[WPP_NR] = {
 	[WPP_ZFS_TX] = { .krp_entry = zfs_tx_entry,
 			 .krp_return = journal_return,
 			 .krp_data_size = sizeof(struct journal_data) },
+	[WPP_LOCK] = { .krp_entry = folio_lock_entry,
+		       .krp_return = lock_return,
+		       .krp_data_size = sizeof(struct lock_data) },
+	[WPP_LOCK_KILLABLE] = { .krp_entry = folio_lock_killable_entry,
+				.krp_return = lock_return,
+				.krp_data_size = sizeof(struct lock_data) },
 };

@@ -107,6 +107,7 @@ int wpstat_probe_core_init(void);
 
 bool wpstat_in_scope(struct wpstat_tctx *c, unsigned int scope);
 void wpstat_fault_wait_done(struct wpstat_tctx *c, u64 ns, u64 cpu0, u64 runq0);
+void wpstat_fault_locks_decide(struct wpstat_tctx *c, bool readin);
 void wpstat_bdp_close_pause(struct wpstat_tctx *c, u64 now);
 enum wpstat_counter wpstat_mkclean_trigger(void);
 
@@ -196,6 +197,12 @@ struct journal_data {
 	struct wait_start w;
 	unsigned long nvcsw;
 	bool fault;		/* inside the task's timed write fault */
+};
+
+/* The page lock's slow path inside a timed write fault. */
+struct lock_data {
+	struct wait_start w;
+	unsigned long nvcsw;
 };
 
 #endif /* _WPSTAT_PROBE_H */

@@ -145,12 +145,14 @@ u32 notrace wpstat_stall_fault(const struct wpstat_key *key, bool first,
 }
 
 /*
- * An event of cause @f that ended at once, @ns long: its count, time and
- * maximum (@ns_field and the field after it) in one row.
+ * @n events of cause @f that ended at once, @ns long in all, the longest
+ * @max: their count, time and maximum (@ns_field and the field after it)
+ * in one row.
  */
-void notrace wpstat_stall_event(const struct wpstat_key *key,
-				enum wpstat_stall_field f,
-				enum wpstat_stall_field ns_field, u64 ns)
+void notrace wpstat_stall_events(const struct wpstat_key *key,
+				 enum wpstat_stall_field f,
+				 enum wpstat_stall_field ns_field, u64 n, u64 ns,
+				 u64 max)
 {
 	struct wpstat_stalls *s = rcu_dereference_sched(wpstat_stalls);
 	struct wpstat_stall *r;
@@ -159,12 +161,12 @@ void notrace wpstat_stall_event(const struct wpstat_key *key,
 		return;
 	r = stall_row(s, key, true);
 	if (unlikely(!r)) {
-		atomic64_inc(&s->overflow);
+		atomic64_add(n, &s->overflow);
 		return;
 	}
-	atomic64_inc(&r->count[f]);
+	atomic64_add(n, &r->count[f]);
 	atomic64_add(ns, &r->count[ns_field]);
-	wpstat_atomic_max(&r->count[ns_field + 1], ns);
+	wpstat_atomic_max(&r->count[ns_field + 1], max);
 	stall_touch(r);
 }
 

@@ -514,7 +514,7 @@ def new_points_section(k):
                "not: on `handle_mm_fault` (the `fault` point: every page "
                "fault of every process enters it; its entry handler "
                "refuses the return probe for any fault but a write to a "
-               "shared file mapping) and on the journal calls whose "
+               "shared file mapping) and on the calls whose "
                "waits it times ({}). **timing-skip** loads level timing without "
                "them (`skip_probes=`): timing less timing-skip is what "
                "they cost. Level counts attaches none of them. Per op{}; "

@@ -24,7 +24,18 @@ PER_FAULT = ("W4",)
 # kmod/wpstat_probes.def; guest-bench.sh's timing_own, which the
 # configuration timing-skip leaves out): the write fault timed whole, and
 # the journal waits of faults and write(2).
-TIMING_OWN = ["fault", "jbd2_start", "jbd2_access", "xfs_time"]
+
+
+def _timing_own():
+    """The kretprobe points of level timing only, from the module's list."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "..", "..", "kmod", "wpstat_probes.def")
+    with open(path) as f:
+        return re.findall(r"^WPSTAT_PROBE\(\w+, *(\w+), *[^,]+, *\w+, *NONE, *KRETPROBE\)",
+                          f.read(), re.M)
+
+
+TIMING_OWN = _timing_own()
 
 NAN = float("nan")
 

@@ -115,7 +115,7 @@ teardown() {
 		(.fault_ns | type) == $ns and (.fault_max_ns | type) == $ns and
 		(.stable_waits | type) == "number" and (.pauses | type) == "number" and
 		(.stall_ns | type) == "number" and
-		(.dominant_cause | IN("stable", "wb", "pause", "journal", "readin", "fault", "faults"))' <<<"$rows"
+		(.dominant_cause | IN("stable", "wb", "pause", "journal", "readin", "lock", "fault", "faults"))' <<<"$rows"
 	# At level counts fault_ns reads '-': the stall time is the waits and
 	# pauses, which are disjoint, and with no time the dominant cause is
 	# the wait with the most events ("faults" if none waited).  A store to
@@ -313,10 +313,10 @@ EOF
 		.fault_ns > 0 and .fault_max_ns > 0 and .fault_max_ns <= .fault_ns and
 		(.journal_ns | type) == "number" and
 		.fault_unnamed_ns > 0 and
-		.fault_ns - .fault_unnamed_ns == .stable_ns + .wb_ns + .journal_ns + .readin_ns and
-		.stall_ns == .pause_ns + .stable_ns + .wb_ns + .journal_ns + .readin_ns + .fault_unnamed_ns and
+		.fault_ns - .fault_unnamed_ns == .stable_ns + .wb_ns + .journal_ns + .readin_ns + .lock_ns and
+		.stall_ns == .pause_ns + .stable_ns + .wb_ns + .journal_ns + .readin_ns + .lock_ns + .fault_unnamed_ns and
 		({stable: .stable_ns, wb: .wb_ns, pause: .pause_ns, journal: .journal_ns,
-		  readin: .readin_ns, fault: .fault_unnamed_ns}) as $own |
+		  readin: .readin_ns, lock: .lock_ns, fault: .fault_unnamed_ns}) as $own |
 		$own[.dominant_cause] == ([$own[]] | max))' <<<"$output"
 	run --separate-stderr wpstat stalls --pid "$WPLOAD_PID" -o pid,journal,fault,unnamed
 	assert_success
@@ -368,7 +368,7 @@ EOF
 		.stalls.by_cause.fault.first == 64 and .stalls.by_cause.fault.wp == 64 and
 		.stalls.by_cause.fault.events == 128 and
 		(.stalls.by_cause.fault.ns | type) == $ns and
-		(.stalls.by_cause | keys) == ["fault", "journal", "pause", "readin", "stable", "wb"] and
+		(.stalls.by_cause | keys) == ["fault", "journal", "lock", "pause", "readin", "stable", "wb"] and
 		(.stalls.stall_ns | type) == "number" and
 		# Most own time (the fault: its unnamed time); with no time (level
 		# counts) the wait with most events, "faults" if none waited.

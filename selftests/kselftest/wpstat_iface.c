@@ -417,7 +417,8 @@ TEST(counters_file_lists_every_column)
 			      !strcmp(name, "readin_wait_ns") ||
 			      !strcmp(name, "readin_wait_max_ns") ||
 			      !strcmp(name, "mkwrite_cpu_ns") ||
-			      !strcmp(name, "mkwrite_runq_ns");
+			      !strcmp(name, "mkwrite_runq_ns") ||
+			      !strncmp(name, "lock_", 5);
 		EXPECT_STREQ(timing_only ? "timing" : "counts", level);
 		EXPECT_EQ(avail, wps_summary(name) >= 0) TH_LOG("%s", name);
 		EXPECT_EQ(!timing_only || wps_timing() == 1, avail)

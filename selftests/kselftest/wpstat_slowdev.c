@@ -378,7 +378,7 @@ TEST_F(journal, fsync_neighbour_stalls_are_named)
 		EXPECT_LE(1, fs.wp_caused);
 	/* Every wait of a pure storer is inside one of its faults. */
 	named = st.stable_ns + st.wb_ns + st.journal_ns + st.pause_ns +
-		st.readin_ns;
+		st.readin_ns + st.lock_ns;
 	TH_LOG("storer: %lld wp faults, fault %.1f ms: stable %lld waits "
 	       "%.1f ms, wb %lld %.1f ms, journal %lld %.1f ms (worst "
 	       "%.1f ms), unnamed %.1f ms (cpu %.1f, runq %.1f): %.1f %% named",
@@ -806,7 +806,7 @@ TEST_F(throttle, long_write_loop_is_paused)
 		       row.fault_unnamed_ns / 1e6);
 		EXPECT_EQ(row.fault_ns - row.fault_unnamed_ns,
 			  row.stable_ns + row.wb_ns + row.journal_ns +
-			  row.pause_ns + row.readin_ns);
+			  row.pause_ns + row.readin_ns + row.lock_ns);
 		EXPECT_LE(row.pause_ns, row.fault_ns);
 		EXPECT_LE(row.fault_cpu_ns + row.fault_runq_ns,
 			  row.fault_unnamed_ns);
@@ -1103,15 +1103,171 @@ TEST_F(readin, store_waits_for_its_page)
 		EXPECT_LE(row.readin_ns, row.fault_ns);
 		EXPECT_EQ(row.fault_ns - row.fault_unnamed_ns,
 			  row.stable_ns + row.wb_ns + row.journal_ns +
-			  row.pause_ns + row.readin_ns);
+			  row.pause_ns + row.readin_ns + row.lock_ns);
 		EXPECT_LE(row.fault_cpu_ns + row.fault_runq_ns,
 			  row.fault_unnamed_ns);
 		EXPECT_EQ(d.mkwrite_ns, row.fault_ns);
+		/* The sleep for its own read is the read-in's, not a lock's. */
+		EXPECT_EQ(0, row.lock_waits);
 	} else {
 		EXPECT_EQ(-1, d.readin_wait_ns);
 		EXPECT_EQ(-1, row.readin_ns);
 	}
 	munmap(map, READIN_PAGES * PAGE);
+}
+
+/* ---- the whole write fault: a store that waits for another's read -------- */
+
+/*
+ * A store to a page another task is reading (it is in the page cache,
+ * locked until the read ends: here LOCK_DELAY_MS late, dm-delay on
+ * reads) faults, and filemap_fault() finds the page and sleeps for its
+ * lock (lock_folio_maybe_drop_mmap() -> __folio_lock_killable(), having
+ * dropped the mmap or VMA lock), then has the fault retried
+ * (VM_FAULT_RETRY, without VM_FAULT_MAJOR: it read nothing itself).
+ * How the kernel retries decides what the fault is:
+ *   6.4 and later (per-VMA locks, x86's do_user_addr_fault()): the
+ *     retry under mmap_lock carries FAULT_FLAG_TRIED only after a major
+ *     fault, so this one stays minor: lock_waits == LOCK_PAGES at level
+ *     timing, readin_waits 0, ru_majflt 0;
+ *   5.10 and 6.1: every retry carries FAULT_FLAG_TRIED, which makes it
+ *     major (mm_account_fault()) and a read-in to wpstat:
+ *     readin_waits == ru_majflt == LOCK_PAGES, lock_waits 0 (a sleep on
+ *     the lock before a read-in is the read-in's time).
+ * Either way the sleep is named, and fault_ns less the unnamed time is
+ * the named waits to the nanosecond.  Each store follows its reader into
+ * the read (the reader's thread asleep: state D); the read has
+ * LOCK_DELAY_MS to run, the store needs microseconds.
+ */
+#define LOCK_PAGES	4
+#define LOCK_DELAY_MS	300
+
+FIXTURE(lockwait) {
+	char path[256];
+	int fd;
+};
+
+FIXTURE_SETUP(lockwait)
+{
+	ASSERT_TRUE(wps_loaded());
+	ASSERT_EQ(0, slowdev_up_rw("ext4", "", LOCK_DELAY_MS, 0, 0))
+		TH_LOG("cannot set up ext4 on null_blk behind dm-delay");
+	snprintf(self->path, sizeof(self->path), SLOW_DIR "/lockwait");
+	self->fd = open(self->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, pwrite_pages(self->fd, 0, LOCK_PAGES, 1));
+	ASSERT_EQ(0, fsync(self->fd));
+	ASSERT_EQ(0, posix_fadvise(self->fd, 0, 0, POSIX_FADV_DONTNEED));
+}
+
+FIXTURE_TEARDOWN(lockwait)
+{
+	close(self->fd);
+	slowdev_down();
+}
+
+struct page_reader {
+	int fd;
+	off_t off;
+	volatile pid_t tid;
+	ssize_t got;
+};
+
+/* One page by pread(2), no read-around (POSIX_FADV_RANDOM on its fd). */
+static void *read_one_page(void *arg)
+{
+	struct page_reader *r = arg;
+	char buf[PAGE];
+
+	r->tid = gettid();
+	r->got = pread(r->fd, buf, PAGE, r->off);
+	return NULL;
+}
+
+/* The state letter of thread @tid of this process, or 0. */
+static char thread_state(pid_t tid)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	if (wps_slurp(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+TEST_F(lockwait, store_waits_for_another_tasks_read)
+{
+	const bool vma_lock = wps_kernel_at_least(6, 4);
+	const int64_t locks = vma_lock ? LOCK_PAGES : 0;
+	const int64_t readins = vma_lock ? 0 : LOCK_PAGES;
+	struct page_reader r = { 0 };
+	struct rusage ru0, ru1;
+	struct wps before, d;
+	struct stall_row row;
+	pthread_t reader;
+	char *map, path[64];
+	int i, polls;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", self->fd);
+	r.fd = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, r.fd);
+	ASSERT_EQ(0, posix_fadvise(r.fd, 0, 0, POSIX_FADV_RANDOM));
+	map = mmap(NULL, LOCK_PAGES * PAGE, PROT_READ | PROT_WRITE,
+		   MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_EQ(0, madvise(map, LOCK_PAGES * PAGE, MADV_RANDOM));
+	ASSERT_EQ(0, wps_read(self->path, &before));
+	ASSERT_EQ(0, getrusage(RUSAGE_SELF, &ru0));
+	for (i = 0; i < LOCK_PAGES; i++) {
+		r.off = (off_t)i * PAGE;
+		r.tid = 0;
+		ASSERT_EQ(0, pthread_create(&reader, NULL, read_one_page, &r));
+		/* Asleep in its read: the page is in the cache, locked. */
+		for (polls = 0; polls < 10000; polls++) {
+			if (r.tid && thread_state(r.tid) == 'D')
+				break;
+			usleep(1000);
+		}
+		ASSERT_GT(10000, polls) TH_LOG("page %d: the reader never slept in its read", i);
+		map[i * PAGE] = 2;
+		ASSERT_EQ(0, pthread_join(reader, NULL));
+		ASSERT_EQ(PAGE, r.got);
+	}
+	ASSERT_EQ(0, getrusage(RUSAGE_SELF, &ru1));
+	d = WPS_SINCE(self->path, &before);
+	ASSERT_EQ(1, stall_of(self->path, getpid(), &row));
+	TH_LOG("%lld first-write faults: %lld page-lock sleeps (%.1f ms, worst %.1f ms), %lld read-ins (%.1f ms); fault %.1f ms, unnamed %.1f ms; ru_majflt %ld",
+	       (long long)d.mkwrite_first, (long long)row.lock_waits,
+	       row.lock_ns / 1e6, row.lock_max_ns / 1e6,
+	       (long long)row.readin_waits, row.readin_ns / 1e6,
+	       row.fault_ns / 1e6, row.fault_unnamed_ns / 1e6,
+	       ru1.ru_majflt - ru0.ru_majflt);
+	EXPECT_EQ(LOCK_PAGES, d.mkwrite_first);
+	EXPECT_EQ(0, d.mkwrite_wp);
+	EXPECT_EQ(readins, d.readin_waits);
+	EXPECT_EQ(readins, row.readin_waits);
+	EXPECT_EQ(readins, ru1.ru_majflt - ru0.ru_majflt);
+	if (wps_timing() > 0) {
+		EXPECT_EQ(locks, d.lock_waits);
+		EXPECT_EQ(locks, row.lock_waits);
+		EXPECT_EQ(d.lock_wait_ns, row.lock_ns);
+		if (vma_lock) {
+			EXPECT_LT(0, row.lock_ns);
+			EXPECT_LE(row.lock_max_ns, row.lock_ns);
+			EXPECT_LE(row.lock_ns, row.fault_ns);
+		} else {
+			EXPECT_LT(0, row.readin_ns);
+		}
+		EXPECT_EQ(row.fault_ns - row.fault_unnamed_ns,
+			  row.stable_ns + row.wb_ns + row.journal_ns +
+			  row.pause_ns + row.readin_ns + row.lock_ns);
+	} else {
+		EXPECT_EQ(-1, d.lock_waits);
+		EXPECT_EQ(-1, row.lock_ns);
+	}
+	munmap(map, LOCK_PAGES * PAGE);
+	close(r.fd);
 }
 
 /* ---- a reset in the middle of a wait ------------------------------------- */

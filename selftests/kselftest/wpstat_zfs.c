@@ -325,7 +325,7 @@ TEST_F(zfs_sync, fsync_neighbour_stalls_are_named)
 	ASSERT_EQ(1, stall_of(self->path, storer, &st));
 	EXPECT_EQ(1, stall_of(self->path, fsyncer, &fs));
 	named = st.stable_ns + st.wb_ns + st.journal_ns + st.pause_ns +
-		st.readin_ns;
+		st.readin_ns + st.lock_ns;
 	TH_LOG("storer: %lld first-write and %lld wp faults, fault %.1f ms: stable %lld %.1f ms, "
 	       "wb %lld %.1f ms, journal %lld %.1f ms (worst %.1f ms), "
 	       "pause %lld %.1f ms, readin %.1f ms, unnamed %.1f ms (cpu %.1f, "

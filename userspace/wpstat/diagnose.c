@@ -318,6 +318,26 @@ static void rule_readin(struct dx_report *r, const struct dx_input *in,
 }
 
 /*
+ * Page-lock sleeps inside write faults.  No remedy yet: none has been
+ * measured against this finding (diagnose.bats measures each remedy
+ * before it is offered here).
+ */
+static void rule_lock(struct dx_report *r, const struct dx_input *in,
+		      const struct stall_item *it, uint64_t ns)
+{
+	struct dx_finding *f = dx_finding_new(r, "lock",
+		"write faults slept on their page's lock, held by another task", ns);
+	const struct stall_list *l = in->stalls;
+
+	if (!f)
+		return;
+	dx_finding_of_item(f, it);
+	f->mechanism = "a write fault locks its page: filemap_fault() (mm/filemap.c) to map it, filemap_page_mkwrite() and the filesystems' page_mkwrite to dirty it; while another task holds the lock the fault sleeps in __folio_lock(): writeback holds it from folio_clear_dirty_for_io() until the I/O is set up (ZFS's zfs_putpage() while it copies the page into its transaction), and so does a truncate; a fault that slept there before its page was read in is counted as the read-in instead";
+	dx_ev_cause(f, l, it, STALL_LOCK, STALL_LOCK_NS);
+	dx_triggers(f, in, it, dx_where_of(l, it, CAUSE_LOCK));
+}
+
+/*
  * Runqueue time inside write faults: the faulting task was runnable and
  * another had its CPU.  Not I/O: the fault's own work waited for the
  * scheduler.
@@ -501,6 +521,7 @@ typedef void dx_rule_fn(struct dx_report *r, const struct dx_input *in,
 #define dx_rule_PAUSE	rule_throttle
 #define dx_rule_JOURNAL	rule_journal
 #define dx_rule_READIN	rule_readin
+#define dx_rule_LOCK	rule_lock
 #define dx_rule_FAULT	NULL
 static dx_rule_fn *const dx_rules[CAUSE_NR] = {
 #define WPSTAT_STALL(...)
