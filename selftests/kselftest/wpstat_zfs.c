@@ -328,15 +328,17 @@ TEST_F(zfs_sync, fsync_neighbour_stalls_are_named)
 		st.readin_ns + st.lock_ns;
 	TH_LOG("storer: %lld first-write and %lld wp faults, fault %.1f ms: stable %lld %.1f ms, "
 	       "wb %lld %.1f ms, journal %lld %.1f ms (worst %.1f ms), "
-	       "pause %lld %.1f ms, readin %.1f ms, unnamed %.1f ms (cpu %.1f, "
-	       "runq %.1f): %.1f %% named",
+	       "pause %lld %.1f ms, readin %lld %.1f ms, lock %lld %.1f ms, "
+	       "unnamed %.1f ms (cpu %.1f, runq %.1f): %.1f %% named",
 	       (long long)st.fault_first, (long long)st.fault_wp,
 	       st.fault_ns / 1e6,
 	       (long long)st.stable_waits, st.stable_ns / 1e6,
 	       (long long)st.wb_waits, st.wb_ns / 1e6,
 	       (long long)st.journal_waits, st.journal_ns / 1e6,
 	       st.journal_max_ns / 1e6, (long long)st.pauses,
-	       st.pause_ns / 1e6, st.readin_ns / 1e6,
+	       st.pause_ns / 1e6, (long long)st.readin_waits,
+	       st.readin_ns / 1e6, (long long)st.lock_waits,
+	       st.lock_ns / 1e6,
 	       st.fault_unnamed_ns / 1e6, st.fault_cpu_ns / 1e6,
 	       st.fault_runq_ns / 1e6,
 	       st.fault_ns > 0 ? 100.0 * (named + st.fault_cpu_ns +
