@@ -381,12 +381,14 @@ TEST_F(journal, fsync_neighbour_stalls_are_named)
 		st.readin_ns + st.lock_ns;
 	TH_LOG("storer: %lld wp faults, fault %.1f ms: stable %lld waits "
 	       "%.1f ms, wb %lld %.1f ms, journal %lld %.1f ms (worst "
-	       "%.1f ms), unnamed %.1f ms (cpu %.1f, runq %.1f): %.1f %% named",
+	       "%.1f ms), lock %lld %.1f ms, unnamed %.1f ms (cpu %.1f, "
+	       "runq %.1f): %.1f %% named",
 	       (long long)st.fault_wp, st.fault_ns / 1e6,
 	       (long long)st.stable_waits, st.stable_ns / 1e6,
 	       (long long)st.wb_waits, st.wb_ns / 1e6,
 	       (long long)st.journal_waits, st.journal_ns / 1e6,
-	       st.journal_max_ns / 1e6, st.fault_unnamed_ns / 1e6,
+	       st.journal_max_ns / 1e6, (long long)st.lock_waits,
+	       st.lock_ns / 1e6, st.fault_unnamed_ns / 1e6,
 	       st.fault_cpu_ns / 1e6, st.fault_runq_ns / 1e6,
 	       st.fault_ns > 0 ? 100.0 * (named + st.fault_cpu_ns +
 					  st.fault_runq_ns) / st.fault_ns : 0);
