@@ -165,16 +165,15 @@ static inline void wpstat_ftrace_free_filter(struct ftrace_ops *ops)
 #define WPSTAT_TARGET_WAIT_BIT		wait_on_page_bit
 #endif
 /*
- * The page lock's slow paths (folio_lock() and lock_folio_maybe_drop_mmap()
- * call them only when the trylock fails): __folio_lock{,_killable}() from
- * 5.16, __lock_page{,_killable}() before.
+ * Where every wait for a page bit sleeps, the page lock's included (its
+ * slow paths, __folio_lock{,_killable}(), are inlined into filemap_fault()
+ * on 6.12; this one is not): static in mm/filemap.c, folio_wait_bit_common()
+ * from 5.16, wait_on_page_bit_common() before.
  */
-#ifdef WPSTAT_HAVE_FOLIO_LOCK
-#define WPSTAT_TARGET_LOCK		__folio_lock
-#define WPSTAT_TARGET_LOCK_KILLABLE	__folio_lock_killable
+#ifdef WPSTAT_HAVE_FOLIO_WAIT_BIT
+#define WPSTAT_TARGET_BIT_WAIT		folio_wait_bit_common
 #else
-#define WPSTAT_TARGET_LOCK		__lock_page
-#define WPSTAT_TARGET_LOCK_KILLABLE	__lock_page_killable
+#define WPSTAT_TARGET_BIT_WAIT		wait_on_page_bit_common
 #endif
 #ifdef WPSTAT_HAVE_BDP_RATELIMITED_FLAGS
 #define WPSTAT_TARGET_BDP_RL		balance_dirty_pages_ratelimited_flags
@@ -327,16 +326,19 @@ wpstat_mapping_stable_writes(const struct address_space *mapping)
 #endif
 
 /*
- * The mapping of the page whose lock __folio_lock{,_killable}(struct
- * folio *) or 5.10's __lock_page{,_killable}(struct page *) waits for,
- * as an identity only (the holder may be truncating it: never followed).
+ * folio_wait_bit_common(struct folio *folio, int bit_nr, ...), 5.10's
+ * wait_on_page_bit_common(wait_queue_head_t *q, struct page *page,
+ * int bit_nr, ...): the bit, and the page's mapping as an identity only
+ * (a truncate may be taking the page out of it: never followed).
  */
-#ifdef WPSTAT_HAVE_FOLIO_LOCK
-#define wpstat_lock_mapping(p)	\
+#ifdef WPSTAT_HAVE_FOLIO_WAIT_BIT
+#define wpstat_bit_wait_nr(p)		((int)wpstat_arg(p, 1))
+#define wpstat_bit_wait_mapping(p)	\
 	((const void *)READ_ONCE(((struct folio *)wpstat_arg(p, 0))->mapping))
 #else
-#define wpstat_lock_mapping(p)	\
-	((const void *)READ_ONCE(compound_head((struct page *)wpstat_arg(p, 0))->mapping))
+#define wpstat_bit_wait_nr(p)		((int)wpstat_arg(p, 2))
+#define wpstat_bit_wait_mapping(p)	\
+	((const void *)READ_ONCE(compound_head((struct page *)wpstat_arg(p, 1))->mapping))
 #endif
 
 /* __destroy_inode(struct inode *inode), 5.10 to 7.2 (fs/inode.c). */

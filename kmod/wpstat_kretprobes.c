@@ -521,43 +521,30 @@ void wpstat_fault_locks_decide(struct wpstat_tctx *c, bool readin)
 }
 
 /*
- * __folio_lock{,_killable}(), the page lock's slow path, level timing:
- * timed if it is inside the task's write fault and for a page of the
- * fault's file.  filemap_fault() waits there for a page another task
- * holds, or for its own read (the lock is held until the read ends).
- * Reclaim in the fault locks other files' pages: not it.
+ * folio_wait_bit_common() for PG_locked, level timing: timed if it is
+ * inside the task's write fault and for a page of the fault's file.
+ * filemap_fault() waits there for a page another task holds, or for its
+ * own read (the lock is held until the read ends).  Reclaim in the fault
+ * locks other files' pages: not it.
  */
 static int lock_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct lock_data *d = (void *)ri->data;
 	struct wpstat_tctx *c;
 
-	if (current->flags & PF_MEMALLOC)
+	wpstat_hit(WPP_LOCK);
+	if (wpstat_bit_wait_nr(regs) != PG_locked ||
+	    (current->flags & PF_MEMALLOC))
 		return 1;
 	c = wpstat_tctx_find();
 	if (!wpstat_in_scope(c, WPT_FAULT) || c->fault_retry ||
-	    wpstat_lock_mapping(regs) != c->fault_mapping)
+	    wpstat_bit_wait_mapping(regs) != c->fault_mapping)
 		return 1;
 	d->nvcsw = READ_ONCE(current->nvcsw);
 	wait_start_now(&d->w);
 	return 0;
 }
 NOKPROBE_SYMBOL(lock_entry);
-
-static int folio_lock_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	wpstat_hit(WPP_LOCK);
-	return lock_entry(ri, regs);
-}
-NOKPROBE_SYMBOL(folio_lock_entry);
-
-static int folio_lock_killable_entry(struct kretprobe_instance *ri,
-				     struct pt_regs *regs)
-{
-	wpstat_hit(WPP_LOCK_KILLABLE);
-	return lock_entry(ri, regs);
-}
-NOKPROBE_SYMBOL(folio_lock_killable_entry);
 
 /*
  * A sleep (the task switched out on its own) is a wait; a lock freed
@@ -611,10 +598,6 @@ const struct wpstat_handler_set wpstat_krp_handlers[WPP_NR] = {
 	[WPP_ZFS_TX] = { .krp_entry = zfs_tx_entry,
 			 .krp_return = journal_return,
 			 .krp_data_size = sizeof(struct journal_data) },
-	[WPP_LOCK] = { .krp_entry = folio_lock_entry,
-		       .krp_return = lock_return,
+	[WPP_LOCK] = { .krp_entry = lock_entry, .krp_return = lock_return,
 		       .krp_data_size = sizeof(struct lock_data) },
-	[WPP_LOCK_KILLABLE] = { .krp_entry = folio_lock_killable_entry,
-				.krp_return = lock_return,
-				.krp_data_size = sizeof(struct lock_data) },
 };

@@ -332,7 +332,7 @@ static void rule_lock(struct dx_report *r, const struct dx_input *in,
 	if (!f)
 		return;
 	dx_finding_of_item(f, it);
-	f->mechanism = "a write fault locks its page: filemap_fault() (mm/filemap.c) to map it, filemap_page_mkwrite() and the filesystems' page_mkwrite to dirty it; while another task holds the lock the fault sleeps in __folio_lock(): writeback holds it from folio_clear_dirty_for_io() until the I/O is set up (ZFS's zfs_putpage() while it copies the page into its transaction), and so does a truncate; a fault that slept there before its page was read in is counted as the read-in instead";
+	f->mechanism = "a write fault locks its page: filemap_fault() (mm/filemap.c) to map it, filemap_page_mkwrite() and the filesystems' page_mkwrite to dirty it; while another task holds the lock the fault sleeps for it (folio_wait_bit_common()): writeback holds it from folio_clear_dirty_for_io() until the I/O is set up (ZFS's zfs_putpage() while it copies the page into its transaction), and so does a truncate; a fault that slept there before its page was read in is counted as the read-in instead";
 	dx_ev_cause(f, l, it, STALL_LOCK, STALL_LOCK_NS);
 	dx_triggers(f, in, it, dx_where_of(l, it, CAUSE_LOCK));
 }
