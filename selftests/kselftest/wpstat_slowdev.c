@@ -178,19 +178,18 @@ TEST_F(stable, store_while_writeback_in_flight)
  * folio_wait_stable() waits for the page's own writeback.
  * Expected, for the storer's row at level timing:
  *   the named waits, with the unnamed time's CPU and runqueue parts,
- *   >= 75 % of fault_ns: what remains is sleep wpstat does not name.
+ *   >= 90 % of fault_ns: what remains is sleep wpstat does not name.
  *   Measured before the CPU and runqueue split: 6.1 stable 49 %,
  *   journal 48 %; 7.2 stable 97 %, journal 0, its commits not meeting
  *   the faults' mtime updates here; under two other guests on the
  *   host's two cores, 69.6 % named by waits alone.  With the split:
- *   92.8 % (6.12, one guest beside), 88.4 % (6.1, four guests beside),
- *   80.6 % (6.1, one beside): the rest is sleep no probe names, most
- *   likely the page lock, which writeback holds while its own block
- *   mapping waits for the journal (block_page_mkwrite's lock_page),
- *   and grows with a slower machine; 90 % holds on a quiet 6.12 only;
+ *   80.6 to 92.8 %.  The rest was the page lock, which writeback holds
+ *   while its block mapping waits for the journal: with lock_ns,
+ *   99.9 % (6.12: 15 sleeps, 278 ms of 1029) and 100.0 % (7.2: 20,
+ *   33 ms of 699), beside two other guests (2026-11-28);
  *   fault_cpu_ns + fault_runq_ns <= fault_unnamed_ns;
  *   fault_ns - fault_unnamed_ns == stable_ns + wb_ns + journal_ns +
- *   pause_ns + readin_ns, to the nanosecond: a fault is timed whole
+ *   pause_ns + readin_ns + lock_ns, to the nanosecond: a fault is timed whole
  *   (handle_mm_fault(), its dirty balancing included), a pure storer's
  *   waits are all inside its faults, and the unnamed time is the fault's
  *   time less them, fault by fault.
@@ -414,9 +413,9 @@ TEST_F(journal, fsync_neighbour_stalls_are_named)
 	 * above is checked there.
 	 */
 	if (wps_kernel_sanitized())
-		TH_LOG("KASAN kernel: the >= 75 %% named check is for production kernels");
+		TH_LOG("KASAN kernel: the >= 90 %% named check is for production kernels");
 	else
-		EXPECT_LE(st.fault_ns * 75,
+		EXPECT_LE(st.fault_ns * 90,
 			  (named + st.fault_cpu_ns + st.fault_runq_ns) * 100);
 }
 
