@@ -6,8 +6,8 @@
  * fault or a write system call; a throttle in
  * balance_dirty_pages() and its pauses; a writeback wait announced by its
  * tracepoint and timed in folio_wait_bit(); a write fault's sleeps on its
- * page's lock; folio_mkclean()'s PTE count (level timing).  They run only where a task may sleep, and once per
- * fault at level timing.
+ * page's lock; folio_mkclean()'s PTE count (level timing).  They run only
+ * where a task may sleep, and once per fault at level timing.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
