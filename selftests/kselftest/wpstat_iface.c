@@ -463,15 +463,11 @@ struct pass_shape {
 	long absent, folios, first_wb_waits;
 };
 
-static int first_wb_waits(int fd, struct pass_shape *shape)
+static int first_wb_waits(const char *path, struct pass_shape *shape)
 {
-	struct wpstat_file_key key;
 	struct wps w;
-	int ret;
+	int ret = wps_read(path, &w);
 
-	ret = wpstat_fd_key(fd, &key);
-	if (!ret)
-		ret = wps_read_key(&key, &w);
 	if (!ret)
 		shape->first_wb_waits = w.wb_waits;
 	return ret;
@@ -510,7 +506,7 @@ static int passes_file(const char *tag, size_t npages, int passes,
 		if (!ret && msync(map, npages * PAGE, MS_SYNC))
 			ret = -errno;
 		if (!ret && !p)
-			ret = first_wb_waits(fd, shape);
+			ret = first_wb_waits(path, shape);
 	}
 	munmap(map, npages * PAGE);
 	if (!ret)
