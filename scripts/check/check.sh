@@ -156,6 +156,8 @@ host_checks() {
 	"$top/selftests/host/test-watchdog.sh" >"$out/host/watchdog.tap" 2>&1
 	# kmod/'s files call only downwards (wpstat.h's order), from the objects.
 	"$top/selftests/host/test-kmod-layers.sh" >"$out/host/kmod-layers.tap" 2>&1
+	# setup's choice of kernels, against a fake apt-cache.
+	"$top/selftests/host/test-kernels.sh" >"$out/host/kernels.tap" 2>&1
 	# make install/uninstall, DKMS and man pages, in private trees.
 	KVERS="$host_kvers" "$top/selftests/host/test-packaging.sh" >"$out/host/packaging.tap" 2>"$out/host/packaging.log"
 	echo "check: host checks took $SECONDS s" >&2

@@ -37,11 +37,32 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 mirror=http://deb.debian.org/debian
 security=http://deb.debian.org/debian-security
 
-# Newest version among "linux-headers-<kver>" names matching a pattern.
+# Newest kernel whose "linux-headers-<kver>" name matches a pattern and
+# whose image and headers both have an installation candidate.  After a
+# point release the archive can carry the headers and the unsigned image a
+# day before the signed linux-image-<kver> (6.1.0-57, November 2026): that
+# kernel cannot be installed yet, so the one before it is the newest.
+# APT: the apt-cache to ask (the host's, or a suite's own configuration).
+newest_installable() {
+	local pattern=$1 kvers k kver
+	shift
+	kvers=$("$@" search --names-only "^linux-headers-${pattern}\$" 2>/dev/null |
+		awk '{print $1}' | sed 's/^linux-headers-//' | sort -rV)
+	[ -n "$kvers" ] || return 0
+	# One policy call for all of them: "pkg:" then "  Candidate: ver".
+	k=$("$@" policy $(for k in $kvers; do echo "linux-image-$k linux-headers-$k"; done) 2>/dev/null |
+		awk '/^[^ ]/ { p = $1; sub(/:$/, "", p) }
+		     /^ *Candidate:/ && $2 != "(none)" { ok[p] = 1 }
+		     END { for (p in ok) print p }')
+	for kver in $kvers; do
+		grep -qx "linux-image-$kver" <<<"$k" && grep -qx "linux-headers-$kver" <<<"$k" &&
+			{ echo "$kver"; return 0; }
+	done
+	return 0
+}
+
 newest_with_headers() {
-	local pattern=$1
-	apt-cache search --names-only "^linux-headers-${pattern}\$" 2>/dev/null |
-		awk '{print $1}' | sed 's/^linux-headers-//' | sort -V | tail -n 1
+	newest_installable "$1" apt-cache
 }
 
 available() {
@@ -145,8 +166,7 @@ extra_available() {
 	for suite in ${1:-$extra_suites}; do
 		pattern=$(extra_pattern "$suite")
 		[ -d "$top/build/apt/$suite/lists" ] || continue
-		extra_apt "$suite" apt-cache search --names-only "^linux-headers-${pattern}\$" 2>/dev/null |
-			awk '{print $1}' | sed 's/^linux-headers-//' | sort -V | tail -n 1
+		newest_installable "$pattern" extra_apt "$suite" apt-cache
 	done
 }
 
