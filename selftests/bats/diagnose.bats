@@ -20,50 +20,7 @@
 bats_require_minimum_version 1.5.0
 
 load helpers
-
-SLOW=/tmp/wpstat-slow
-PY=/usr/bin/python3
-
-# The fsync loop of the scenario, in the background: FSYNC_PID.  It
-# fsyncs once before saying it is ready, so the writer meets a rhythm.
-start_fsync_loop() {
-	local f=$1
-	rm -f "$f.ready"
-	# shellcheck disable=SC2086 # SYNC_MODE=sync: "30 sync", sync(2) instead
-	"$PY" "$WPSTAT_TOP/scripts/lib/fsync-loop.py" "$f" ${SYNC_MODE:+30 $SYNC_MODE} &
-	FSYNC_PID=$!
-	for _ in $(seq 600); do
-		[ -e "$f.ready" ] && return 0
-		sleep 0.1
-	done
-	fail "the fsync loop did not start"
-}
-
-# The writer of the scenario, 3 s of stores: WPLOAD_PID (its rows stay).
-run_writer() {
-	wpload --file "$1" --size 128K --duration 3 --mode "${WRITER_MODE:-mmap}" --quiet >/dev/null &
-	WPLOAD_PID=$!
-	wait "$WPLOAD_PID"
-}
-
-# The whole scenario on ${FS:-ext4} over a 20 ms dm-delay with
-# stable_writes $1 (and mount option $2), then `wpstat diagnose --json
-# --pid` of the writer in $output; the fsync loop was SYNC_PID.
-writer_next_to_fsync() {
-	wps-slowdev up "${FS:-ext4}" 20 "$1" || fail "cannot set up the slow device"
-	[ -z "${2:-}" ] || mount -o "remount,$2" "$SLOW" || fail "remount $2"
-	touch "$SLOW/data"
-	start_fsync_loop "$SLOW/data"
-	wpstat_control reset
-	run_writer "$SLOW/data"
-	kill "$FSYNC_PID"
-	wait "$FSYNC_PID" 2>/dev/null || true
-	SYNC_PID=$FSYNC_PID
-	FSYNC_PID=
-	run --separate-stderr wpstat diagnose --json --pid "$WPLOAD_PID" "$SLOW"
-	assert_success
-	echo "# $(jq -c '[.findings[] | {rule, severity, share}]' <<<"$output")" >&3
-}
+load scenarios
 
 # The scenario until the writer has a journal finding, at most 3 times:
 # whether a fault's mtime update meets a commit on the inode's buffer is
@@ -94,11 +51,6 @@ throttled_writer() {
 	wait "$WPLOAD_PID"
 	run --separate-stderr wpstat diagnose --json --pid "$WPLOAD_PID"
 	assert_success
-}
-
-# The rules of the findings in $output, sorted, space-separated.
-rules() {
-	jq -r '[.findings[].rule] | sort | join(" ")' <<<"$output"
 }
 
 setup_file() {
