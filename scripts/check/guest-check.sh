@@ -49,8 +49,9 @@ export WPSTAT_FS_DIR=$fsdir
 . "$top/scripts/vm/guest-lib.sh"
 
 # Scratch filesystems on RAM disks.  xfs insists on at least 300 MiB.
+# /dev/ram7 stays free: zfs.bats's log device.
 setup_fs() {
-	guest_ramdisks 7 320 || return 1
+	guest_ramdisks 8 320 || return 1
 	guest_mkfs_mount ext4 /dev/ram0 $fsdir/ext4 || return 1
 	guest_mkfs_mount xfs /dev/ram1 $fsdir/xfs || return 1
 	guest_mkfs_mount btrfs /dev/ram2 $fsdir/btrfs || return 1

@@ -1,0 +1,105 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# wpstat diagnose on ZFS (make setup-zfs's build; guest-check.sh loads it
+# and puts zpool and zfs on PATH for suites named *zfs*), at level timing:
+# the writer-next-to-an-fsync scenario of diagnose.bats (scenarios.bash)
+# on a pool on the slow device (null_blk behind a 20 ms dm-delay), its
+# finding in ZFS's terms, and the one remedy it offers, applied.
+#
+# What the scenario does on ZFS 2.3.2 (6.12), measured before these tests
+# were written (docs/fs/zfs.md, two rounds each, the host loaded): the
+# writer's fault time is mostly page-lock sleeps (47 to 90 % of it; most
+# of the rest its own CPU time), rarely a DMU transaction wait
+# (journal_waits 0-2 a run), never a stable-page wait, and no lock sleep
+# at all with no syncer.  Lock time in 3 s: 234-351 ms as it is; 503-670
+# ms with a separate log device (the syncs are quicker and come back
+# sooner: 451-723 write-protects instead of 165-173); 150-523 ms with
+# sync=disabled, sync=always, logbias=throughput, zfs_txg_timeout=1, a
+# 4 MiB zfs_dirty_data_max or lazytime; 70-329 ms with an fsync every
+# 300 ms or 2 s (an fsync here takes ~0.5 s: a ZIL commit per page its
+# data-integrity pass writes).  None is a remedy; diagnose offers none.
+
+bats_require_minimum_version 1.5.0
+
+load helpers
+load scenarios
+
+setup_file() {
+	grep -q '^wpstat ' /proc/modules || insmod "$WPSTAT_MODULE"
+}
+
+setup() {
+	require_module
+	if [ -e "$WPSTAT_FS_DIR/zfs.unavailable" ]; then
+		skip "zfs not set up: $(head -n 1 "$WPSTAT_FS_DIR/zfs.unavailable")"
+	fi
+	command -v zpool >/dev/null || fail "ZFS is set up but zpool is not on PATH"
+	wpstat_control filter none
+	wpstat_control enable
+	level_timing
+	wpstat_control reset
+	FSYNC_PID=
+	WPLOAD_PID=
+}
+
+teardown() {
+	[ -z "${FSYNC_PID:-}" ] || kill "$FSYNC_PID" 2>/dev/null || true
+	[ -z "${WPLOAD_PID:-}" ] || kill "$WPLOAD_PID" 2>/dev/null || true
+	wps-slowdev down
+	module_loaded || insmod "$WPSTAT_MODULE"
+	level_restore
+}
+
+# The lock finding's stall time in $output (0 without one).
+lock_ns() {
+	jq -r '[.findings[] | select(.rule == "lock") | .stall_ns] | add // 0' <<<"$output"
+}
+
+# Expected: a lock finding (the writer's faults slept on the page lock
+# while the fsync's writeback held it: 60-100 sleeps, 28-78 % of the
+# stall time, measured), whose mechanism is ZFS's writeback
+# (zfs_putpage), whose evidence names the ZFS version and what was
+# measured not to help, and which offers no remedy.
+@test "diagnose on ZFS: a writer next to an fsync loop waits on page locks, in ZFS's terms" {
+	FS=zfs writer_next_to_fsync 0
+	jq -e --arg ver "$(cat /sys/module/zfs/version)" '
+		[.findings[] | select(.rule == "lock")] | length == 1 and
+		all(.[]; (.mechanism | test("zfs_putpage")) and
+		    ([.evidence[] | select(.name == "zfs" and (.value | startswith($ver)))] | length == 1) and
+		    ([.evidence[] | select(.name == "not_remedies" and (.value | test("SLOG")))] | length == 1) and
+		    ([.evidence[] | select(.name == "write_protected_by" and (.value | startswith("fsync")))] | length == 1) and
+		    .remedies == [])' \
+		<<<"$output" >/dev/null ||
+		fail "no lock finding in ZFS's terms: $(jq -c '[.findings[] | {rule, mechanism, evidence, remedies: [.remedies[].change]}]' <<<"$output")"
+	# A DMU transaction wait in the faults is rare here (0-2 a run; once a
+	# journal finding of 7.5 % on a loaded host): where there is one, it
+	# is named as ZFS's (dmu_tx_assign), and lazytime, never measured to
+	# help on ZFS, is not offered.
+	jq -e 'all(.findings[] | select(.rule == "journal");
+		(.mechanism | test("dmu_tx_assign")) and
+		([.evidence[] | select(.name == "lazytime" and (.value | startswith("not offered on ZFS")))] | length == 1) and
+		([.remedies[].change | select(test("lazytime"))] == []))' <<<"$output" >/dev/null ||
+		fail "a journal finding not in ZFS's terms: $(jq -c '[.findings[] | select(.rule == "journal")]' <<<"$output")"
+}
+
+# Why a separate log device is not offered, held: the same scenario with
+# a RAM disk (/dev/ram7) as the pool's log (zpool add wpslow log), both
+# runs here.
+# Measured: 503-670 ms of lock sleeps with it against 234-351 ms without
+# (the quicker syncs write-protect the pages more often).  Expected: the
+# log device does not halve them; if a ZFS release makes it do so, this
+# fails and the remedy should be measured and offered.
+@test "diagnose on ZFS: a separate log device does not shorten the lock waits (so it is not offered)" {
+	local base slog
+	FS=zfs writer_next_to_fsync 0
+	base=$(lock_ns)
+	wps-slowdev down
+	[ -b /dev/ram7 ] || fail "no RAM disk /dev/ram7 (guest-check.sh keeps it free) for the log device"
+	SCENARIO_SETUP="zpool add -f wpslow log /dev/ram7" FS=zfs writer_next_to_fsync 0
+	slog=$(lock_ns)
+	echo "# lock finding: $base ns without a log device, $slog ns with one" >&3
+	[ "$base" -gt 0 ] || fail "no lock finding at all without a log device"
+	[ $((slog * 2)) -gt "$base" ] ||
+		fail "the log device cut the lock waits from $base to $slog ns: measure it and offer it"
+}
