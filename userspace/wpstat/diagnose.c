@@ -330,7 +330,8 @@ static void rule_readin(struct dx_report *r, const struct dx_input *in,
  * logbias=throughput, zfs_txg_timeout=1, a small zfs_dirty_data_max,
  * lazytime or a sparser fsync loop took the waits below the run-to-run
  * spread; a log device left them as long or longer (its quicker syncs
- * come back sooner).  The finding says so instead (zfs.bats holds the SLOG case).
+ * come back sooner).  The finding says so instead (zfs.bats holds the
+ * log-device case).
  */
 static void rule_lock(struct dx_report *r, const struct dx_input *in,
 		      const struct stall_item *it, uint64_t ns)
@@ -357,6 +358,7 @@ static void rule_lock(struct dx_report *r, const struct dx_input *in,
 			   version, m.point, m.options);
 	dx_ev_text(f, "not_remedies", "zfs.bats, docs/fs/zfs.md",
 		   "measured with ZFS 2.3.2 and not offered: a log device (SLOG) made the syncs quicker and these waits no shorter; sync=disabled, sync=always, logbias=throughput, zfs_txg_timeout=1, a small zfs_dirty_data_max, lazytime and fewer fsyncs left them within the spread");
+	/* Fewer fsyncs, dx_triggers()' remedy, was among them. */
 	f->nrem = 0;
 }
 
