@@ -585,7 +585,8 @@ triggers_of() {
 	local f first
 	wpstat level timing >/dev/null
 	f=$(scratch_file ext4)
-	wpload --file "$f" --size 1M --duration 30 >"$f.log" &
+	# Killed below: long enough that no slow host outlives it.
+	wpload --file "$f" --size 1M --duration 3600 >"$f.log" &
 	WPLOAD_PID=$!
 	# The prefault: the first pass, a first-write fault per page (per
 	# folio where ext4 maps large ones, 7.x).
@@ -602,6 +603,7 @@ triggers_of() {
 	[ "$first" -gt 0 ]
 	[ "$(counter "$f" mkwrite_first)" = "$first" ]
 	[ "$(counter "$f" mkwrite_wp)" = 0 ]
+	kill -0 "$WPLOAD_PID" || fail "wpload ended before its passes were checked"
 	kill "$WPLOAD_PID"
 	wait "$WPLOAD_PID" 2>/dev/null || true
 	echo "# $(jq -c '{stall_ns, f: [.findings[] | {rule, share}]}' <<<"$output")" >&3
