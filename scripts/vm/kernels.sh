@@ -44,18 +44,19 @@ security=http://deb.debian.org/debian-security
 # kernel cannot be installed yet, so the one before it is the newest.
 # APT: the apt-cache to ask (the host's, or a suite's own configuration).
 newest_installable() {
-	local pattern=$1 kvers k kver
+	local pattern=$1 kvers installable kver
 	shift
 	kvers=$("$@" search --names-only "^linux-headers-${pattern}\$" 2>/dev/null |
 		awk '{print $1}' | sed 's/^linux-headers-//' | sort -rV)
 	[ -n "$kvers" ] || return 0
 	# One policy call for all of them: "pkg:" then "  Candidate: ver".
-	k=$("$@" policy $(for k in $kvers; do echo "linux-image-$k linux-headers-$k"; done) 2>/dev/null |
+	installable=$("$@" policy $(for kver in $kvers; do echo "linux-image-$kver linux-headers-$kver"; done) 2>/dev/null |
 		awk '/^[^ ]/ { p = $1; sub(/:$/, "", p) }
 		     /^ *Candidate:/ && $2 != "(none)" { ok[p] = 1 }
 		     END { for (p in ok) print p }')
 	for kver in $kvers; do
-		grep -qx "linux-image-$kver" <<<"$k" && grep -qx "linux-headers-$kver" <<<"$k" &&
+		grep -qx "linux-image-$kver" <<<"$installable" &&
+			grep -qx "linux-headers-$kver" <<<"$installable" &&
 			{ echo "$kver"; return 0; }
 	done
 	return 0

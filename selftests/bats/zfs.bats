@@ -4,8 +4,8 @@
 # wpstat diagnose on ZFS (make setup-zfs's build; guest-check.sh loads it
 # and puts zpool and zfs on PATH for suites named *zfs*), at level timing:
 # the writer-next-to-an-fsync scenario of diagnose.bats (scenarios.bash)
-# on a pool on the slow device (null_blk behind a 20 ms dm-delay), its
-# finding in ZFS's terms, and the one remedy it offers, applied.
+# on a pool on the slow device (null_blk behind a 20 ms dm-delay): its
+# finding in ZFS's terms, and why it offers no remedy.
 #
 # What the scenario does on ZFS 2.3.2 (6.12), measured before these tests
 # were written (docs/fs/zfs.md, two rounds each, the host loaded): the
