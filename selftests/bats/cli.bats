@@ -599,11 +599,16 @@ EOF
 # ---- watch -------------------------------------------------------------
 
 @test "watch --count 2: two reports, the workload's file, no screen clearing" {
-	local f
+	local f writer
 	f=$(scratch_file ext4)
-	(sleep 0.5; write_file "$f" 1) &
+	# The writer runs until watch is done, so a slow host that starts it
+	# late still puts the file in a report (one delayed wpload missed both
+	# 1.5 s intervals in CI).
+	(while :; do write_file "$f" 1; sleep 0.2; done) &
+	writer=$!
 	run --separate-stderr wpstat watch --count 2 --interval 1.5 --resolve "$WPSTAT_FS_DIR/ext4"
-	wait
+	kill "$writer"
+	wait "$writer" || true
 	assert_success
 	[ "$(grep -c '^wpstat watch' <<<"$output")" -eq 2 ]
 	assert_line --regexp " $f\$"
