@@ -71,8 +71,11 @@ setup_more_fs() {
 			echo "${why:-$* failed}" | head -n 3 >"$fsdir/$name.unavailable"
 		fi
 	}
-	try_fs ext4-journal guest_mkfs_mount ext4 /dev/ram3 $fsdir/ext4-journal -o data=journal
-	try_fs ext4-nodelalloc guest_mkfs_mount ext4 /dev/ram4 $fsdir/ext4-nodelalloc -o nodelalloc
+	# commit=300: jbd2's periodic commit (5 s) writes these modes' data
+	# pages back itself; on a guest slowed enough (a debug kernel on a
+	# loaded host) it cleaned them in the middle of wpstat_fs's store pass.
+	try_fs ext4-journal guest_mkfs_mount ext4 /dev/ram3 $fsdir/ext4-journal -o data=journal,commit=300
+	try_fs ext4-nodelalloc guest_mkfs_mount ext4 /dev/ram4 $fsdir/ext4-nodelalloc -o nodelalloc,commit=300
 	try_fs f2fs guest_mkfs_mount f2fs /dev/ram5 $fsdir/f2fs
 	mkdir -p $fsdir/ext4/.ovl/lower $fsdir/ext4/.ovl/upper $fsdir/ext4/.ovl/work
 	try_fs overlay guest_mount overlay $fsdir/overlay -t overlay \
