@@ -572,6 +572,7 @@ enum {
 	WPT_WAIT	= 2,	/* about to wait for writeback (wait_stable says where) */
 	WPT_WB		= 4,	/* a flusher inside wb_writeback() (wb_reason says why) */
 	WPT_FAULT	= 8,	/* inside a timed write fault (fault_key) */
+	WPT_SYNC	= 16,	/* inside a timed ZFS fsync (sync_key) */
 };
 
 struct wpstat_tctx {
@@ -610,6 +611,8 @@ struct wpstat_tctx {
 	u32 lock_n;
 	u64 lock_ns, lock_max, lock_cpu, lock_runq;
 	struct wpstat_gen fault_gen;	/* WPT_FAULT: where its count went */
+	struct wpstat_key sync_key;	/* WPT_SYNC: the file being synced */
+	unsigned int sync_epoch; /* WPT_SYNC: wpstat_level_epoch at entry */
 	u64 start;		/* the owner's start_time: a reused task_struct differs */
 };
 

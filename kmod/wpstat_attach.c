@@ -429,7 +429,7 @@ static void wpstat_report_unavailable(struct wpstat_probe *wp, u32 bit)
 /*
  * Under stop_machine(): no handler is running anywhere (they all run
  * with preemption disabled).  Leaving level timing, the fault and
- * write(2) scopes of tasks asleep inside them are dropped here: their
+ * ZFS sync scopes of tasks asleep inside them are dropped here: their
  * return probes are about to go, and a scope nothing closes would hold
  * the task's context until it exits.
  */
@@ -440,7 +440,7 @@ static int wpstat_flip_level(void *data)
 	WRITE_ONCE(wpstat_counting_level, to);
 	WRITE_ONCE(wpstat_level_epoch, wpstat_level_epoch + 1);
 	if (to != WPL_TIMING)
-		wpstat_tctx_drop_scopes(WPT_FAULT);
+		wpstat_tctx_drop_scopes(WPT_FAULT | WPT_SYNC);
 	return 0;
 }
 

@@ -491,6 +491,99 @@ static int journal_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(journal_return);
 
+/*
+ * The task is inside a ZFS fsync opened at this level; a scope left by an
+ * earlier level is dropped (as wpstat_in_scope() does for faults).
+ */
+static bool sync_in_scope(struct wpstat_tctx *c)
+{
+	if (!c || !(c->active & WPT_SYNC))
+		return false;
+	if (c->sync_epoch == READ_ONCE(wpstat_level_epoch))
+		return true;
+	wpstat_tctx_put(c, WPT_SYNC);
+	return false;
+}
+
+/*
+ * zpl_fsync(), ZFS's ->fsync (fsync, fdatasync; msync through
+ * vfs_fsync_range()), level timing: the task's sync scope, for the file,
+ * which the ZIL commits inside it are counted to.
+ */
+static int zfs_fsync_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct file *file = (struct file *)wpstat_arg(regs, 0);
+	struct wpstat_tctx *c;
+	struct wpstat_key key;
+
+	wpstat_hit(WPP_ZFS_FSYNC);
+	if (READ_ONCE(wpstat_counting_level) != WPL_TIMING || !file ||
+	    !wpstat_want_task() ||
+	    !wpstat_key_of_mapping(READ_ONCE(file->f_mapping), &key))
+		return 1;
+	if (sync_in_scope(wpstat_tctx_find()))
+		return 1;
+	c = wpstat_tctx_get();
+	if (!c)
+		return 1;
+	c->active |= WPT_SYNC;
+	c->sync_key = key;
+	c->sync_epoch = READ_ONCE(wpstat_level_epoch);
+	return 0;
+}
+NOKPROBE_SYMBOL(zfs_fsync_entry);
+
+static int zfs_fsync_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct wpstat_tctx *c = wpstat_tctx_find();
+
+	if (c && (c->active & WPT_SYNC))
+		wpstat_tctx_put(c, WPT_SYNC);
+	return 0;
+}
+NOKPROBE_SYMBOL(zfs_fsync_return);
+
+/*
+ * zil_commit(zilog, foid) inside the task's sync scope, for its file
+ * (a ZFS inode's number is its object id): zfs_fsync()'s commit, and
+ * zfs_putpage()'s per page of the sync writeback before it.
+ */
+static int zil_commit_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct zil_data *d = (void *)ri->data;
+	struct wpstat_tctx *c;
+
+	wpstat_hit(WPP_ZIL_COMMIT);
+	c = wpstat_tctx_find();
+	if (!sync_in_scope(c) || wpstat_arg(regs, 1) != c->sync_key.ino)
+		return 1;
+	d->nvcsw = READ_ONCE(current->nvcsw);
+	wait_start_now(&d->w);
+	return 0;
+}
+NOKPROBE_SYMBOL(zil_commit_entry);
+
+/* A commit in which the task slept is a wait; count and time in one row. */
+static int zil_commit_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct zil_data *d = (void *)ri->data;
+	u64 ns = ktime_get_ns() - d->w.start;
+	struct wpstat_tctx *c;
+	struct wpstat_ref r;
+
+	if (READ_ONCE(current->nvcsw) == d->nvcsw)
+		return 0;
+	c = wpstat_tctx_find();
+	if (!sync_in_scope(c))
+		return 0;
+	r = wpstat_lookup(&c->sync_key);
+	wpstat_add(r, WPC_ZIL_WAITS, 1);
+	wpstat_add_time(r, WPC_ZIL_WAIT_NS, WPC_ZIL_WAIT_MAX_NS, ns);
+	wpstat_stall_event(&c->sync_key, WPS_ZIL, WPS_ZIL_NS, ns);
+	return 0;
+}
+NOKPROBE_SYMBOL(zil_commit_return);
+
 /* @n page-lock sleeps of @ns in all, the longest @max, in @key's rows. */
 static void lock_count(const struct wpstat_key *key, u64 n, u64 ns, u64 max)
 {
@@ -600,4 +693,9 @@ const struct wpstat_handler_set wpstat_krp_handlers[WPP_NR] = {
 			 .krp_data_size = sizeof(struct journal_data) },
 	[WPP_LOCK] = { .krp_entry = lock_entry, .krp_return = lock_return,
 		       .krp_data_size = sizeof(struct lock_data) },
+	[WPP_ZFS_FSYNC] = { .krp_entry = zfs_fsync_entry,
+			    .krp_return = zfs_fsync_return },
+	[WPP_ZIL_COMMIT] = { .krp_entry = zil_commit_entry,
+			     .krp_return = zil_commit_return,
+			     .krp_data_size = sizeof(struct zil_data) },
 };

@@ -205,4 +205,10 @@ struct lock_data {
 	unsigned long nvcsw;
 };
 
+/* A ZIL commit inside a timed ZFS fsync. */
+struct zil_data {
+	struct wait_start w;
+	unsigned long nvcsw;
+};
+
 #endif /* _WPSTAT_PROBE_H */

@@ -5,7 +5,8 @@
 # and puts zpool and zfs on PATH for suites named *zfs*), at level timing:
 # the writer-next-to-an-fsync scenario of diagnose.bats (scenarios.bash)
 # on a pool on the slow device (null_blk behind a 20 ms dm-delay): its
-# finding in ZFS's terms, and why it offers no remedy.
+# finding in ZFS's terms, and why it offers no remedy; the fsync loop's
+# own ZIL waits, and the two remedies offered for them, each measured.
 #
 # What the scenario does on ZFS 2.3.2 (6.12), measured before these tests
 # were written (docs/fs/zfs.md, two rounds each, the host loaded): the
@@ -19,6 +20,9 @@
 # 4 MiB zfs_dirty_data_max or lazytime; 70-329 ms with an fsync every
 # 300 ms or 2 s (an fsync here takes ~0.5 s: a ZIL commit per page its
 # data-integrity pass writes).  None is a remedy; diagnose offers none.
+# The fsync loop itself waits in ZIL commits (zil_waits, level timing):
+# 40.3 ms a commit as it is, 11.2 ms with the log device (the first run
+# of the test below; docs/fs/zfs.md).
 
 bats_require_minimum_version 1.5.0
 
@@ -56,6 +60,19 @@ lock_ns() {
 	jq -r '[.findings[] | select(.rule == "lock") | .stall_ns] | add // 0' <<<"$output"
 }
 
+# After writer_next_to_fsync: the fsync loop's zil finding (diagnose of
+# every row, the one of pid $SYNC_PID) in ZIL, and from its evidence the
+# commits' mean time in ZIL_MEAN_NS (0 without one).  The loop syncs
+# back to back, so its total ZIL time is most of the run whatever a
+# commit costs: a remedy shows in the time of each commit.
+syncer_zil() {
+	local out
+	out=$(wpstat diagnose --json "$SLOW") || fail "wpstat diagnose failed: $out"
+	ZIL=$(jq -c --argjson pid "$SYNC_PID" '[.findings[] | select(.rule == "zil" and .pid == $pid)]' <<<"$out")
+	ZIL_MEAN_NS=$(jq -r '[.[0].evidence[]? | {(.name): .value}] | add // {} |
+		if (.zil_waits // 0) > 0 then (.zil_ns / .zil_waits | floor) else 0 end' <<<"$ZIL")
+}
+
 # Expected: a lock finding (the writer's faults slept on the page lock
 # while the fsync's writeback held it: 60-100 sleeps, 28-78 % of the
 # stall time, measured), whose mechanism is ZFS's writeback
@@ -83,23 +100,50 @@ lock_ns() {
 		fail "a journal finding not in ZFS's terms: $(jq -c '[.findings[] | select(.rule == "journal")]' <<<"$output")"
 }
 
-# Why a separate log device is not offered, held: the same scenario with
-# a RAM disk (/dev/ram7) as the pool's log (zpool add wpslow log), both
-# runs here.
-# Measured: 503-670 ms of lock sleeps with it against 234-351 ms without
-# (the quicker syncs write-protect the pages more often).  Expected: the
-# log device does not halve them; if a ZFS release makes it do so, this
-# fails and the remedy should be measured and offered.
-@test "diagnose on ZFS: a separate log device does not shorten the lock waits (so it is not offered)" {
-	local base slog
+# A separate log device, both ways: the same scenario with a RAM disk
+# (/dev/ram7) as the pool's log (zpool add wpslow log), both runs here.
+# The fsync loop's own waits are ZIL commits (zil_commit() in zpl_fsync:
+# the pages' log records written to the 20 ms device): a zil finding,
+# whose first remedy is the log device.  Expected: with it a commit
+# takes under half the time (the records go to the RAM disk), so it is
+# offered for them; and the writer's lock sleeps do not (measured:
+# 503-670 ms with it against 234-351 ms without: the quicker syncs
+# write-protect the pages more often), so it is not offered for those.
+# If a ZFS release changes either, this fails.
+@test "diagnose on ZFS: a log device shortens the syncer's ZIL waits (offered for them), not the writer's lock waits" {
+	local base slog base_zil
 	FS=zfs writer_next_to_fsync 0
 	base=$(lock_ns)
+	syncer_zil
+	base_zil=$ZIL_MEAN_NS
+	jq -e 'length == 1 and all(.[]; (.mechanism | test("zil_commit")) and
+		(.remedies | length) == 2 and
+		(.remedies[0].change | test("log device")) and
+		(.remedies[1].change | test("sync=disabled")) and
+		(.remedies[1].cost | test("acknowledged data lost")))' <<<"$ZIL" >/dev/null ||
+		fail "no zil finding for the fsync loop (pid $SYNC_PID) with its two remedies: $ZIL"
 	wps-slowdev down
 	[ -b /dev/ram7 ] || fail "no RAM disk /dev/ram7 (guest-check.sh keeps it free) for the log device"
 	SCENARIO_SETUP="zpool add -f wpslow log /dev/ram7" FS=zfs writer_next_to_fsync 0
 	slog=$(lock_ns)
-	echo "# lock finding: $base ns without a log device, $slog ns with one" >&3
+	syncer_zil
+	echo "# lock finding: $base ns without a log device, $slog ns with one; the syncer's ZIL commits: $base_zil ns each, then $ZIL_MEAN_NS ns" >&3
 	[ "$base" -gt 0 ] || fail "no lock finding at all without a log device"
 	[ $((slog * 2)) -gt "$base" ] ||
 		fail "the log device cut the lock waits from $base to $slog ns: measure it and offer it"
+	[ "$base_zil" -gt 0 ] || fail "no ZIL commit in the fsync loop's zil finding without a log device"
+	[ $((ZIL_MEAN_NS * 2)) -lt "$base_zil" ] ||
+		fail "the log device did not halve a ZIL commit ($base_zil ns, then $ZIL_MEAN_NS ns), and it is offered for them"
+}
+
+# sync=disabled, diagnose's second remedy for the zil finding (never the
+# first: its cost is acknowledged data lost on a crash): zil_commit()
+# returns at once (zl_sync == ZFS_SYNC_DISABLED).  Expected: no zil
+# finding for the fsync loop, and no ZIL wait counted for the file.
+@test "diagnose on ZFS: sync=disabled leaves the syncer no ZIL wait" {
+	SCENARIO_SETUP="zfs set sync=disabled wpslow" FS=zfs writer_next_to_fsync 0
+	syncer_zil
+	[ "$ZIL" = "[]" ] || fail "a zil finding with sync=disabled: $ZIL"
+	[ "$(counter "$SLOW/data" zil_waits)" = 0 ] ||
+		fail "zil_waits $(counter "$SLOW/data" zil_waits) with sync=disabled"
 }

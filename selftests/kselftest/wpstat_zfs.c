@@ -363,4 +363,114 @@ TEST_F(zfs_sync, fsync_neighbour_stalls_are_named)
 		  (named + st.fault_cpu_ns + st.fault_runq_ns) * 100);
 }
 
+/*
+ * A process's own msync of a file on the slow pool.  zpl_fsync() ->
+ * filemap_write_and_wait_range() -> zpl_writepages() writes the dirty
+ * pages in a WB_SYNC_NONE pass (no commit per page), commits the ZIL
+ * once (zil_commit: the pages' log records, written to the pool's only
+ * device, every write 20 ms late), finds nothing in its WB_SYNC_ALL pass,
+ * and zfs_fsync() commits again with nothing left to write.
+ * Expected at level timing, for SYNC_ROUNDS msyncs of SYNC_PAGES stored
+ * pages: at least one commit that slept per msync and at most two
+ * (zil_waits), at least the device's delay each, their time no more than
+ * the msyncs' own, and all of it in this process's stall row.  Measured
+ * (6.12, ZFS 2.3.2): one commit a msync slept, 24 ms each.
+ * Then, side by side on the same pool:
+ *   - sync=disabled: zil_commit() returns at once (zl_sync ==
+ *     ZFS_SYNC_DISABLED): no ZIL wait, the same 2 cleans per page;
+ *   - a log device on a RAM disk (/dev/ram7, no delay): the log records
+ *     go there (zfs_log_write: WR_COPIED with a slog), so the commits no
+ *     longer wait for the delayed device: under half the time.
+ * These are the two remedies diagnose offers for the zil finding.
+ */
+#define SYNC_ROUNDS	5
+
+/* SYNC_ROUNDS rounds of a store to every page and an msync; @ns: msync time. */
+static void store_msync_rounds(struct __test_metadata *_metadata, int fd,
+			       uint64_t *ns)
+{
+	char *map = mmap(NULL, SYNC_PAGES * PAGE, PROT_READ | PROT_WRITE,
+			 MAP_SHARED, fd, 0);
+	uint64_t t0;
+	int round;
+
+	ASSERT_NE(MAP_FAILED, map);
+	*ns = 0;
+	for (round = 0; round < SYNC_ROUNDS; round++) {
+		wps_store_pages(map, SYNC_PAGES, round + 10);
+		t0 = wpstat_now_ns();
+		ASSERT_EQ(0, msync(map, SYNC_PAGES * PAGE, MS_SYNC));
+		*ns += wpstat_now_ns() - t0;
+	}
+	munmap(map, SYNC_PAGES * PAGE);
+}
+
+/* @path's counters now, less @before. */
+static struct wps zfs_since(struct __test_metadata *_metadata,
+			    const char *path, const struct wps *before)
+{
+	struct wps now;
+
+	memset(&now, 0, sizeof(now));
+	EXPECT_EQ(0, wps_read(path, &now));
+	return wps_delta(&now, before);
+}
+
+TEST_F(zfs_sync, msync_waits_for_the_zil)
+{
+	uint64_t msync_ns, other_ns;
+	struct wps before, d;
+	struct stall_row row;
+	int64_t plain_ns;
+
+	if (wps_summary("zil_waits") < 0)
+		SKIP(return, "zil_waits reads '-': the zfs_fsync and zil_commit probes are not attached (debugfs wpstat/probes)");
+	ASSERT_EQ(0, wps_read(self->path, &before));
+	store_msync_rounds(_metadata, self->fd, &msync_ns);
+	d = zfs_since(_metadata, self->path, &before);
+	WPS_LOG_DELTA("msyncs", &d);
+	TH_LOG("%d msyncs took %.1f ms: %lld ZIL waits, %.1f ms",
+	       SYNC_ROUNDS, msync_ns / 1e6, (long long)d.zil_waits,
+	       d.zil_wait_ns / 1e6);
+	EXPECT_LE(SYNC_ROUNDS, d.zil_waits);
+	EXPECT_GE(2 * SYNC_ROUNDS, d.zil_waits);
+	/* Each msync's sleeping commit wrote to the delayed device. */
+	EXPECT_LE(SYNC_ROUNDS * SYNC_DELAY_MS * 1000000LL, d.zil_wait_ns);
+	EXPECT_GE((int64_t)msync_ns, d.zil_wait_ns);
+	EXPECT_EQ(2 * SYNC_ROUNDS * SYNC_PAGES, d.mkclean_calls);
+	plain_ns = d.zil_wait_ns;
+	/* The fixture's pwrite and fsync made the row: its waits are older. */
+	ASSERT_EQ(1, stall_of(self->path, getpid(), &row));
+	EXPECT_LE(d.zil_waits, row.zil_waits);
+	EXPECT_LE(d.zil_wait_ns, row.zil_ns);
+
+	/* sync=disabled: zil_commit() returns at once. */
+	ASSERT_EQ(0, sh("zfs set sync=disabled wpslow"));
+	ASSERT_EQ(0, wps_read(self->path, &before));
+	store_msync_rounds(_metadata, self->fd, &other_ns);
+	d = zfs_since(_metadata, self->path, &before);
+	TH_LOG("sync=disabled: %d msyncs took %.1f ms, %lld ZIL waits",
+	       SYNC_ROUNDS, other_ns / 1e6, (long long)d.zil_waits);
+	EXPECT_EQ(0, d.zil_waits);
+	EXPECT_EQ(2 * SYNC_ROUNDS * SYNC_PAGES, d.mkclean_calls);
+	ASSERT_EQ(0, sh("zfs set sync=standard wpslow"));
+
+	/* A log device with no delay: the commits no longer wait for one. */
+	ASSERT_EQ(0, access("/dev/ram7", F_OK))
+		TH_LOG("no RAM disk /dev/ram7 (guest-check.sh keeps it free) for the log device");
+	/*
+	 * The pool uses a new log device once a txg has synced its config:
+	 * until then commits wait for the txg (zil_commit_writer_stall).
+	 */
+	ASSERT_EQ(0, sh("zpool add -f wpslow log /dev/ram7 && zpool sync wpslow"));
+	store_msync_rounds(_metadata, self->fd, &other_ns);
+	ASSERT_EQ(0, wps_read(self->path, &before));
+	store_msync_rounds(_metadata, self->fd, &other_ns);
+	d = zfs_since(_metadata, self->path, &before);
+	TH_LOG("with a log device: %d msyncs took %.1f ms: %lld ZIL waits, %.1f ms",
+	       SYNC_ROUNDS, other_ns / 1e6, (long long)d.zil_waits,
+	       d.zil_wait_ns / 1e6);
+	EXPECT_GT(plain_ns, 2 * d.zil_wait_ns);
+}
+
 TEST_HARNESS_MAIN
