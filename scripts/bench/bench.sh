@@ -29,7 +29,11 @@ out=$top/results/bench
 kvers=$(echo ${KVERS:-$("$top/scripts/vm/kernels.sh" all)})
 doc=${BENCH_DOC:-$top/docs/results/benchmarks.md}
 [ -n "$kvers" ] || { echo "bench: no supported kernel installed (make setup)" >&2; exit 1; }
-command -v bpftrace >/dev/null || { echo "bench: bpftrace missing (make setup)" >&2; exit 1; }
+# bpftrace only for its own configurations (all of them by default).
+case " ${BENCH_CONFIGS:-bt-} " in
+*" bt-"*) command -v bpftrace >/dev/null ||
+	{ echo "bench: bpftrace missing (make setup), needed for bt-kprobe and bt-kfunc" >&2; exit 1; } ;;
+esac
 
 benv=()
 for v in BENCH_ROUNDS BENCH_CONFIGS BENCH_W1_PASSES BENCH_W2_MIB BENCH_W3_FILES \
