@@ -328,6 +328,16 @@ static void rule_readin(struct dx_report *r, const struct dx_input *in,
 		       "fio --invalidate=0: fio drops the file's page cache before each run by default");
 }
 
+/* The loaded ZFS's version and the file's mount, as evidence. */
+static void dx_ev_zfs(struct dx_finding *f, const struct dx_mount *m)
+{
+	char version[64];
+
+	if (dx_read_setting("/sys/module/zfs/version", version, sizeof(version)))
+		dx_ev_text(f, "zfs", "/sys/module/zfs/version", "%s; %s on %s",
+			   version, m->point, m->options);
+}
+
 /*
  * Page-lock sleeps inside write faults.  The triggers' remedy (sync less
  * often) comes with dx_triggers(); on ZFS none is offered: in the
@@ -345,7 +355,6 @@ static void rule_lock(struct dx_report *r, const struct dx_input *in,
 	struct dx_finding *f = dx_finding_new(r, "lock",
 		"write faults slept on their page's lock, held by another task", ns);
 	const struct stall_list *l = in->stalls;
-	char version[64];
 	struct dx_mount m;
 
 	if (!f)
@@ -359,9 +368,7 @@ static void rule_lock(struct dx_report *r, const struct dx_input *in,
 	if (strcmp(m.fstype, "zfs"))
 		return;
 	f->mechanism = "ZFS has no page_mkwrite of its own: a store to a mapped ZFS file faults into filemap_page_mkwrite(), which locks the page; ZFS writes mapped pages back through write_cache_pages() and zfs_putpage() (module/os/linux/zfs/zfs_vnops_os.c), which hold the page's lock while they clean it, give it up to take the file's range lock (zfs_rangelock_enter) and take it again to clean it once more and start its writeback; a store to a page being synced sleeps for that lock (folio_wait_bit_common()); with no sync running there were no such sleeps";
-	if (dx_read_setting("/sys/module/zfs/version", version, sizeof(version)))
-		dx_ev_text(f, "zfs", "/sys/module/zfs/version", "%s; %s on %s",
-			   version, m.point, m.options);
+	dx_ev_zfs(f, &m);
 	dx_ev_text(f, "not_remedies", "zfs.bats, docs/fs/zfs.md",
 		   "measured with ZFS 2.3.2 and not offered: a log device (SLOG) made the syncs quicker and these waits no shorter; sync=disabled, sync=always, logbias=throughput, zfs_txg_timeout=1, a small zfs_dirty_data_max, lazytime and fewer fsyncs left them within the spread");
 	/* Fewer fsyncs, dx_triggers()' remedy, was among them. */
@@ -380,19 +387,16 @@ static void rule_zil(struct dx_report *r, const struct dx_input *in,
 	struct dx_finding *f = dx_finding_new(r, "zil",
 		"syncs of the file waited for ZFS's intent log (ZIL commits)", ns);
 	const struct stall_list *l = in->stalls;
-	char version[64];
 	struct dx_mount m;
 
 	if (!f)
 		return;
 	dx_finding_of_item(f, it);
-	f->mechanism = "fsync, fdatasync and msync of a ZFS file go to zpl_fsync() (module/os/linux/zfs/zpl_file.c): its writeback of the dirty pages calls zfs_putpage() per page, which in a sync pass commits the page's log record (zil_commit()), and zfs_fsync() commits the file's intent log once more; each commit writes the log blocks and waits for them (zil_commit_waiter) on the pool's log device, or its data devices without one";
+	f->mechanism = "fsync, fdatasync and msync of a ZFS file go to zpl_fsync() (module/os/linux/zfs/zpl_file.c): zpl_writepages() writes the dirty pages (zfs_putpage()) in a non-sync pass, commits the intent log once (zil_commit()), and in its sync pass commits again for each page dirtied meanwhile; zfs_fsync() commits once more; each commit writes the log blocks and waits for them (zil_commit_waiter) on the pool's log device, or its data devices without one";
 	dx_ev_cause(f, l, it, STALL_ZIL, STALL_ZIL_NS);
 	memset(&m, 0, sizeof(m));
 	dx_mount_of(it->row->file.major, it->row->file.minor, &m);
-	if (dx_read_setting("/sys/module/zfs/version", version, sizeof(version)))
-		dx_ev_text(f, "zfs", "/sys/module/zfs/version", "%s; %s on %s",
-			   version, m.point, m.options);
+	dx_ev_zfs(f, &m);
 	dx_remedy(f, "most of each commit's wait: the log records go to the log device, not the pool's data devices (a process that syncs back to back then syncs more often)",
 		  "a device that keeps what it acknowledged through a power loss (a log device lost with the pool's last seconds loses acknowledged sync writes); the writers storing to the synced pages meet write-protect faults and page-lock sleeps more often, as the syncs return sooner",
 		  "add a fast log device (SLOG) to the pool: zpool add <pool> log <device>");
