@@ -64,8 +64,8 @@ const struct wpstat_handler_set wpstat_floor_handlers[WPP_NR] = {
 	FLOOR_KRP(WPP_JBD2_ACCESS, sizeof(struct journal_data)),
 	FLOOR_KRP(WPP_XFS_TIME, sizeof(struct journal_data)),
 	FLOOR_KRP(WPP_ZFS_TX, sizeof(struct journal_data)),
-	FLOOR_KRP(WPP_LOCK, sizeof(struct lock_data)),
+	FLOOR_KRP(WPP_LOCK, sizeof(struct sleep_data)),
 	FLOOR_KRP(WPP_ZFS_FSYNC, 0),
-	FLOOR_KRP(WPP_ZIL_COMMIT, sizeof(struct zil_data)),
+	FLOOR_KRP(WPP_ZIL_COMMIT, sizeof(struct sleep_data)),
 };
 

@@ -550,7 +550,7 @@ NOKPROBE_SYMBOL(zfs_fsync_return);
  */
 static int zil_commit_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct zil_data *d = (void *)ri->data;
+	struct sleep_data *d = (void *)ri->data;
 	struct wpstat_tctx *c;
 
 	wpstat_hit(WPP_ZIL_COMMIT);
@@ -566,7 +566,7 @@ NOKPROBE_SYMBOL(zil_commit_entry);
 /* A commit in which the task slept is a wait; count and time in one row. */
 static int zil_commit_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct zil_data *d = (void *)ri->data;
+	struct sleep_data *d = (void *)ri->data;
 	u64 ns = ktime_get_ns() - d->w.start;
 	struct wpstat_tctx *c;
 	struct wpstat_ref r;
@@ -622,7 +622,7 @@ void wpstat_fault_locks_decide(struct wpstat_tctx *c, bool readin)
  */
 static int lock_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct lock_data *d = (void *)ri->data;
+	struct sleep_data *d = (void *)ri->data;
 	struct wpstat_tctx *c;
 
 	wpstat_hit(WPP_LOCK);
@@ -646,7 +646,7 @@ NOKPROBE_SYMBOL(lock_entry);
  */
 static int lock_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct lock_data *d = (void *)ri->data;
+	struct sleep_data *d = (void *)ri->data;
 	u64 ns = ktime_get_ns() - d->w.start;
 	struct wpstat_tctx *c;
 
@@ -692,10 +692,10 @@ const struct wpstat_handler_set wpstat_krp_handlers[WPP_NR] = {
 			 .krp_return = journal_return,
 			 .krp_data_size = sizeof(struct journal_data) },
 	[WPP_LOCK] = { .krp_entry = lock_entry, .krp_return = lock_return,
-		       .krp_data_size = sizeof(struct lock_data) },
+		       .krp_data_size = sizeof(struct sleep_data) },
 	[WPP_ZFS_FSYNC] = { .krp_entry = zfs_fsync_entry,
 			    .krp_return = zfs_fsync_return },
 	[WPP_ZIL_COMMIT] = { .krp_entry = zil_commit_entry,
 			     .krp_return = zil_commit_return,
-			     .krp_data_size = sizeof(struct zil_data) },
+			     .krp_data_size = sizeof(struct sleep_data) },
 };

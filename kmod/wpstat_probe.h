@@ -199,14 +199,12 @@ struct journal_data {
 	bool fault;		/* inside the task's timed write fault */
 };
 
-/* The page lock's slow path inside a timed write fault. */
-struct lock_data {
-	struct wait_start w;
-	unsigned long nvcsw;
-};
-
-/* A ZIL commit inside a timed ZFS fsync. */
-struct zil_data {
+/*
+ * A call that is a wait if the task slept in it (its voluntary context
+ * switches moved): the page lock's slow path inside a timed write fault,
+ * a ZIL commit inside a timed ZFS fsync.
+ */
+struct sleep_data {
 	struct wait_start w;
 	unsigned long nvcsw;
 };
