@@ -19,6 +19,39 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 
 /* ---- the rules ---------------------------------------------------------- */
 
+/* The loaded ZFS's version and the file's mount, as evidence. */
+static void dx_ev_zfs(struct dx_finding *f, const struct dx_mount *m)
+{
+	char version[64];
+
+	if (dx_read_setting("/sys/module/zfs/version", version, sizeof(version)))
+		dx_ev_text(f, "zfs", "/sys/module/zfs/version", "%s; %s on %s",
+			   version, m->point, m->options);
+}
+
+/*
+ * On ZFS a finding offers only remedies seen to help there (#49).  A rule
+ * whose remedies were measured on other filesystems keeps its first @keep
+ * (those that change nothing of the filesystem's) and says why it offers
+ * no more.  Returns whether the file is on ZFS.
+ */
+static bool dx_zfs_unmeasured(struct dx_finding *f, const struct stall_item *it,
+			      int keep, const char *why)
+{
+	struct dx_mount m;
+
+	memset(&m, 0, sizeof(m));
+	if (!dx_mount_of(it->row->file.major, it->row->file.minor, &m) ||
+	    strcmp(m.fstype, "zfs"))
+		return false;
+	dx_ev_zfs(f, &m);
+	dx_ev_text(f, "not_remedies", "docs/fs/zfs.md", "%s", why);
+	if (f->nrem > keep)
+		f->nrem = keep;
+	return true;
+}
+
+
 static void rule_stable(struct dx_report *r, const struct dx_input *in,
 			const struct stall_item *it, uint64_t ns)
 {
@@ -191,6 +224,8 @@ static void rule_throttle(struct dx_report *r, const struct dx_input *in,
 		dx_remedy(f, "throttling inside the cgroup", "the cgroup's memory",
 		       "raise %s (now %" PRIu64 "): the writer's dirty limit is a share of what its cgroup may use",
 		       where, limit);
+	dx_zfs_unmeasured(f, it, 0,
+		"none offered on ZFS: the dirty limits, a faster device and the cgroup's memory were measured on ext4 (diagnose.bats); a mapped ZFS file's pages are throttled by balance_dirty_pages() like any page cache, but ZFS writes them back through its own DMU and ZIL, and no remedy was measured there");
 }
 
 /*
@@ -326,16 +361,8 @@ static void rule_readin(struct dx_report *r, const struct dx_input *in,
 	if (!strncmp(it->row->comm, "fio", 3))
 		dx_remedy(f, "the read of pages already cached", "the run no longer measures a cold file",
 		       "fio --invalidate=0: fio drops the file's page cache before each run by default");
-}
-
-/* The loaded ZFS's version and the file's mount, as evidence. */
-static void dx_ev_zfs(struct dx_finding *f, const struct dx_mount *m)
-{
-	char version[64];
-
-	if (dx_read_setting("/sys/module/zfs/version", version, sizeof(version)))
-		dx_ev_text(f, "zfs", "/sys/module/zfs/version", "%s; %s on %s",
-			   version, m->point, m->options);
+	dx_zfs_unmeasured(f, it, 0,
+		"none offered on ZFS: prefaulting, readahead, MAP_POPULATE and keeping the file cached were measured on ext4 (diagnose.bats), not on ZFS, whose page cache is filled from its own ARC (zpl_read_folio -> dmu_read), apart from the kernel's readahead and memory accounting");
 }
 
 /*
@@ -388,6 +415,7 @@ static void rule_zil(struct dx_report *r, const struct dx_input *in,
 		"syncs of the file waited for ZFS's intent log (ZIL commits)", ns);
 	const struct stall_list *l = in->stalls;
 	struct dx_mount m;
+	int pool_len;
 
 	if (!f)
 		return;
@@ -397,12 +425,17 @@ static void rule_zil(struct dx_report *r, const struct dx_input *in,
 	memset(&m, 0, sizeof(m));
 	dx_mount_of(it->row->file.major, it->row->file.minor, &m);
 	dx_ev_zfs(f, &m);
+	/* The mount's source is the dataset, pool/name. */
+	if (!m.source[0])
+		snprintf(m.source, sizeof(m.source), "<dataset>");
+	pool_len = strcspn(m.source, "/");
 	dx_remedy(f, "most of each commit's wait: the log records go to the log device, not the pool's data devices (a process that syncs back to back then syncs more often)",
 		  "a device that keeps what it acknowledged through a power loss (a log device lost with the pool's last seconds loses acknowledged sync writes); the writers storing to the synced pages meet write-protect faults and page-lock sleeps more often, as the syncs return sooner",
-		  "add a fast log device (SLOG) to the pool: zpool add <pool> log <device>");
+		  "add a fast log device (SLOG) to the pool: zpool add %.*s log <device>",
+		  pool_len, m.source);
 	dx_remedy(f, "every ZIL commit of the dataset",
 		  "acknowledged data lost on a crash: fsync and msync return before anything is on disk; the last seconds of every application's sync writes on the dataset are lost, not only this file's",
-		  "zfs set sync=disabled <dataset>: only for data that can be rebuilt");
+		  "zfs set sync=disabled %s: only for data that can be rebuilt", m.source);
 }
 
 /*
@@ -462,6 +495,8 @@ static void rule_unnamed(struct dx_report *r, const struct dx_input *in,
 		dx_remedy(f, "the block reservation inside each fault (ext4: about a third of a first-write fault's time; xfs, btrfs: no measurable change)",
 		       "the space, allocated up front",
 		       "fallocate(2) the file before mapping it (posix_fallocate; a sparse ftruncate allocates nothing)");
+		dx_zfs_unmeasured(f, it, 0,
+			"none offered on ZFS: prefaulting was measured on ext4, xfs and btrfs (diagnose.bats), not on ZFS; fallocate(2) allocates nothing there (copy-on-write: zpl_fallocate() only checks the free space and extends the size)");
 	} else {
 		f = dx_finding_new(r, "unnamed",
 			"time in write faults wpstat cannot attribute to a wait", ns);
@@ -472,6 +507,8 @@ static void rule_unnamed(struct dx_report *r, const struct dx_input *in,
 		       "profile the faulting thread off-CPU (perf sched timehist, or offcputime) to name the wait");
 		/* Write-protect faults: whatever their time is, writeback made them. */
 		dx_triggers(f, in, it, DX_IN_FAULTS);
+		dx_zfs_unmeasured(f, it, 1,
+			"on ZFS only the profiling step: the triggers' remedies were measured on ext4 and xfs; fewer fsyncs left ZFS's page-lock sleeps within the spread (zfs.bats)");
 	}
 	dx_finding_of_item(f, it);
 	dx_ev_num(f, "fault_first", first, "events", "/proc/wpstat/stalls");

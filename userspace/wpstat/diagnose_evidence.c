@@ -90,7 +90,9 @@ bool dx_mount_of(unsigned int major, unsigned int minor,
 		/* After " - ": fstype, source, superblock options. */
 		tok = strtok_r(sep + 3, " \n", &save);
 		snprintf(m->fstype, sizeof(m->fstype), "%s", tok ? tok : "?");
-		strtok_r(NULL, " \n", &save);
+		tok = strtok_r(NULL, " \n", &save);
+		if (tok)
+			wpstat_unescape_octal(m->source, sizeof(m->source), tok);
 		tok = strtok_r(NULL, " \n", &save);
 		if (tok && strlen(m->options) + strlen(tok) + 2 < sizeof(m->options)) {
 			strcat(m->options, ",");

@@ -14,6 +14,7 @@
 struct dx_mount {
 	char point[PATH_MAX];
 	char fstype[32];
+	char source[256];	/* the device, or ZFS's dataset (pool/name) */
 	char options[512];	/* per-mount and superblock options, joined */
 };
 
