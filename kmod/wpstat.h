@@ -579,7 +579,7 @@ struct wpstat_tctx {
 	unsigned long owner;	/* the task, as an identity: never dereferenced */
 	unsigned int active;	/* WPT_* calls in progress */
 	bool bdp_async;		/* BDP_ASYNC: a traced pause is not slept */
-	bool wait_stable;	/* WPT_WAIT: in folio_wait_stable(), else in a fault */
+	u8 wait_kind;		/* WPT_WAIT: enum wpstat_wait_kind, never OTHER */
 	int wb_reason;		/* WPT_WB: enum wb_reason of the work */
 	struct wpstat_key bdp_key;
 	u64 pause_start;	/* ns; 0 when not in a throttle pause */

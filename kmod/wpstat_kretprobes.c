@@ -369,14 +369,23 @@ static int wait_bit_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 
 	if (c && (c->active & WPT_WAIT)) {
 		wpstat_fault_wait_done(c, ns, w->cpu0, w->runq0);
-		if (c->wait_stable) {
+		switch (c->wait_kind) {
+		case WPW_STABLE:
 			wpstat_count_time(&c->wait_key, WPC_STABLE_WAIT_NS,
 					  WPC_STABLE_WAIT_MAX_NS, ns,
 					  c->wait_gen.inodes);
 			wpstat_stall_time(&c->wait_key, WPS_STABLE_NS, ns,
 					  c->wait_gen.stalls);
 			wpstat_hist_add(WPH_STABLE_WAIT, &c->wait_key, ns);
-		} else {
+			break;
+		case WPW_SYNC:
+			wpstat_count_time(&c->wait_key, WPC_SYNC_WB_WAIT_NS,
+					  WPC_SYNC_WB_WAIT_MAX_NS, ns,
+					  c->wait_gen.inodes);
+			wpstat_stall_time(&c->wait_key, WPS_SYNC_WB_NS, ns,
+					  c->wait_gen.stalls);
+			break;
+		default:
 			wpstat_count_time(&c->wait_key, WPC_WB_WRITE_WAIT_NS,
 					  WPC_WB_WRITE_WAIT_MAX_NS, ns,
 					  c->wait_gen.inodes);
@@ -495,7 +504,7 @@ NOKPROBE_SYMBOL(journal_return);
  * The task is inside a ZFS fsync opened at this level; a scope left by an
  * earlier level is dropped (as wpstat_in_scope() does for faults).
  */
-static bool sync_in_scope(struct wpstat_tctx *c)
+bool wpstat_sync_in_scope(struct wpstat_tctx *c)
 {
 	if (!c || !(c->active & WPT_SYNC))
 		return false;
@@ -521,7 +530,7 @@ static int zfs_fsync_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	    !wpstat_want_task() ||
 	    !wpstat_key_of_mapping(READ_ONCE(file->f_mapping), &key))
 		return 1;
-	if (sync_in_scope(wpstat_tctx_find()))
+	if (wpstat_sync_in_scope(wpstat_tctx_find()))
 		return 1;
 	c = wpstat_tctx_get();
 	if (!c)
@@ -555,7 +564,7 @@ static int zil_commit_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 
 	wpstat_hit(WPP_ZIL_COMMIT);
 	c = wpstat_tctx_find();
-	if (!sync_in_scope(c) || wpstat_arg(regs, 1) != c->sync_key.ino)
+	if (!wpstat_sync_in_scope(c) || wpstat_arg(regs, 1) != c->sync_key.ino)
 		return 1;
 	d->nvcsw = READ_ONCE(current->nvcsw);
 	wait_start_now(&d->w);
@@ -574,7 +583,7 @@ static int zil_commit_return(struct kretprobe_instance *ri, struct pt_regs *regs
 	if (READ_ONCE(current->nvcsw) == d->nvcsw)
 		return 0;
 	c = wpstat_tctx_find();
-	if (!sync_in_scope(c))
+	if (!wpstat_sync_in_scope(c))
 		return 0;
 	r = wpstat_lookup(&c->sync_key);
 	wpstat_add(r, WPC_ZIL_WAITS, 1);

@@ -96,6 +96,7 @@ enum wpstat_wait_kind {
 	WPW_OTHER,		/* fsync, truncate, ...: not a write's stall */
 	WPW_STABLE,		/* folio_wait_stable(), on a stable mapping */
 	WPW_WRITE,		/* other writeback wait in a write fault or write(2) */
+	WPW_SYNC,		/* in a timed ZFS fsync, for the synced file */
 };
 
 enum wpstat_wait_kind wpstat_wait_classify(bool stable_mapping);
@@ -106,6 +107,7 @@ int wpstat_probe_core_init(void);
 /* ---- wpstat_kretprobes.c ------------------------------------------------ */
 
 bool wpstat_in_scope(struct wpstat_tctx *c, unsigned int scope);
+bool wpstat_sync_in_scope(struct wpstat_tctx *c);
 void wpstat_fault_wait_done(struct wpstat_tctx *c, u64 ns, u64 cpu0, u64 runq0);
 void wpstat_fault_locks_decide(struct wpstat_tctx *c, bool readin);
 void wpstat_bdp_close_pause(struct wpstat_tctx *c, u64 now);

@@ -55,14 +55,25 @@ static void notrace tp_wait_writeback(WPSTAT_TP_FOLIO_PROTO)
 	r = wpstat_lookup(&key);
 	wpstat_add(r, WPC_WB_WAITS, 1);
 	kind = wpstat_wait_classify(wpstat_mapping_stable_writes(mapping));
-	if (kind == WPW_OTHER)
-		return;
-	if (kind == WPW_STABLE)
+	if (kind == WPW_OTHER) {
+		/*
+		 * A ZFS sync of the file waiting for its pages' writeback,
+		 * which ZFS ends only when the ZIL or the txg commits them
+		 * (openzfs #12662: 2.1's zpl_fsync() waits before it commits).
+		 */
+		c = wpstat_tctx_find();
+		if (!wpstat_sync_in_scope(c) ||
+		    !wpstat_key_equal(&c->sync_key, &key))
+			return;
+		kind = WPW_SYNC;
+		wpstat_add(r, WPC_SYNC_WB_WAITS, 1);
+	} else if (kind == WPW_STABLE) {
 		wpstat_add(r, WPC_STABLE_WAITS, 1);
-	/* The time goes to this row: stable_wait_ns or wb_write_wait_ns. */
+	}
+	/* The time goes to this row: stable_wait_ns, wb_write_wait_ns, or sync_wb_wait_ns. */
 	gen.inodes = wpstat_ref_gen(r);
 	gen.stalls = wpstat_stall_add(&key, kind == WPW_STABLE ? WPS_STABLE :
-				      WPS_WB, 1);
+				      kind == WPW_SYNC ? WPS_SYNC_WB : WPS_WB, 1);
 	/* Announce the wait to folio_wait_bit()'s kretprobe, which times it. */
 	if (!READ_ONCE(wpstat_wait_bit_attached))
 		return;
@@ -72,7 +83,7 @@ static void notrace tp_wait_writeback(WPSTAT_TP_FOLIO_PROTO)
 	c->active |= WPT_WAIT;
 	c->wait_entered = false;
 	c->wait_switches = wpstat_task_switches(current);
-	c->wait_stable = kind == WPW_STABLE;
+	c->wait_kind = kind;
 	c->wait_folio = folio;
 	c->wait_key = key;
 	c->wait_gen = gen;

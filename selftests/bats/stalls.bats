@@ -115,7 +115,7 @@ teardown() {
 		(.fault_ns | type) == $ns and (.fault_max_ns | type) == $ns and
 		(.stable_waits | type) == "number" and (.pauses | type) == "number" and
 		(.stall_ns | type) == "number" and
-		(.dominant_cause | IN("stable", "wb", "pause", "journal", "readin", "lock", "zil", "fault", "faults"))' <<<"$rows"
+		(.dominant_cause | IN("stable", "wb", "pause", "journal", "readin", "lock", "zil", "sync_wb", "fault", "faults"))' <<<"$rows"
 	# At level counts fault_ns reads '-': the stall time is the waits and
 	# pauses, which are disjoint, and with no time the dominant cause is
 	# the wait with the most events ("faults" if none waited).  A store to
@@ -368,7 +368,7 @@ EOF
 		.stalls.by_cause.fault.first == 64 and .stalls.by_cause.fault.wp == 64 and
 		.stalls.by_cause.fault.events == 128 and
 		(.stalls.by_cause.fault.ns | type) == $ns and
-		(.stalls.by_cause | keys) == ["fault", "journal", "lock", "pause", "readin", "stable", "wb", "zil"] and
+		(.stalls.by_cause | keys) == ["fault", "journal", "lock", "pause", "readin", "stable", "sync_wb", "wb", "zil"] and
 		(.stalls.stall_ns | type) == "number" and
 		# Most own time (the fault: its unnamed time); with no time (level
 		# counts) the wait with most events, "faults" if none waited.

@@ -90,12 +90,18 @@ TEST(rows_are_well_formed)
 }
 
 /*
- * A column made only by the zfs module's probes (the ZIL waits) while that
- * module is not loaded: it reads '-' at every level.
+ * A column made only by the zfs module's probes (a syncer's ZIL and
+ * writeback waits) while that module is not loaded: it reads '-' at every
+ * level.
  */
+static bool zfs_column(const char *name)
+{
+	return !strncmp(name, "zil_", 4) || !strncmp(name, "sync_wb_", 8);
+}
+
 static bool zfs_column_without_zfs(const char *name)
 {
-	return !strncmp(name, "zil_", 4) && access("/sys/module/zfs", F_OK);
+	return zfs_column(name) && access("/sys/module/zfs", F_OK);
 }
 
 TEST(summary_names_every_counter)
@@ -433,7 +439,7 @@ TEST(counters_file_lists_every_column)
 			      !strcmp(name, "mkwrite_cpu_ns") ||
 			      !strcmp(name, "mkwrite_runq_ns") ||
 			      !strncmp(name, "lock_", 5) ||
-			      !strncmp(name, "zil_", 4);
+			      zfs_column(name);
 		EXPECT_STREQ(timing_only ? "timing" : "counts", level);
 		EXPECT_EQ(avail, wps_summary(name) >= 0) TH_LOG("%s", name);
 		/* ZFS's own probes attach when its module arrives. */

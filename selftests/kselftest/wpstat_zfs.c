@@ -473,4 +473,92 @@ TEST_F(zfs_sync, msync_waits_for_the_zil)
 	EXPECT_GT(plain_ns, 2 * d.zil_wait_ns);
 }
 
+/*
+ * openzfs #12662: an msync that meets writeback a WB_SYNC_NONE pass
+ * started (the flusher's; here sync_file_range(WRITE)) waits until the
+ * ZIL or the txg commits those pages, which ends their writeback
+ * (zfs_putpage_commit_cb).  With nothing dirty, msync's
+ * filemap_write_and_wait_range() writes nothing and waits in
+ * filemap_fdatawait_range() -> folio_wait_writeback().
+ *   - Before 2.2 zpl_fsync() waits first and commits the ZIL after: the
+ *     wait lasts until the txg syncs, zfs_txg_timeout (set to 4 s) after
+ *     the last sync began, which a zpool sync starts just before.
+ *     Expected: at least one sync_wb wait, at least 1 s of it (4 s less
+ *     the zpool sync and the sync_file_range), and most of the msync.
+ *   - 2.2 (#12790, the fix of #12662) counts the pass's writes
+ *     (z_async_writes_cnt) and commits the ZIL before it waits: the
+ *     commit ends the writeback.  Expected: a ZIL wait, and under 1 s of
+ *     sync_wb time (measured: a commit on this pool takes 20-40 ms).
+ * This is the measurement behind diagnose's remedy for the sync_wb
+ * finding (ZFS 2.2 or later).
+ */
+#define TXG_TIMEOUT_S	"4"
+
+static bool zfs_before(int major, int minor)
+{
+	int ma = 0, mi = 0;
+	char v[64];
+
+	if (wps_slurp("/sys/module/zfs/version", v, sizeof(v)) <= 0 ||
+	    sscanf(v, "%d.%d", &ma, &mi) != 2)
+		return false;
+	return ma < major || (ma == major && mi < minor);
+}
+
+TEST_F(zfs_sync, msync_meets_writeback_held_until_the_txg)
+{
+	char saved[32], *map;
+	struct stall_row row;
+	struct wps before, d;
+	uint64_t t0, msync_ns;
+	bool old = zfs_before(2, 2);
+	long under = 0;
+	size_t i;
+
+	if (wps_summary("sync_wb_waits") < 0)
+		SKIP(return, "sync_wb_waits reads '-': the zfs_fsync probe is not attached (debugfs wpstat/probes)");
+	ASSERT_LT(0, wps_slurp(TXG_TIMEOUT_PATH, saved, sizeof(saved)));
+	saved[strcspn(saved, "\n")] = '\0';
+	ASSERT_EQ(0, wps_put(TXG_TIMEOUT_PATH, TXG_TIMEOUT_S));
+	map = mmap(NULL, SYNC_PAGES * PAGE, PROT_READ | PROT_WRITE,
+		   MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	wps_store_pages(map, SYNC_PAGES, 7);
+	/* The txg clock starts again now: the next sync is 4 s away. */
+	EXPECT_EQ(0, sh("zpool sync wpslow"));
+	ASSERT_EQ(0, sync_file_range(self->fd, 0, 0, SYNC_FILE_RANGE_WRITE));
+	for (i = 0; i < SYNC_PAGES; i++) {
+		int err = 0;
+
+		under += !!(wps_page_flags(map + i * PAGE, &err) & WPS_KPF_WRITEBACK);
+	}
+	TH_LOG("ZFS %s: %ld of %d pages under writeback after sync_file_range",
+	       old ? "before 2.2" : "2.2 or later", under, SYNC_PAGES);
+	ASSERT_EQ(0, wps_read(self->path, &before));
+	t0 = wpstat_now_ns();
+	ASSERT_EQ(0, msync(map, SYNC_PAGES * PAGE, MS_SYNC));
+	msync_ns = wpstat_now_ns() - t0;
+	d = zfs_since(_metadata, self->path, &before);
+	WPS_LOG_DELTA("msync", &d);
+	TH_LOG("msync took %.1f ms: %lld writeback waits, %.1f ms; %lld ZIL waits, %.1f ms",
+	       msync_ns / 1e6, (long long)d.sync_wb_waits, d.sync_wb_wait_ns / 1e6,
+	       (long long)d.zil_waits, d.zil_wait_ns / 1e6);
+	wps_put(TXG_TIMEOUT_PATH, saved);
+	munmap(map, SYNC_PAGES * PAGE);
+	EXPECT_LT(0, under);
+	EXPECT_GE((int64_t)msync_ns, d.sync_wb_wait_ns);
+	if (old) {
+		EXPECT_LE(1, d.sync_wb_waits);
+		EXPECT_LE(1000000000LL, d.sync_wb_wait_ns);
+		EXPECT_LE((int64_t)msync_ns / 2, d.sync_wb_wait_ns);
+	} else {
+		EXPECT_LE(1, d.zil_waits);
+		EXPECT_GT(1000000000LL, d.sync_wb_wait_ns);
+	}
+	/* The stall row of this process holds the same waits. */
+	ASSERT_EQ(1, stall_of(self->path, getpid(), &row));
+	EXPECT_LE(d.sync_wb_waits, row.sync_wb_waits);
+	EXPECT_LE(d.sync_wb_wait_ns, row.sync_wb_ns);
+}
+
 TEST_HARNESS_MAIN

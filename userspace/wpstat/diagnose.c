@@ -439,6 +439,44 @@ static void rule_zil(struct dx_report *r, const struct dx_input *in,
 }
 
 /*
+ * A process's own fsync, fdatasync or msync of a ZFS file waited for the
+ * file's writeback (openzfs #12662): pages a WB_SYNC_NONE pass (the
+ * flusher, sync_file_range) wrote stay under writeback until the ZIL or
+ * the txg commits them.  The remedy was measured in wpstat_zfs
+ * (msync_meets_writeback_held_until_the_txg): seconds before 2.2, one
+ * ZIL commit's time after.
+ */
+static void rule_sync_wb(struct dx_report *r, const struct dx_input *in,
+			 const struct stall_item *it, uint64_t ns)
+{
+	struct dx_finding *f = dx_finding_new(r, "sync_wb",
+		"syncs of the file waited for writeback ZFS ends only at a commit", ns);
+	const struct stall_list *l = in->stalls;
+	char version[64];
+	int major = 0, minor = 0;
+	struct dx_mount m;
+
+	if (!f)
+		return;
+	dx_finding_of_item(f, it);
+	f->mechanism = "a writeback that does not wait (the flusher's, sync_file_range(SYNC_FILE_RANGE_WRITE)) hands each page to ZFS (zfs_putpage()), which logs it and leaves PG_writeback set until the ZIL or the txg commits it (zfs_putpage_commit_cb), up to zfs_txg_timeout later; an fsync or msync of the file meanwhile waits for it in filemap_write_and_wait_range() (folio_wait_writeback()), before ZFS 2.2 without committing the ZIL first (openzfs #12662)";
+	dx_ev_cause(f, l, it, STALL_SYNC_WB, STALL_SYNC_WB_NS);
+	memset(&m, 0, sizeof(m));
+	dx_mount_of(it->row->file.major, it->row->file.minor, &m);
+	dx_ev_zfs(f, &m);
+	if (dx_read_setting("/sys/module/zfs/version", version, sizeof(version)) &&
+	    sscanf(version, "%d.%d", &major, &minor) == 2 &&
+	    (major < 2 || (major == 2 && minor < 2))) {
+		dx_remedy(f, "the wait for the txg: the sync commits the ZIL first, which ends the writeback (one commit's time instead of up to zfs_txg_timeout)",
+			  "a newer ZFS module and tools than the distribution's (Debian: bookworm-backports has 2.3)",
+			  "ZFS 2.2 or later (openzfs #12790, the fix of #12662; this is %s)", version);
+		return;
+	}
+	dx_ev_text(f, "not_remedies", "wpstat_zfs, docs/fs/zfs.md",
+		   "none measured for ZFS 2.2 and later, which already commits the ZIL before it waits when a writeback of the file is in flight (z_async_writes_cnt)");
+}
+
+/*
  * Runqueue time inside write faults: the faulting task was runnable and
  * another had its CPU.  Not I/O: the fault's own work waited for the
  * scheduler.
@@ -628,6 +666,7 @@ typedef void dx_rule_fn(struct dx_report *r, const struct dx_input *in,
 #define dx_rule_READIN	rule_readin
 #define dx_rule_LOCK	rule_lock
 #define dx_rule_ZIL	rule_zil
+#define dx_rule_SYNC_WB	rule_sync_wb
 #define dx_rule_FAULT	NULL
 static dx_rule_fn *const dx_rules[CAUSE_NR] = {
 #define WPSTAT_STALL(...)
