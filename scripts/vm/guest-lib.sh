@@ -41,8 +41,14 @@ guest_mkfs() {
 guest_zfs() {
 	local dev=$1 dir=$2 zdir dep
 	zdir=$("$top/scripts/zfs/setup-zfs.sh" dir "$(uname -r)" 2>&1) || { echo "$zdir"; return 1; }
-	export PATH=$zdir/root/usr/sbin:$zdir/root/sbin:$PATH
-	export LD_LIBRARY_PATH=$zdir/root/usr/lib/x86_64-linux-gnu:$zdir/root/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	if [ -d "$zdir/bin" ]; then
+		# Another suite's build: wrappers that bring its own glibc and
+		# libraries (setup-zfs.sh); bookworm's programs keep the root's.
+		export PATH=$zdir/bin:$PATH
+	else
+		export PATH=$zdir/root/usr/sbin:$zdir/root/sbin:$PATH
+		export LD_LIBRARY_PATH=$zdir/root/usr/lib/x86_64-linux-gnu:$zdir/root/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	fi
 	# Every module of the build (2.1 has nine: spl, znvpair, icp, ...;
 	# 2.3 two), each once its own dependencies are in.
 	local pending=() next ko ready

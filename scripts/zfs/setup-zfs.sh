@@ -21,7 +21,12 @@
 #              DKMS builds them (its dkms.conf's configure line)
 #   root/      zfsutils-linux and its ZFS libraries, unpacked, never
 #              installed: the guest runs zpool and zfs from here
-#              (scripts/zfs/guest-zfs.sh)
+#              (guest_zfs in scripts/vm/guest-lib.sh)
+#   bin/       for a suite other than the guest root's bookworm (bullseye,
+#              trixie, sid): zpool and zfs wrappers that run them with the
+#              suite's own glibc and libraries, unpacked into root/ too
+#              (the dynamic loader named explicitly, --library-path); the
+#              modules build in the suite's chroot, with its compiler
 #   built      written last: VERSION, the suite, the date
 # A kernel that already has a build of its suite's current version is
 # left alone.
@@ -35,18 +40,15 @@ log() { printf 'setup-zfs: %s\n' "$*"; }
 die() { printf 'setup-zfs: %s\n' "$*" >&2; exit 2; }
 
 # The suite whose ZFS a user of the kernel runs with it, or "not-yet
-# REASON".  The guest's root is the host's (bookworm): zpool and zfs run
-# there only when built against bookworm's libraries.
+# REASON".  The guest's root is the host's (bookworm): a suite's zpool and
+# zfs run there with that suite's own libraries (bin/, above).
 zfs_suite() {
 	case $1 in
 	6.1.0-*-amd64) echo bookworm ;;
 	6.12.*+deb12-amd64) echo bookworm-backports ;;
-	5.10.*)
-		echo "not-yet bullseye's zfsutils-linux 2.0.3 needs libssl1.1 and bullseye's libraries, which the guest's root (the host's bookworm) lacks; running it from the bullseye chroot inside the guest is not built yet" ;;
-	6.12.*+deb13-amd64)
-		echo "not-yet trixie's zfsutils-linux needs trixie's glibc, newer than the guest's root (the host's bookworm); running it from the trixie chroot inside the guest is not built yet" ;;
-	*+deb1[4-9]-amd64)
-		echo "not-yet sid's zfsutils-linux needs sid's glibc, newer than the guest's root (the host's bookworm); running it from the sid chroot inside the guest is not built yet" ;;
+	5.10.*) echo bullseye ;;
+	6.12.*+deb13-amd64) echo trixie ;;
+	*+deb1[4-9]-amd64) echo sid ;;
 	*) die "no kernel '$1' wpstat boots (scripts/vm/kernels.sh all lists them)" ;;
 	esac
 }
@@ -70,13 +72,8 @@ plan() {
 	local kver suite
 	for kver in "$@"; do
 		suite=$(zfs_suite "$kver") || exit 2
-		case $suite in
-		not-yet*) echo "$kver $suite" ;;
-		*)
-			update_lists "$suite"
-			echo "$kver $suite $(zfs_version "$suite")"
-			;;
-		esac
+		update_lists "$suite"
+		echo "$kver $suite $(zfs_version "$suite")"
 	done
 }
 
@@ -88,15 +85,70 @@ cached_dir() {
 	dirname "$d"
 }
 
+# The libraries the unpacked ZFS packages in DIR link, with all they need
+# in turn, from SUITE's main (zfs-SUITE's lists hold only contrib).
+runtime_libs() {
+	local suite=$1 dir=$2 deps
+	deps=$(for f in "$dir"/*.deb; do dpkg-deb -f "$f" Depends; done |
+		tr ',|' '\n\n' | sed 's/(.*//; s/:any//; s/ //g' | grep -E '^(lib|zlib)' |
+		grep -Ev '^lib(zfs|zpool|nvpair|uutil)[0-9]' | sort -u)
+	"$kernels" extra apt "$suite" apt-cache depends --recurse --no-recommends \
+		--no-suggests --no-conflicts --no-breaks --no-replaces --no-enhances \
+		$deps libc6 2>/dev/null | grep -E '^(lib|zlib)' | sort -u
+}
+
+# bin/zpool, bin/zfs: each runs the suite's own binary with the suite's
+# own dynamic loader and libraries from root/ (the guest's /lib is
+# bookworm's).  Paths relative to the wrapper: the guest sees the cache
+# at the host's path, a later clone elsewhere too.
+write_wrappers() {
+	local dest=$1 ldso prog path out
+	# The file, not a link: bullseye's /lib64 one is absolute (the host's).
+	ldso=$(cd "$dest/root" && find . \( -name 'ld-linux-x86-64.so.2' -o -name 'ld-2.*.so' \) \
+		-type f | sed 's|^\./||' | awk 'NR == 1')
+	[ -n "$ldso" ] || die "no dynamic loader among $dest/root's libraries"
+	mkdir -p "$dest/bin"
+	for prog in zpool zfs; do
+		path=sbin/$prog
+		[ -f "$dest/root/$path" ] || path=usr/sbin/$prog
+		[ -f "$dest/root/$path" ] || die "no $prog in $dest/root"
+		cat >"$dest/bin/$prog" <<-EOF
+		#!/bin/sh
+		# $prog of ZFS $version from $suite, with $suite's glibc and libraries.
+		d=\$(cd "\$(dirname "\$0")/../root" && pwd)
+		exec "\$d/$ldso" --library-path "\$d/usr/lib/x86_64-linux-gnu:\$d/lib/x86_64-linux-gnu" "\$d/$path" "\$@"
+		EOF
+		chmod +x "$dest/bin/$prog"
+	done
+	# Every library resolved within root/ (the programs need the module).
+	for prog in zpool zfs; do
+		path=sbin/$prog
+		[ -f "$dest/root/$path" ] || path=usr/sbin/$prog
+		out=$("$dest/root/$ldso" --library-path \
+			"$dest/root/usr/lib/x86_64-linux-gnu:$dest/root/lib/x86_64-linux-gnu" \
+			--list "$dest/root/$path" 2>&1) && ! grep -q 'not found' <<<"$out" ||
+			die "$prog of $suite cannot run with its libraries: $(grep 'not found' <<<"$out" | head -n 3)"
+	done
+}
+
 build() {
-	local kver=$1 suite=$2 version=$3 dest tmp src upstream linux t0=$SECONDS
+	local kver=$1 suite=$2 version=$3 dest tmp src upstream linux root
+	local t0=$SECONDS run=()
 	dest=$cache/$kver/zfs-$version
 	if [ -f "$dest/built" ]; then
 		log "$kver: ZFS $version ($suite) already built in $dest"
 		return 0
 	fi
-	[ -f "/lib/modules/$kver/build/Makefile" ] ||
-		die "$kver: no headers on the host (/lib/modules/$kver/build): run make setup"
+	# A kernel of another suite builds in that suite's chroot, with its
+	# compiler, as scripts/vm/kbuild.sh builds wpstat.
+	root=$("$kernels" chroot "$kver")
+	if [ -n "$root" ]; then
+		[ -f "$root/lib/modules/$kver/build/Makefile" ] ||
+			die "$kver: no headers in $root: run make setup-long"
+	else
+		[ -f "/lib/modules/$kver/build/Makefile" ] ||
+			die "$kver: no headers on the host (/lib/modules/$kver/build): run make setup"
+	fi
 	log "$kver: ZFS $version from $suite's contrib into $dest (~7.5 min on 2 cores)"
 	rm -rf "$dest" && mkdir -p "$dest/modules" "$dest/root"
 	# apt downloads as _apt, who cannot enter a 0700 directory.
@@ -107,24 +159,34 @@ build() {
 		"libzpool*linux=$version" "libnvpair*linux=$version" \
 		"libuutil*linux=$version" >/dev/null) ||
 		{ rm -rf "$tmp"; die "$kver: downloading ZFS $version from $suite failed"; }
+	if [ -n "$root" ]; then
+		mkdir "$tmp/libs" && chown _apt "$tmp/libs" 2>/dev/null || true
+		(cd "$tmp/libs" && "$kernels" extra apt "$suite" apt-get download -qq \
+			$(runtime_libs "$suite" "$tmp") >/dev/null) ||
+			{ rm -rf "$tmp"; die "$kver: downloading $suite's libraries for ZFS failed"; }
+		for f in "$tmp"/libs/*.deb; do dpkg-deb -x "$f" "$dest/root"; done
+	fi
 	for f in "$tmp"/*.deb; do
 		case $f in
 		*/zfs-dkms_*) dpkg-deb -x "$f" "$tmp/dkms" ;;
 		*) dpkg-deb -x "$f" "$dest/root" ;;
 		esac
 	done
+	[ -z "$root" ] || write_wrappers "$dest"
 	upstream=${version%%-*}
 	src=$tmp/dkms/usr/src/zfs-$upstream
 	[ -x "$src/configure" ] || die "$kver: no sources in zfs-dkms $version"
 	# As dkms.conf does: the kernel's source tree where it is apart from
 	# its build tree (Debian's -common headers), else the build tree.
 	linux=/lib/modules/$kver/source
-	[ -e "$linux" ] || linux=/lib/modules/$kver/build
-	if ! (cd "$src" &&
+	[ -e "${root}$linux" ] || linux=/lib/modules/$kver/build
+	[ -z "$root" ] ||
+		run=("$top/scripts/vm/chroot-run.sh" "$root" --bind "$tmp" --bind "$dest" --)
+	if ! "${run[@]}" sh -c 'cd "$1" &&
 		./configure --disable-dependency-tracking --prefix=/usr --with-config=kernel \
-			--with-linux="$linux" --with-linux-obj="/lib/modules/$kver/build" \
-			>"$dest/configure.log" 2>&1 &&
-		make -j"$(nproc)" >"$dest/make.log" 2>&1); then
+			--with-linux="$2" --with-linux-obj="/lib/modules/$3/build" \
+			>"$4/configure.log" 2>&1 &&
+		make -j"$5" >"$4/make.log" 2>&1' sh "$src" "$linux" "$kver" "$dest" "$(nproc)"; then
 		tail -n 20 "$dest/configure.log" "$dest/make.log" >&2 2>/dev/null || true
 		rm -rf "$tmp"
 		die "$kver: building ZFS $version failed (logs in $dest)"
