@@ -86,13 +86,17 @@ cached_dir() {
 }
 
 # The libraries the unpacked ZFS packages in DIR link, with all they need
-# in turn, from SUITE's main (zfs-SUITE's lists hold only contrib).
+# in turn, from SUITE's main (zfs-SUITE's lists hold only contrib).  With
+# an empty dpkg status (DIR/no-status): the host's installed versions
+# would otherwise be the candidates where they are newer (bookworm's
+# over bullseye's), and no bullseye list has them.
 runtime_libs() {
 	local suite=$1 dir=$2 deps
 	deps=$(for f in "$dir"/*.deb; do dpkg-deb -f "$f" Depends; done |
 		tr ',|' '\n\n' | sed 's/(.*//; s/:any//; s/ //g' | grep -E '^(lib|zlib)' |
 		grep -Ev '^lib(zfs|zpool|nvpair|uutil)[0-9]' | sort -u)
-	"$kernels" extra apt "$suite" apt-cache depends --recurse --no-recommends \
+	"$kernels" extra apt "$suite" apt-cache -o Dir::State::status="$dir/no-status" \
+		depends --recurse --no-recommends \
 		--no-suggests --no-conflicts --no-breaks --no-replaces --no-enhances \
 		$deps libc6 2>/dev/null | grep -E '^(lib|zlib)' | sort -u
 }
@@ -143,8 +147,8 @@ build() {
 	# compiler, as scripts/vm/kbuild.sh builds wpstat.
 	root=$("$kernels" chroot "$kver")
 	if [ -n "$root" ]; then
-		[ -f "$root/lib/modules/$kver/build/Makefile" ] ||
-			die "$kver: no headers in $root: run make setup-long"
+		[ -f "$root/usr/src/linux-headers-$kver/Makefile" ] ||
+			die "$kver: no headers in $root: run make setup"
 	else
 		[ -f "/lib/modules/$kver/build/Makefile" ] ||
 			die "$kver: no headers on the host (/lib/modules/$kver/build): run make setup"
@@ -161,7 +165,9 @@ build() {
 		{ rm -rf "$tmp"; die "$kver: downloading ZFS $version from $suite failed"; }
 	if [ -n "$root" ]; then
 		mkdir "$tmp/libs" && chown _apt "$tmp/libs" 2>/dev/null || true
-		(cd "$tmp/libs" && "$kernels" extra apt "$suite" apt-get download -qq \
+		: >"$tmp/no-status"
+		(cd "$tmp/libs" && "$kernels" extra apt "$suite" apt-get \
+			-o Dir::State::status="$tmp/no-status" download -qq \
 			$(runtime_libs "$suite" "$tmp") >/dev/null) ||
 			{ rm -rf "$tmp"; die "$kver: downloading $suite's libraries for ZFS failed"; }
 		for f in "$tmp"/libs/*.deb; do dpkg-deb -x "$f" "$dest/root"; done
@@ -176,12 +182,13 @@ build() {
 	upstream=${version%%-*}
 	src=$tmp/dkms/usr/src/zfs-$upstream
 	[ -x "$src/configure" ] || die "$kver: no sources in zfs-dkms $version"
-	# As dkms.conf does: the kernel's source tree where it is apart from
-	# its build tree (Debian's -common headers), else the build tree.
-	linux=/lib/modules/$kver/source
-	[ -e "${root}$linux" ] || linux=/lib/modules/$kver/build
 	[ -z "$root" ] ||
 		run=("$top/scripts/vm/chroot-run.sh" "$root" --bind "$tmp" --bind "$dest" --)
+	# As dkms.conf does: the kernel's source tree where it is apart from
+	# its build tree (Debian's -common headers), else the build tree.
+	# (Asked inside the chroot: bullseye's links are absolute.)
+	linux=/lib/modules/$kver/source
+	"${run[@]}" test -e "$linux" || linux=/lib/modules/$kver/build
 	if ! "${run[@]}" sh -c 'cd "$1" &&
 		./configure --disable-dependency-tracking --prefix=/usr --with-config=kernel \
 			--with-linux="$2" --with-linux-obj="/lib/modules/$3/build" \
