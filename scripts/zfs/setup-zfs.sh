@@ -46,7 +46,8 @@ zfs_suite() {
 	case $1 in
 	6.1.0-*-amd64) echo bookworm ;;
 	6.12.*+deb12-amd64) echo bookworm-backports ;;
-	5.10.*) echo bullseye ;;
+	5.10.*)
+		echo "not-yet bullseye's zfs-dkms 2.0.3 does not configure in bullseye's chroot: its enum checks (scripts/enum-extract.pl on mmzone.h) find no NR_FILE_PAGES, so configure stops ('None of the expected global page state interfaces'); not debugged yet" ;;
 	6.12.*+deb13-amd64) echo trixie ;;
 	*+deb1[4-9]-amd64) echo sid ;;
 	*) die "no kernel '$1' wpstat boots (scripts/vm/kernels.sh all lists them)" ;;
@@ -72,8 +73,13 @@ plan() {
 	local kver suite
 	for kver in "$@"; do
 		suite=$(zfs_suite "$kver") || exit 2
-		update_lists "$suite"
-		echo "$kver $suite $(zfs_version "$suite")"
+		case $suite in
+		not-yet*) echo "$kver $suite" ;;
+		*)
+			update_lists "$suite"
+			echo "$kver $suite $(zfs_version "$suite")"
+			;;
+		esac
 	done
 }
 
