@@ -361,37 +361,32 @@ static int wait_bit_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(wait_bit_entry);
 
+/* Where a timed writeback wait's time goes, by its kind (never OTHER). */
+static const struct wait_time_cols {
+	enum wpstat_counter ns, max;
+	enum wpstat_stall_field stall_ns;
+} wait_time_cols[] = {
+	[WPW_STABLE] = { WPC_STABLE_WAIT_NS, WPC_STABLE_WAIT_MAX_NS, WPS_STABLE_NS },
+	[WPW_WRITE] = { WPC_WB_WRITE_WAIT_NS, WPC_WB_WRITE_WAIT_MAX_NS, WPS_WB_NS },
+	[WPW_SYNC] = { WPC_SYNC_WB_WAIT_NS, WPC_SYNC_WB_WAIT_MAX_NS, WPS_SYNC_WB_NS },
+};
+
 static int wait_bit_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct wait_start *w = (void *)ri->data;
 	u64 ns = ktime_get_ns() - w->start;
 	struct wpstat_tctx *c = wpstat_tctx_find();
+	const struct wait_time_cols *t;
 
 	if (c && (c->active & WPT_WAIT)) {
 		wpstat_fault_wait_done(c, ns, w->cpu0, w->runq0);
-		switch (c->wait_kind) {
-		case WPW_STABLE:
-			wpstat_count_time(&c->wait_key, WPC_STABLE_WAIT_NS,
-					  WPC_STABLE_WAIT_MAX_NS, ns,
-					  c->wait_gen.inodes);
-			wpstat_stall_time(&c->wait_key, WPS_STABLE_NS, ns,
-					  c->wait_gen.stalls);
+		t = &wait_time_cols[c->wait_kind];
+		wpstat_count_time(&c->wait_key, t->ns, t->max, ns,
+				  c->wait_gen.inodes);
+		wpstat_stall_time(&c->wait_key, t->stall_ns, ns,
+				  c->wait_gen.stalls);
+		if (c->wait_kind == WPW_STABLE)
 			wpstat_hist_add(WPH_STABLE_WAIT, &c->wait_key, ns);
-			break;
-		case WPW_SYNC:
-			wpstat_count_time(&c->wait_key, WPC_SYNC_WB_WAIT_NS,
-					  WPC_SYNC_WB_WAIT_MAX_NS, ns,
-					  c->wait_gen.inodes);
-			wpstat_stall_time(&c->wait_key, WPS_SYNC_WB_NS, ns,
-					  c->wait_gen.stalls);
-			break;
-		default:
-			wpstat_count_time(&c->wait_key, WPC_WB_WRITE_WAIT_NS,
-					  WPC_WB_WRITE_WAIT_MAX_NS, ns,
-					  c->wait_gen.inodes);
-			wpstat_stall_time(&c->wait_key, WPS_WB_NS, ns,
-					  c->wait_gen.stalls);
-		}
 		wpstat_tctx_put(c, WPT_WAIT);
 	}
 	return 0;
