@@ -33,9 +33,9 @@ static void dx_ev_zfs(struct dx_finding *f, const struct dx_mount *m)
  * On ZFS a finding offers only remedies seen to help there (#49).  A rule
  * whose remedies were measured on other filesystems keeps its first @keep
  * (those that change nothing of the filesystem's) and says why it offers
- * no more.  Returns whether the file is on ZFS.
+ * no more.
  */
-static bool dx_zfs_unmeasured(struct dx_finding *f, const struct stall_item *it,
+static void dx_zfs_unmeasured(struct dx_finding *f, const struct stall_item *it,
 			      int keep, const char *why)
 {
 	struct dx_mount m;
@@ -43,14 +43,12 @@ static bool dx_zfs_unmeasured(struct dx_finding *f, const struct stall_item *it,
 	memset(&m, 0, sizeof(m));
 	if (!dx_mount_of(it->row->file.major, it->row->file.minor, &m) ||
 	    strcmp(m.fstype, "zfs"))
-		return false;
+		return;
 	dx_ev_zfs(f, &m);
 	dx_ev_text(f, "not_remedies", "docs/fs/zfs.md", "%s", why);
 	if (f->nrem > keep)
 		f->nrem = keep;
-	return true;
 }
-
 
 static void rule_stable(struct dx_report *r, const struct dx_input *in,
 			const struct stall_item *it, uint64_t ns)
