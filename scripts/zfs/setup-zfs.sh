@@ -129,11 +129,7 @@ write_wrappers() {
 		exec "\$d/$ldso" --library-path "\$d/usr/lib/x86_64-linux-gnu:\$d/lib/x86_64-linux-gnu" "\$d/$path" "\$@"
 		EOF
 		chmod +x "$dest/bin/$prog"
-	done
-	# Every library resolved within root/ (the programs need the module).
-	for prog in zpool zfs; do
-		path=sbin/$prog
-		[ -f "$dest/root/$path" ] || path=usr/sbin/$prog
+		# Every library resolved within root/ (running needs the module).
 		out=$("$dest/root/$ldso" --library-path \
 			"$dest/root/usr/lib/x86_64-linux-gnu:$dest/root/lib/x86_64-linux-gnu" \
 			--list "$dest/root/$path" 2>&1) && ! grep -q 'not found' <<<"$out" ||
