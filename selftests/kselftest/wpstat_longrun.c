@@ -160,6 +160,12 @@ static long meminfo_kb(const char *key)
 
 /* ---- soak -------------------------------------------------------------- */
 
+/*
+ * Files per wave: as many as leave room in 4096 slots for the hot file and
+ * the filesystem's own metadata rows (the block device's page cache).
+ */
+#define WAVE_FILES	3500
+
 FIXTURE(soak) {
 	char dir[256];
 	char hot[256];
@@ -212,10 +218,19 @@ static void settle_compaction(int sec)
 }
 
 /*
- * Files per wave: as many as leave room in 4096 slots for the hot file and
- * the filesystem's own metadata rows (the block device's page cache).
+ * A line at least once a minute inside a wave too: on a KASAN+lockdep kernel
+ * under TCG one wave of 3,500 files takes many minutes, and silence is what
+ * the runners take for a hang.
  */
-#define WAVE_FILES	3500
+static void soak_heartbeat(uint64_t *logged, int wave, const char *what,
+			   int done)
+{
+	if (wpstat_now_ns() - *logged < 60ULL * 1000000000ULL)
+		return;
+	*logged = wpstat_now_ns();
+	printf("# wave %d: %s %d of %d\n", wave, what, done, WAVE_FILES);
+	fflush(stdout);
+}
 
 TEST_F(soak, waves)
 {
@@ -247,6 +262,7 @@ TEST_F(soak, waves)
 			ASSERT_EQ(PAGE, pwrite(fd, buf, PAGE, 0));
 			ASSERT_EQ(0, wpstat_fd_key(fd, &keys[i]));
 			close(fd);
+			soak_heartbeat(&logged, w, "created", i + 1);
 		}
 		/* Every file of the wave has a row, however full it was. */
 		ASSERT_EQ(0, wpstat_snapshot_read(NULL, &s));
@@ -272,8 +288,10 @@ TEST_F(soak, waves)
 		for (i = 0; i < WAVE_FILES; i++) {
 			snprintf(path, sizeof(path), "%s/w%d.%d", self->dir, w, i);
 			ASSERT_EQ(0, unlink(path));
+			soak_heartbeat(&logged, w, "unlinked", i + 1);
 		}
 		ASSERT_EQ(0, system("sync; echo 2 >/proc/sys/vm/drop_caches"));
+		soak_heartbeat(&logged, w, "dropped caches after", WAVE_FILES);
 		settle_compaction(30);
 		if (w == 1) {	/* after the first reclaim: the steady state */
 			vmalloc0 = meminfo_kb("VmallocUsed");
