@@ -46,8 +46,7 @@ zfs_suite() {
 	case $1 in
 	6.1.0-*-amd64) echo bookworm ;;
 	6.12.*+deb12-amd64) echo bookworm-backports ;;
-	5.10.*)
-		echo "not-yet bullseye's zfs-dkms 2.0.3 does not configure in bullseye's chroot: its enum checks (scripts/enum-extract.pl on mmzone.h) find no NR_FILE_PAGES, so configure stops ('None of the expected global page state interfaces'); not debugged yet" ;;
+	5.10.*) echo bullseye ;;
 	6.12.*+deb13-amd64) echo trixie ;;
 	*+deb1[4-9]-amd64) echo sid ;;
 	*) die "no kernel '$1' wpstat boots (scripts/vm/kernels.sh all lists them)" ;;
@@ -184,8 +183,15 @@ build() {
 	upstream=${version%%-*}
 	src=$tmp/dkms/usr/src/zfs-$upstream
 	[ -x "$src/configure" ] || die "$kver: no sources in zfs-dkms $version"
-	[ -z "$root" ] ||
+	if [ -n "$root" ]; then
 		run=("$top/scripts/vm/chroot-run.sh" "$root" --bind "$tmp" --bind "$dest" --)
+		# What zfs-dkms depends on to build, beyond the headers setup
+		# installed: 2.0.3's configure reads mmzone.h's enums with a
+		# Perl script that needs more than perl-base (Getopt::Std).
+		"${run[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends perl file >"$dest/apt.log" 2>&1 ||
+			{ tail -n 20 "$dest/apt.log" >&2; rm -rf "$tmp"; die "$kver: installing perl in $root failed"; }
+	fi
 	# As dkms.conf does: the kernel's source tree where it is apart from
 	# its build tree (Debian's -common headers), else the build tree.
 	# (Asked inside the chroot: bullseye's links are absolute.)
