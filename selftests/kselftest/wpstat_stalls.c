@@ -552,11 +552,15 @@ TEST(overflow_is_counted_and_makes_no_row)
 
 /* ---- recycling: exited processes, reused pids ------------------------------ */
 
-/* A child that stores once to each of @n pages of @fd's file (comm @comm). */
-static pid_t store_child(int fd, int n, const char *comm)
+/*
+ * A child that stores once to each of @n pages of @fd's file (comm @comm)
+ * and exits; with @hold, a pipe, it writes a byte to it instead and stays
+ * alive until killed (or its parent dies).
+ */
+static pid_t store_child_held(int fd, int n, const char *comm, int hold[2])
 {
 	pid_t pid = fork();
-	char *m;
+	char *m, c = 0;
 	int i;
 
 	if (pid)
@@ -567,7 +571,20 @@ static pid_t store_child(int fd, int n, const char *comm)
 		_exit(1);
 	for (i = 0; i < n; i++)
 		m[i * PAGE] = 1;
+	if (hold) {
+		close(hold[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (write(hold[1], &c, 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
 	_exit(0);
+}
+
+static pid_t store_child(int fd, int n, const char *comm)
+{
+	return store_child_held(fd, n, comm, NULL);
 }
 
 /* Fault and stall rows of @path summed; the number of rows, or -1. */
@@ -611,9 +628,10 @@ TEST_F(recycle, exited_processes_rows_are_recycled)
 	int64_t faults, exited_faults, over0;
 	char path[256];
 	struct stall_row last;
+	int i, fd, status, nrows, hold[2];
 	struct wps w;
-	int i, fd, status, nrows;
 	pid_t kid;
+	char c;
 
 	ASSERT_EQ(0, wps_reload("max_stalls=64"));
 	fd = wps_scratch("ext4", "recycle", 1, path, sizeof(path));
@@ -629,9 +647,17 @@ TEST_F(recycle, exited_processes_rows_are_recycled)
 			usleep(200 * 1000);
 	}
 	sleep(2);
-	kid = store_child(fd, 1, "wps-last");
+	/*
+	 * The last process stays alive until its row is read: once it has
+	 * exited, the next rebuild (one a second) may fold its row into the
+	 * exited row, as it should (make stress on 7.2, 2026-11-29: read
+	 * after the fold, every fault in the exited row).
+	 */
+	ASSERT_EQ(0, pipe(hold));
+	kid = store_child_held(fd, 1, "wps-last", hold);
 	ASSERT_LE(0, kid);
-	ASSERT_EQ(kid, waitpid(kid, &status, 0));
+	close(hold[1]);
+	ASSERT_EQ(1, read(hold[0], &c, 1)) TH_LOG("the last process did not store");
 	ASSERT_EQ(0, wps_read(path, &w));
 	nrows = stall_sums(path, &faults, &exited_faults);
 	TH_LOG("%d processes: %lld compactions, %lld rows exited, %d rows of the file (%lld faults, %lld of them exited), %lld events found no row; inode %lld faults",
@@ -643,6 +669,9 @@ TEST_F(recycle, exited_processes_rows_are_recycled)
 	EXPECT_EQ(1, stall_of(path, kid, &last)) TH_LOG("the last process got no row");
 	EXPECT_EQ(1, last.fault_first + last.fault_wp);
 	EXPECT_STREQ("wps-last", last.comm);
+	close(hold[0]);
+	kill(kid, SIGKILL);
+	ASSERT_EQ(kid, waitpid(kid, &status, 0));
 	EXPECT_LE(1, wps_summary("stall_compactions"));
 	/* Each process's row was recycled, or its event found no row. */
 	EXPECT_LE(procs - 64, wps_summary("stall_rows_exited") +
