@@ -125,9 +125,10 @@ syncer_zil() {
 # the pages' log records written to the 20 ms device): a zil finding,
 # whose first remedy is the log device.  Expected: with it every log
 # block goes to the RAM disk (ZFS's kstat), and a commit is shorter
-# (quiet host: under half), so it is offered for them; and the writer's lock sleeps do not (measured:
-# 503-670 ms with it against 234-351 ms without: the quicker syncs
-# write-protect the pages more often), so it is not offered for those.
+# (quiet host: under half), so it is offered for them; and the writer's
+# lock sleeps do not shrink (measured: 503-670 ms with it against 234-351
+# ms without: the quicker syncs write-protect the pages more often), so
+# it is not offered for those.
 # If a ZFS release changes either, this fails.
 @test "diagnose on ZFS: a log device shortens the syncer's ZIL waits (offered for them), not the writer's lock waits" {
 	local base slog base_zil normal0 slog0 normal slog_blocks
