@@ -640,6 +640,7 @@ TEST_F(churn, totals_never_decrease)
 		char what[256];
 	} *sm;
 	int64_t compactions0 = wps_summary("compactions");
+	uint64_t logged = wpstat_now_ns();
 	char path[512], buf[PAGE];
 	int w, i, fd, status;
 	pid_t kid;
@@ -712,6 +713,13 @@ TEST_F(churn, totals_never_decrease)
 		}
 		ASSERT_EQ(0, system("sync; echo 2 >/proc/sys/vm/drop_caches"));
 		settle_compaction(30);
+		/* A line a minute: silence is what the runners take for a hang. */
+		if (wpstat_now_ns() - logged >= 60ULL * 1000000000ULL) {
+			logged = wpstat_now_ns();
+			printf("# churn: wave %d of %d, %ld summary samples\n",
+			       w + 1, waves, sm->samples);
+			fflush(stdout);
+		}
 	}
 	sm->stop = 1;
 	ASSERT_EQ(kid, waitpid(kid, &status, 0));
