@@ -217,6 +217,15 @@ static void settle_compaction(int sec)
 	}
 }
 
+/* True, and *logged restarted, once a minute has passed since *logged. */
+static bool minute_since(uint64_t *logged)
+{
+	if (wpstat_now_ns() - *logged < 60ULL * 1000000000ULL)
+		return false;
+	*logged = wpstat_now_ns();
+	return true;
+}
+
 /*
  * A line at least once a minute inside a wave too: on a KASAN+lockdep kernel
  * under TCG one wave of 3,500 files takes many minutes, and silence is what
@@ -225,9 +234,8 @@ static void settle_compaction(int sec)
 static void soak_heartbeat(uint64_t *logged, int wave, const char *what,
 			   int done)
 {
-	if (wpstat_now_ns() - *logged < 60ULL * 1000000000ULL)
+	if (!minute_since(logged))
 		return;
-	*logged = wpstat_now_ns();
 	printf("# wave %d: %s %d of %d\n", wave, what, done, WAVE_FILES);
 	fflush(stdout);
 }
@@ -275,8 +283,8 @@ TEST_F(soak, waves)
 		 * a run is taken for hung after its hang limit of silence
 		 * (make stress: an hour), however slow the machine.
 		 */
-		if (w < 3 || w == waves - 1 || found != WAVE_FILES ||
-		    wpstat_now_ns() - logged >= 60ULL * 1000000000ULL) {
+		if (minute_since(&logged) || w < 3 || w == waves - 1 ||
+		    found != WAVE_FILES) {
 			logged = wpstat_now_ns();
 			TH_LOG("wave %d: %zu of %d files tracked, %lld compactions, %lld reclaimed",
 			       w, found, WAVE_FILES,
@@ -714,8 +722,7 @@ TEST_F(churn, totals_never_decrease)
 		ASSERT_EQ(0, system("sync; echo 2 >/proc/sys/vm/drop_caches"));
 		settle_compaction(30);
 		/* A line a minute: silence is what the runners take for a hang. */
-		if (wpstat_now_ns() - logged >= 60ULL * 1000000000ULL) {
-			logged = wpstat_now_ns();
+		if (minute_since(&logged)) {
 			printf("# churn: wave %d of %d, %ld summary samples\n",
 			       w + 1, waves, sm->samples);
 			fflush(stdout);
