@@ -1555,11 +1555,14 @@ TEST_F(scopes, level_switch_releases_sleepers_contexts)
  * (other guests beside it) makes the stolen time look like the writer's
  * CPU time inside the guest (QEMU TCG gives it no steal clock): measured
  * beside four other guests on 6.1, runq 447 ms and cpu 555 ms of 1003.
- * Expected (level timing): cpu + runq <= unnamed; beside the loops the
+ * Expected (level timing): cpu + runq <= unnamed, each within the
+ * writer's own totals (/proc/PID/schedstat); beside the loops the
  * run delay is at least a quarter of the unnamed time, and per fault at
  * least twice what it is alone on the CPU (CFS gives the writer a third
  * of CPU 0 beside two loops: each fault's CPU time comes with about twice
- * as much waiting), where the faults have less run delay than CPU time.
+ * as much waiting).  Alone on a quiet host the faults have less run
+ * delay than CPU time, but that is the host's doing, not asserted: the
+ * debug kernel beside another debug guest gave runq 1184 ms, cpu 960.
  * Per fault, not as a share of the unnamed time: a host that took the
  * guest's CPU 7 to 12 times over (make check beside six other guests)
  * gave the writer alone on 5.10 625 ms of run delay in 1587 ms, a share
@@ -1644,13 +1647,24 @@ FIXTURE_TEARDOWN(contention)
 		wps_control("level counts");
 }
 
-/* Run the writer (with @hogs busy loops beside it): its stall row. */
+/* A task's whole CPU time and run delay, from /proc/PID/schedstat. */
+struct task_times {
+	unsigned long long cpu_ns, runq_ns;
+};
+
+/*
+ * Run the writer (with @hogs busy loops beside it): its stall row, and its
+ * own totals, read while it is a zombie (waitid WNOWAIT): final, as the
+ * scheduler accounted them at its last switch.
+ */
 static int contention_run(struct __test_metadata *_metadata,
 			  FIXTURE_DATA(contention) *self, int hogs,
-			  struct stall_row *row)
+			  struct stall_row *row, struct task_times *total)
 {
 	uint64_t end = wpstat_now_ns() + CONTENTION_MS * 1000000ULL;
+	char path[64], buf[128];
 	pid_t writer, hog[2];
+	siginfo_t info = { 0 };
 	int i, status;
 
 	for (i = 0; i < hogs; i++) {
@@ -1661,6 +1675,11 @@ static int contention_run(struct __test_metadata *_metadata,
 	writer = fork();
 	if (!writer)
 		contention_writer(self->path, end);
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", writer);
+	if (waitid(P_PID, writer, &info, WEXITED | WNOWAIT) ||
+	    wps_slurp(path, buf, sizeof(buf)) <= 0 ||
+	    sscanf(buf, "%llu %llu", &total->cpu_ns, &total->runq_ns) != 2)
+		return -1;
 	if (waitpid(writer, &status, 0) != writer ||
 	    !WIFEXITED(status) || WEXITSTATUS(status))
 		return -1;
@@ -1672,24 +1691,31 @@ static int contention_run(struct __test_metadata *_metadata,
 TEST_F(contention, fault_waits_for_a_cpu)
 {
 	struct stall_row alone, shared;
+	struct task_times alone_total, shared_total;
 
-	ASSERT_EQ(0, contention_run(_metadata, self, 0, &alone));
-	ASSERT_EQ(0, contention_run(_metadata, self, 2, &shared));
-	TH_LOG("alone: %lld faults, fault %.1f ms, unnamed %.1f ms: cpu %.1f, runq %.1f",
+	ASSERT_EQ(0, contention_run(_metadata, self, 0, &alone, &alone_total));
+	ASSERT_EQ(0, contention_run(_metadata, self, 2, &shared, &shared_total));
+	TH_LOG("alone: %lld faults, fault %.1f ms, unnamed %.1f ms: cpu %.1f, runq %.1f (the writer's own: %.1f, %.1f)",
 	       (long long)alone.fault_first, alone.fault_ns / 1e6,
 	       alone.fault_unnamed_ns / 1e6, alone.fault_cpu_ns / 1e6,
-	       alone.fault_runq_ns / 1e6);
-	TH_LOG("beside two busy loops: %lld faults, fault %.1f ms, unnamed %.1f ms: cpu %.1f, runq %.1f",
+	       alone.fault_runq_ns / 1e6, alone_total.cpu_ns / 1e6,
+	       alone_total.runq_ns / 1e6);
+	TH_LOG("beside two busy loops: %lld faults, fault %.1f ms, unnamed %.1f ms: cpu %.1f, runq %.1f (the writer's own: %.1f, %.1f)",
 	       (long long)shared.fault_first, shared.fault_ns / 1e6,
 	       shared.fault_unnamed_ns / 1e6, shared.fault_cpu_ns / 1e6,
-	       shared.fault_runq_ns / 1e6);
+	       shared.fault_runq_ns / 1e6, shared_total.cpu_ns / 1e6,
+	       shared_total.runq_ns / 1e6);
+	/* Within the writer's own totals (1 ms: local_clock against the rq clock). */
+	EXPECT_LE(alone.fault_cpu_ns, alone_total.cpu_ns + 1000000);
+	EXPECT_LE(alone.fault_runq_ns, alone_total.runq_ns + 1000000);
+	EXPECT_LE(shared.fault_cpu_ns, shared_total.cpu_ns + 1000000);
+	EXPECT_LE(shared.fault_runq_ns, shared_total.runq_ns + 1000000);
 	ASSERT_LT(0, alone.fault_first);
 	ASSERT_LT(0, shared.fault_first);
 	EXPECT_LE(alone.fault_cpu_ns + alone.fault_runq_ns,
 		  alone.fault_unnamed_ns);
 	EXPECT_LE(shared.fault_cpu_ns + shared.fault_runq_ns,
 		  shared.fault_unnamed_ns);
-	EXPECT_GT(alone.fault_cpu_ns, alone.fault_runq_ns);
 	EXPECT_GT(shared.fault_runq_ns * 4, shared.fault_unnamed_ns);
 	ASSERT_LT(0, alone.fault_unnamed_ns);
 	ASSERT_LT(0, shared.fault_unnamed_ns);
