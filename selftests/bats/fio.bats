@@ -73,8 +73,9 @@ row() {
 # Expected: 256 writes (--io_size 1M of the 4 MiB file), each one
 # first-write fault and one read-in (no page twice: fio's random map; no
 # read-around: MADV_RANDOM), no write-protect fault; the faults' time
-# (whole: read-in included) is at least 90 % of fio's own total
-# completion latency of its writes (a memcpy each, the fault inside it);
+# (whole: read-in included) is at most fio's own total completion
+# latency of its writes (a memcpy each, the fault inside it) and, on a
+# production kernel, at least 90 % of it;
 # diagnose's first finding is the read-in.  When only do_page_mkwrite was
 # timed, after the read-in, this scenario measured 3.6 s in fio and
 # 137 ms in wpstat.  ext4 caches large folios from 6.16: a read may bring
@@ -100,8 +101,17 @@ row() {
 		[ "$readins" = 256 ]
 	fi
 	[ "$(row readin_ns)" -ge $((readins * (DELAY_MS - WPS_TICK_MS) * 1000000)) ]
-	[ $(( $(row fault_ns) * 10 )) -ge $((clat * 9)) ] ||
-		fail "faults $(row fault_ns) ns of fio's $clat ns"
+	# The faults happen inside fio's writes: never more time than fio's.
+	[ "$(row fault_ns)" -le "$clat" ] ||
+		fail "faults $(row fault_ns) ns, more than fio's $clat ns"
+	# On a KASAN kernel a fault's own CPU time grows and fio's time
+	# around it too (check-debug: 62 ms a fault and 7 ms outside, 89.4 %).
+	if wps_kernel_sanitized; then
+		echo "# KASAN kernel: the >= 90 % share is for production kernels" >&3
+	else
+		[ $(( $(row fault_ns) * 10 )) -ge $((clat * 9)) ] ||
+			fail "faults $(row fault_ns) ns of fio's $clat ns"
+	fi
 	run --separate-stderr wpstat diagnose --json --pid "$FIO_PID" "$SLOW"
 	assert_success
 	jq -e --argjson pid "$FIO_PID" '.findings[0] | .rule == "readin" and .pid == $pid and

@@ -62,6 +62,13 @@ wps_kernel_at_least() {
 	[ "$ma" -gt "$1" ] || { [ "$ma" -eq "$1" ] && [ "$mi" -ge "$2" ]; }
 }
 
+# True on a KASAN kernel (kasan_report in /proc/kallsyms: make
+# check-debug's), whose faults cost milliseconds of CPU time: a share of
+# time predicted for production kernels does not hold there.
+wps_kernel_sanitized() {
+	grep -qw kasan_report /proc/kallsyms
+}
+
 # The loaded module's level: counts or timing.
 module_level() {
 	cat /sys/module/wpstat/parameters/level
