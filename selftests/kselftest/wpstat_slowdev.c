@@ -429,10 +429,50 @@ TEST_F(journal, fsync_neighbour_stalls_are_named)
 #define THROTTLE_PAGES	(12 * 256)	/* 12 MiB */
 #define THROTTLE_DEV	"irqmode=2 completion_nsec=2000000 hw_queue_depth=1 max_sectors=8"
 
+/*
+ * The machine's dirty limits, to put back as they were.  Each limit is
+ * set either in bytes or as a ratio (writing one zeroes the other), and
+ * the kernel refuses a dirty_bytes below two pages, 0 included: so the
+ * one that was set is written back, never a 0.
+ */
+struct dirty_limits {
+	long long bytes, bg_bytes, ratio, bg_ratio;
+};
+
+static long long vm_sysctl(const char *name)
+{
+	char path[64], buf[64];
+
+	snprintf(path, sizeof(path), "/proc/sys/vm/%s", name);
+	return wps_slurp(path, buf, sizeof(buf)) > 0 ? atoll(buf) : -1;
+}
+
+static int dirty_limits_save(struct dirty_limits *d)
+{
+	d->bytes = vm_sysctl("dirty_bytes");
+	d->bg_bytes = vm_sysctl("dirty_background_bytes");
+	d->ratio = vm_sysctl("dirty_ratio");
+	d->bg_ratio = vm_sysctl("dirty_background_ratio");
+	return d->bytes < 0 || d->bg_bytes < 0 || d->ratio < 0 ||
+	       d->bg_ratio < 0 ? -1 : 0;
+}
+
+static void dirty_limits_restore(const struct dirty_limits *d)
+{
+	if (d->bytes)
+		sh("sysctl -q vm.dirty_bytes=%lld", d->bytes);
+	else
+		sh("sysctl -q vm.dirty_ratio=%lld", d->ratio);
+	if (d->bg_bytes)
+		sh("sysctl -q vm.dirty_background_bytes=%lld", d->bg_bytes);
+	else
+		sh("sysctl -q vm.dirty_background_ratio=%lld", d->bg_ratio);
+}
+
 FIXTURE(throttle) {
 	char path[256], idle[256];
 	int fd, idle_fd;
-	char saved_bytes[64], saved_bg[64];
+	struct dirty_limits saved;
 	bool mounted_tracefs;
 };
 
@@ -643,10 +683,7 @@ FIXTURE_SETUP(throttle)
 
 	ASSERT_TRUE(wps_loaded());
 	ASSERT_EQ(0, slowdev_up("ext4", THROTTLE_DEV, 0, 0));
-	ASSERT_LT(0, wps_slurp("/proc/sys/vm/dirty_bytes", self->saved_bytes,
-			       sizeof(self->saved_bytes)));
-	ASSERT_LT(0, wps_slurp("/proc/sys/vm/dirty_background_bytes",
-			       self->saved_bg, sizeof(self->saved_bg)));
+	ASSERT_EQ(0, dirty_limits_save(&self->saved));
 	ASSERT_EQ(0, sh("sysctl -q vm.dirty_bytes=%d vm.dirty_background_bytes=%d",
 			4 << 20, 1 << 20));
 	snprintf(self->path, sizeof(self->path), SLOW_DIR "/busy");
@@ -668,10 +705,7 @@ FIXTURE_TEARDOWN(throttle)
 	bio_trace_teardown(self->mounted_tracefs);
 	close(self->fd);
 	close(self->idle_fd);
-	/* A ratio setting of 0 in *_bytes means "use the ratio". */
-	sh("sysctl -q vm.dirty_bytes=%lld vm.dirty_background_bytes=%lld",
-	   atoll(self->saved_bytes), atoll(self->saved_bg));
-	sh("sysctl -q vm.dirty_ratio=20 vm.dirty_background_ratio=10");
+	dirty_limits_restore(&self->saved);
 	slowdev_down();
 }
 
@@ -1431,7 +1465,7 @@ static void *scope_writer_fn(void *arg)
 }
 
 FIXTURE(scopes) {
-	char saved_bytes[64], saved_bg[64];
+	struct dirty_limits saved;
 	bool switched;
 };
 
@@ -1441,10 +1475,7 @@ FIXTURE_SETUP(scopes)
 	ASSERT_LE(0, wps_timing());
 	self->switched = false;
 	ASSERT_EQ(0, slowdev_up("ext4", THROTTLE_DEV, 0, 0));
-	ASSERT_LT(0, wps_slurp("/proc/sys/vm/dirty_bytes", self->saved_bytes,
-			       sizeof(self->saved_bytes)));
-	ASSERT_LT(0, wps_slurp("/proc/sys/vm/dirty_background_bytes",
-			       self->saved_bg, sizeof(self->saved_bg)));
+	ASSERT_EQ(0, dirty_limits_save(&self->saved));
 	ASSERT_EQ(0, sh("sysctl -q vm.dirty_bytes=%d vm.dirty_background_bytes=%d",
 			4 << 20, 1 << 20));
 	if (!wps_timing()) {
@@ -1455,9 +1486,7 @@ FIXTURE_SETUP(scopes)
 
 FIXTURE_TEARDOWN(scopes)
 {
-	sh("sysctl -q vm.dirty_bytes=%lld vm.dirty_background_bytes=%lld",
-	   atoll(self->saved_bytes), atoll(self->saved_bg));
-	sh("sysctl -q vm.dirty_ratio=20 vm.dirty_background_ratio=10");
+	dirty_limits_restore(&self->saved);
 	slowdev_down();
 	wps_control(self->switched ? "level counts" : "level timing");
 }
