@@ -395,7 +395,7 @@ static void rule_lock(struct dx_report *r, const struct dx_input *in,
 	f->mechanism = "ZFS has no page_mkwrite of its own: a store to a mapped ZFS file faults into filemap_page_mkwrite(), which locks the page; ZFS writes mapped pages back through write_cache_pages() and zfs_putpage() (module/os/linux/zfs/zfs_vnops_os.c), which hold the page's lock while they clean it, give it up to take the file's range lock (zfs_rangelock_enter) and take it again to clean it once more and start its writeback; a store to a page being synced sleeps for that lock (folio_wait_bit_common()); with no sync running there were no such sleeps";
 	dx_ev_zfs(f, &m);
 	dx_ev_text(f, "not_remedies", "zfs.bats, docs/fs/zfs.md",
-		   "measured with ZFS 2.3.2 and not offered: a log device (SLOG) made the syncs quicker and the pages write-protected 3-4x as often, and these waits longer on a quiet host, shorter on loaded ones; sync=disabled, sync=always, logbias=throughput, zfs_txg_timeout=1, a small zfs_dirty_data_max, lazytime and fewer fsyncs left them within the spread");
+		   "measured with ZFS 2.3.2 and not offered: a log device (SLOG) made the syncs quicker and the pages write-protected 3-5x as often, and these waits longer on a quiet host, shorter on loaded ones; sync=disabled, sync=always, logbias=throughput, zfs_txg_timeout=1, a small zfs_dirty_data_max, lazytime and fewer fsyncs left them within the spread");
 	/* Fewer fsyncs, dx_triggers()' remedy, was among them. */
 	f->nrem = 0;
 }
