@@ -186,15 +186,15 @@ row() {
 	# (check-debug: first-write 64 %, run queue 36 %, no stable wait in
 	# 3 s): which finding comes first is for production kernels; a
 	# stable finding, if any, still names the syncer.
+	local fios='def fios: .pid == $pid and
+		(.evidence[] | select(.name == "synced_by") | .value | startswith("pid \($sync) "));'
 	if wps_kernel_sanitized; then
 		echo "# KASAN kernel: the first-finding prediction is for production kernels" >&3
-		jq -e --argjson pid "$FIO_PID" --arg sync "$FSYNC_PID" 'all(.findings[] | select(.rule == "stable");
-			.pid == $pid and
-			(.evidence[] | select(.name == "synced_by") | .value | startswith("pid \($sync) ")))' <<<"$output"
+		jq -e --argjson pid "$FIO_PID" --arg sync "$FSYNC_PID" \
+			"$fios"' all(.findings[] | select(.rule == "stable"); fios)' <<<"$output"
 	else
-		jq -e --argjson pid "$FIO_PID" --arg sync "$FSYNC_PID" '.findings[0] | .rule == "stable" and
-			.pid == $pid and
-			(.evidence[] | select(.name == "synced_by") | .value | startswith("pid \($sync) "))' <<<"$output"
+		jq -e --argjson pid "$FIO_PID" --arg sync "$FSYNC_PID" \
+			"$fios"' .findings[0] | .rule == "stable" and fios' <<<"$output"
 	fi
 	FSYNC_PID=
 }
