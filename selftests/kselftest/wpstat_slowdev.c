@@ -1168,7 +1168,11 @@ TEST_F(readin, store_waits_for_its_page)
  *   5.10 and 6.1: every retry carries FAULT_FLAG_TRIED, which makes it
  *     major (mm_account_fault()) and a read-in to wpstat:
  *     readin_waits == ru_majflt == LOCK_PAGES, lock_waits 0 (a sleep on
- *     the lock before a read-in is the read-in's time).
+ *     the lock before a read-in is the read-in's time).  On 5.10
+ *     ru_majflt witnesses nothing here: it counts a store made after the
+ *     read too, whose fault_dirty_shared_page() has it retried (see
+ *     readin above; seen 2026-11-29, 4 of 4, with readin_waits 0, as it
+ *     should be); readin_waits is the check there.
  * Either way the sleep is named, and fault_ns less the unnamed time is
  * the named waits to the nanosecond.  Each store follows its reader into
  * the read (the reader's thread asleep on the page: its wchan); the read
