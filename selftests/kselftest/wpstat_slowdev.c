@@ -1299,8 +1299,9 @@ TEST_F(lockwait, store_waits_for_another_tasks_read)
 				TH_LOG("page %d: %d reads ended before this thread saw them asleep",
 				       i, tries);
 			/*
-			 * The page must be read, not found: a KASAN kernel kept
-			 * pages the fixture had dropped (2026-11-29, page 1 of 4).
+			 * The page must be read, not found (the debug kernel's
+			 * reader of page 1 of 4 once never slept: most likely its
+			 * page was cached; 2026-11-29).
 			 */
 			if (page_cached(map, i))
 				ASSERT_EQ(0, posix_fadvise(self->fd, (off_t)i * PAGE, PAGE,
