@@ -6,6 +6,8 @@
 # predicts, through wpstat run (docs/filesystems.md).
 # A filesystem guest-check could not mount skips with its reason.
 
+bats_require_minimum_version 1.5.0
+
 load helpers
 
 setup() {

@@ -6,6 +6,8 @@
 # on the client superblock, wpstat run as docs/fs/nfs.md predicts.  The
 # suite skips with the reason when NFS could not be set up.
 
+bats_require_minimum_version 1.5.0
+
 load helpers
 
 setup() {

@@ -4,6 +4,8 @@
 # (see selftests/kselftest/wpstat_predict.c for the call chains, and
 # docs/results/predictions.md).  64 pages of 4 KiB, one store per page.
 
+bats_require_minimum_version 1.5.0
+
 load helpers
 
 N=64
