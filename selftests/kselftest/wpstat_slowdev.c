@@ -34,6 +34,7 @@
 #include <stdarg.h>
 #include <time.h>
 #include <sys/resource.h>
+#include "wpstat_faults.h"
 #include "wpstat_harness.h"
 
 #define DELAY_MS	200
@@ -1228,14 +1229,10 @@ static void *read_one_page(void *arg)
 	return NULL;
 }
 
-/* Whether page @i of @map is in the page cache (mincore). */
+/* Whether page @i of @map is in the page cache; an error says yes. */
 static bool page_cached(char *map, int i)
 {
-	unsigned char vec = 0;
-
-	if (mincore(map + (size_t)i * PAGE, PAGE, &vec))
-		return true;	/* be safe: the caller drops it again */
-	return vec & 1;
+	return resident_pages(map + (size_t)i * PAGE, 1) != 0;
 }
 
 /*
