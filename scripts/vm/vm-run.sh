@@ -81,8 +81,10 @@ rm -f "$results/rc" "$results/dmesg.txt"
 # The command is handed over in a file so no quoting survives two shells.
 {
 	WPSTAT_ZFS_CACHE=$("$top/scripts/zfs/setup-zfs.sh" cache)
+	# The guest does not inherit the host's environment: what its scripts
+	# read is handed over here (WPSTAT_*_ARGS: guest-check.sh's filters).
 	for v in WPSTAT_STRESS WPSTAT_FUZZ_SEED WPSTAT_RELIAB_CYCLES WPSTAT_SUITE_SET \
-		WPSTAT_SHARD WPSTAT_HANG_SECS WPSTAT_ZFS_CACHE; do
+		WPSTAT_SHARD WPSTAT_HANG_SECS WPSTAT_ZFS_CACHE WPSTAT_KSFT_ARGS WPSTAT_BATS_ARGS; do
 		[ -z "${!v:-}" ] || printf '%s=%q ' "$v" "${!v}"
 	done
 	# scripts/check/guest-check.sh's suite lists: empty is a list.
