@@ -135,31 +135,45 @@ teardown() {
 # device's stable_writes (1) and the trigger (fsync) as evidence.  The
 # journal's share was 48 % on 6.1 and 8 % on 7.2 (whose stable waits took
 # 88 %): required up to 6.x, and checked where it is found on 7.x.
+# On a KASAN kernel under TCG the writer's faults cost tens of ms of CPU
+# time and it waits for a vCPU besides (check-debug, 2026-12-06: run
+# queue 44 %, unnamed 42 %, journal 11 %, stable under the 5 % of a
+# finding): there the stable waits must be counted in the writer's rows,
+# and a stable finding, if any, is checked whole.
 @test "diagnose: a writer next to an fsync loop gets stable and journal findings" {
-	local need_journal=true
+	local need_journal=true sanitized=false waits
 	wpstat level timing >/dev/null
 	case $(uname -r) in 5.* | 6.*) ;; *) need_journal=false ;; esac
 	if $need_journal; then writer_next_to_fsync_journal 1; else writer_next_to_fsync 1; fi
+	if wps_kernel_sanitized; then
+		sanitized=true
+		waits=$(wpstat stalls --json --pid "$WPLOAD_PID" | jq '[.stalls[] | .stable_waits] | add // 0')
+		echo "# KASAN kernel: the stable finding's share is for production kernels; the writer's stable waits: $waits" >&3
+		[ "$waits" -gt 0 ] || fail "no stable wait counted for the writer"
+	fi
 	# Who synced: the fsync loop's row says its fsyncs write-protected
 	# the writer's PTEs (wp_caused); the writer synced nothing itself.
 	jq -e --argjson pid "$WPLOAD_PID" --arg f "$SLOW/data" --argjson need $need_journal \
-		--arg sync "$SYNC_PID" '
-		.stall_ns > 0 and
-		([.findings[] | select(.share != null) | .share] | add) <= 1.0001 and
-		(.findings[] | select(.rule == "stable") |
-		 .pid == $pid and .file == $f and .share >= 0.05 and
-		 (.evidence[] | select(.name == "stable_writes") | .value | startswith("1 ")) and
-		 (.evidence[] | select(.name == "write_protected_by") | .value | test("fsync")) and
-		 (.evidence[] | select(.name == "synced_by") | .value |
-		  startswith("pid \($sync) (python3) ") and (test("itself") | not)) and
+		--arg sync "$SYNC_PID" --argjson sanitized $sanitized '
+		def stable_ok: .pid == $pid and .file == $f and .share >= 0.05 and
+		 any(.evidence[]; .name == "stable_writes" and (.value | startswith("1 "))) and
+		 any(.evidence[]; .name == "write_protected_by" and (.value | test("fsync"))) and
+		 any(.evidence[]; .name == "synced_by" and (.value |
+		  startswith("pid \($sync) (python3) ") and (test("itself") | not))) and
 		 ([.remedies[].change | select(test("^fsync the file less often"))] |
 		  length == 1 and (.[0] | test("the syncs are pid \($sync).s, not its own"))) and
-		 (.remedies[0].change | startswith("echo 0 > /sys/dev/block/"))) and
+		 (.remedies[0].change | startswith("echo 0 > /sys/dev/block/"));
+		.stall_ns > 0 and
+		([.findings[] | select(.share != null) | .share] | add) <= 1.0001 and
+		(if $sanitized then all(.findings[] | select(.rule == "stable"); stable_ok)
+		 else any(.findings[]; .rule == "stable" and stable_ok) end) and
 		([.findings[] | select(.rule == "journal")] | length >= (if $need then 1 else 0 end)) and
 		([.findings[] | select(.rule == "journal") |
 		  .pid == $pid and .share >= 0.05 and
 		  (.evidence[] | select(.name == "journal_waits") | .value > 0) and
-		  (.mechanism | test("do_get_write_access"))] | all)' <<<"$output"
+		  (.mechanism | test("do_get_write_access"))] | all)' <<<"$output" ||
+		fail "diagnose: $output"
+	$sanitized && [[ " $(rules) " != *" stable "* ]] && return 0
 	run --separate-stderr wpstat diagnose --pid "$WPLOAD_PID" "$SLOW"
 	assert_success
 	assert_line --regexp '^[0-9]+\. \[(high|medium|low) [0-9]+%\] stores waited for pages under writeback'
@@ -197,13 +211,26 @@ teardown() {
 
 # btrfs_page_mkwrite() waits for a page's writeback itself, stable_writes
 # 0 or not: the same scenario on btrfs has a wb finding, and no stable one.
+# On a KASAN kernel under TCG (check-debug, 2026-12-06: unnamed 67 %, run
+# queue 30 %, the wb waits under a finding's 5 %) the wb waits must be
+# counted in the writer's rows, and a wb finding, if any, is checked.
 @test "diagnose: btrfs waits for writeback in its page_mkwrite: a wb finding" {
+	local sanitized=false waits
 	wpstat level timing >/dev/null
 	FS=btrfs writer_next_to_fsync 0
-	jq -e --argjson pid "$WPLOAD_PID" '
-		(.findings[] | select(.rule == "wb") | .pid == $pid and .share >= 0.05 and
-		 (.mechanism | test("btrfs_page_mkwrite"))) and
-		([.findings[] | select(.rule == "stable")] == [])' <<<"$output"
+	if wps_kernel_sanitized; then
+		sanitized=true
+		waits=$(wpstat stalls --json --pid "$WPLOAD_PID" | jq '[.stalls[] | .wb_waits] | add // 0')
+		echo "# KASAN kernel: the wb finding's share is for production kernels; the writer's wb waits: $waits" >&3
+		[ "$waits" -gt 0 ] || fail "no wb wait counted for the writer"
+	fi
+	jq -e --argjson pid "$WPLOAD_PID" --argjson sanitized $sanitized '
+		def wb_ok: .pid == $pid and .share >= 0.05 and
+		 (.mechanism | test("btrfs_page_mkwrite"));
+		(if $sanitized then all(.findings[] | select(.rule == "wb"); wb_ok)
+		 else any(.findings[]; .rule == "wb" and wb_ok) end) and
+		([.findings[] | select(.rule == "stable")] == [])' <<<"$output" ||
+		fail "diagnose: $output"
 }
 
 # The journal rule's remedy, lazytime, applied (a remount, as a user
@@ -426,11 +453,20 @@ reg_trace_stop() {
 	wait "$WPLOAD_PID"
 	assert_success
 	echo "# $(jq -c '[.findings[] | select(.rule == "throttle") | .evidence[] | select(.name == "device_slower") | .value]' <<<"$output")" >&3
-	jq -e '.findings[] | select(.rule == "throttle") | .evidence[] |
+	# On a KASAN kernel under TCG writeback started on none of the
+	# file's pages in the window (check-debug, 2026-12-06: paused 105 %,
+	# dirtied and cleaned 0.00 MiB/s): the cleaning rate is for
+	# production kernels there; the pause is checked on every kernel.
+	local sanitized=false
+	if wps_kernel_sanitized; then
+		sanitized=true
+		echo "# KASAN kernel: writeback's pace in the window is for production kernels" >&3
+	fi
+	jq -e --argjson sanitized $sanitized '.findings[] | select(.rule == "throttle") | .evidence[] |
 		select(.name == "device_slower") | .value |
 		test("^yes: paused [0-9]+ % of the 4.0 s;") and
 		(capture("paused (?<p>[0-9]+) %").p | tonumber >= 10) and
-		(capture("cleaned by writeback (?<c>[0-9.]+) MiB/s").c | tonumber > 0)' <<<"$output"
+		($sanitized or (capture("cleaned by writeback (?<c>[0-9.]+) MiB/s").c | tonumber > 0))' <<<"$output"
 
 	sysctl -q vm.dirty_bytes=$((64 << 20)) vm.dirty_background_bytes=$((16 << 20))
 	throttled_writer
@@ -540,15 +576,25 @@ triggers_of() {
 # flusher-background, with the dirty_background_bytes remedy.  Applied:
 # dirty_background_bytes 64 MiB, above all the file: background writeback
 # never starts: no flusher-background write-protect.
+# On a KASAN kernel under TCG the writer may take no write-protect fault
+# in the 4 s (check-debug, 2026-12-06: first-write 70 %, run queue 30 %,
+# no finding with a trigger): where it took none, the first half is for
+# production kernels and says so; the remedy half runs on every kernel.
 @test "diagnose: background writeback; a larger dirty_background_bytes (its remedy) stops it" {
+	local wp
 	SAVED_DIRTY="vm.dirty_background_bytes=$(cat /proc/sys/vm/dirty_background_bytes) vm.dirty_background_ratio=$(cat /proc/sys/vm/dirty_background_ratio)"
 	wpstat level timing >/dev/null
 	sysctl -q vm.dirty_background_bytes=65536
 	slow_writer --size 4M --duration 4
-	jq -e '[.findings[] |
-		(.evidence[] | select(.name == "write_protected_by") | .value | startswith("flusher-background ")) and
-		([.remedies[].change | select(startswith("sysctl vm.dirty_background_bytes="))] | length == 1)] |
-		any' <<<"$output"
+	wp=$(wpstat stalls --json --pid "$WPLOAD_PID" | jq '[.stalls[] | .fault_wp] | add // 0')
+	if wps_kernel_sanitized && [ "$wp" = 0 ]; then
+		echo "# KASAN kernel: no write-protect fault in the 4 s ($(rules)): background writeback's finding is for production kernels" >&3
+	else
+		jq -e '[.findings[] |
+			(.evidence[] | select(.name == "write_protected_by") | .value | startswith("flusher-background ")) and
+			([.remedies[].change | select(startswith("sysctl vm.dirty_background_bytes="))] | length == 1)] |
+			any' <<<"$output" || fail "write-protect faults $wp; diagnose: $output"
+	fi
 	sysctl -q vm.dirty_background_bytes=$((64 << 20))
 	slow_writer --size 4M --duration 4
 	[[ "$(triggers_of)" != *flusher-background* ]] ||
