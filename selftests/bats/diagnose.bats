@@ -53,6 +53,13 @@ throttled_writer() {
 	assert_success
 }
 
+# Counter $1 (a /proc/wpstat/stalls column: readin_waits, fault_wp, ...)
+# of the writer's stall rows (WPLOAD_PID), summed over its files.
+writer_stall() {
+	wpstat stalls --json --pid "$WPLOAD_PID" |
+		jq --arg c "$1" '[.stalls[] | .[$c]] | add // 0'
+}
+
 setup_file() {
 	grep -q '^wpstat ' /proc/modules || insmod "$WPSTAT_MODULE"
 }
@@ -147,7 +154,7 @@ teardown() {
 	if $need_journal; then writer_next_to_fsync_journal 1; else writer_next_to_fsync 1; fi
 	if wps_kernel_sanitized; then
 		sanitized=true
-		waits=$(wpstat stalls --json --pid "$WPLOAD_PID" | jq '[.stalls[] | .stable_waits] | add // 0')
+		waits=$(writer_stall stable_waits)
 		echo "# KASAN kernel: the stable finding's share is for production kernels; the writer's stable waits: $waits" >&3
 		[ "$waits" -gt 0 ] || fail "no stable wait counted for the writer"
 	fi
@@ -220,7 +227,7 @@ teardown() {
 	FS=btrfs writer_next_to_fsync 0
 	if wps_kernel_sanitized; then
 		sanitized=true
-		waits=$(wpstat stalls --json --pid "$WPLOAD_PID" | jq '[.stalls[] | .wb_waits] | add // 0')
+		waits=$(writer_stall wb_waits)
 		echo "# KASAN kernel: the wb finding's share is for production kernels; the writer's wb waits: $waits" >&3
 		[ "$waits" -gt 0 ] || fail "no wb wait counted for the writer"
 	fi
@@ -586,7 +593,7 @@ triggers_of() {
 	wpstat level timing >/dev/null
 	sysctl -q vm.dirty_background_bytes=65536
 	slow_writer --size 4M --duration 4
-	wp=$(wpstat stalls --json --pid "$WPLOAD_PID" | jq '[.stalls[] | .fault_wp] | add // 0')
+	wp=$(writer_stall fault_wp)
 	if wps_kernel_sanitized && [ "$wp" = 0 ]; then
 		echo "# KASAN kernel: no write-protect fault in the 4 s ($(rules)): background writeback's finding is for production kernels" >&3
 	else
@@ -764,12 +771,6 @@ cold_writer() {
 	echo "# $(jq -c '{stall_ns, f: [.findings[] | {rule, share}]}' <<<"$output")" >&3
 }
 
-# The writer's readin_waits in its stall row for the file.
-readin_waits() {
-	wpstat stalls --json --pid "$WPLOAD_PID" |
-		jq '[.stalls[] | .readin_waits] | add // 0'
-}
-
 @test "diagnose: stores to a cold file wait for their pages to be read in" {
 	wpstat level timing >/dev/null
 	cold_writer --cold --madvise random
@@ -798,7 +799,7 @@ readin_waits() {
 	wps_kernel_at_least 5 14 || skip "MADV_POPULATE_WRITE needs 5.14; this is $(uname -r): diagnose offers a store per page instead"
 	wpstat level timing >/dev/null
 	cold_writer --cold --madvise random,populate-write
-	[ "$(readin_waits)" = 0 ] || fail "read-ins in the pass: $(readin_waits)"
+	[ "$(writer_stall readin_waits)" = 0 ] || fail "read-ins in the pass: $(writer_stall readin_waits)"
 	jq -e '[.findings[] | select(.rule == "readin")] == []' <<<"$output"
 }
 
@@ -812,7 +813,7 @@ readin_waits() {
 @test "diagnose: after MADV_WILLNEED (a read-in remedy) the pass reads nothing in" {
 	wpstat level timing >/dev/null
 	RA_KB=256 SETTLE=2 cold_writer --cold --madvise random,willneed
-	[ "$(readin_waits)" = 0 ] || fail "read-ins in the pass: $(readin_waits)"
+	[ "$(writer_stall readin_waits)" = 0 ] || fail "read-ins in the pass: $(writer_stall readin_waits)"
 	jq -e '[.findings[] | select(.rule == "readin")] == []' <<<"$output"
 }
 
@@ -821,8 +822,8 @@ readin_waits() {
 @test "diagnose: with MAP_POPULATE (a read-in remedy) the stores take write-protect faults, no read-in" {
 	wpstat level timing >/dev/null
 	cold_writer --cold --madvise random --populate
-	[ "$(readin_waits)" = 0 ] || fail "read-ins in the pass: $(readin_waits)"
-	[ "$(wpstat stalls --json --pid "$WPLOAD_PID" | jq '[.stalls[] | .fault_wp] | add // 0')" = 64 ]
+	[ "$(writer_stall readin_waits)" = 0 ] || fail "read-ins in the pass: $(writer_stall readin_waits)"
+	[ "$(writer_stall fault_wp)" = 64 ]
 	jq -e '[.findings[] | select(.rule == "readin")] == []' <<<"$output"
 }
 
@@ -831,7 +832,7 @@ readin_waits() {
 @test "diagnose: a cached file (keep it cached: a read-in remedy) has no read-in" {
 	wpstat level timing >/dev/null
 	cold_writer --madvise random
-	[ "$(readin_waits)" = 0 ] || fail "read-ins in the pass: $(readin_waits)"
+	[ "$(writer_stall readin_waits)" = 0 ] || fail "read-ins in the pass: $(writer_stall readin_waits)"
 	jq -e '[.findings[] | select(.rule == "readin")] == []' <<<"$output"
 }
 
