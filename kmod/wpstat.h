@@ -105,12 +105,26 @@ struct wpstat_key {
 	u64 sb;
 };
 
+/*
+ * A row.  A row of a destroyed inode (evicted 1) may be taken over for
+ * another inode (wpstat_table.c, wpstat_table_recycle()): its key changes
+ * under seq, odd while it does, so a lock-free reader that compares keys
+ * knows whether it read one key or two halves.
+ */
 struct wpstat_entry {
 	struct wpstat_key key;
 	int valid;			/* published; set once, never cleared */
-	int evicted;			/* its inode was destroyed: reclaimable */
+	int evicted;			/* WPSTAT_ROW_*: live, gone or being taken */
+	u32 seq;			/* key changes: odd while one is under way */
+	u32 listed;			/* on the table's free list (its lock) */
 	atomic64_t count[WPC_NR];
 };
+
+#define WPSTAT_ROW_LIVE		0
+#define WPSTAT_ROW_GONE		1	/* its inode destroyed: reclaimable */
+#define WPSTAT_ROW_TAKEN	2	/* being given to another inode */
+
+
 
 /*
  * Per-CPU sums that belong to one table and the tables compaction builds
@@ -207,6 +221,19 @@ int wpstat_rows_init(struct wpstat_rows *r, u32 max, size_t row_size,
 		     void (*release)(struct wpstat_rows *r));
 void wpstat_rows_put(struct wpstat_rows *r);
 size_t wpstat_rows_bytes(size_t row_size);
+size_t wpstat_rows_mem(u32 max, size_t row_size);
+
+/*
+ * What each part of the module has allocated (the summary's
+ * module_bytes): bytes in all, of which each adds to *@cpu the part a
+ * possible CPU costs.
+ */
+size_t wpstat_table_bytes(size_t *cpu);
+size_t wpstat_stalls_bytes(size_t *cpu);
+size_t wpstat_hist_bytes(size_t *cpu);
+size_t wpstat_tctx_bytes(void);
+size_t wpstat_handlers_bytes(size_t *cpu);
+size_t wpstat_attach_bytes(size_t *cpu, unsigned int *nkrp);
 
 /*
  * A table's compaction requests (both tables): at most one compaction
@@ -218,12 +245,24 @@ size_t wpstat_rows_bytes(size_t row_size);
 #define WPSTAT_COMPACT_QUEUED	0
 #define WPSTAT_COMPACT_KICKED	1
 
-/* Any context: true if the caller is to queue the compaction. */
+/*
+ * Any context: true if the caller is to queue the compaction.  A full
+ * table asks at every event, on every CPU: each bit is read before it is
+ * written, so that asking again while a compaction is queued or running
+ * writes nothing and the word's cache line stays shared.
+ */
 static __always_inline bool wpstat_compact_request(unsigned long *bits)
 {
-	/* Read first: a full table asks at every event. */
 	if (!test_bit(WPSTAT_COMPACT_KICKED, bits))
 		set_bit(WPSTAT_COMPACT_KICKED, bits);
+	/*
+	 * KICKED before QUEUED is read: pairs with wpstat_compact_end(),
+	 * which clears QUEUED before it reads KICKED, so a request that
+	 * sees QUEUED still set is seen by the run that clears it.
+	 */
+	smp_mb();
+	if (test_bit(WPSTAT_COMPACT_QUEUED, bits))
+		return false;
 	return !test_and_set_bit(WPSTAT_COMPACT_QUEUED, bits);
 }
 
@@ -250,6 +289,26 @@ static inline bool wpstat_compact_end(unsigned long *bits)
 }
 
 /*
+ * A table's compaction pace (both tables): runs since load, their CPU
+ * time, and the earliest the next may start.  After a run of d ns of CPU
+ * the next waits WPSTAT_COMPACT_DUTY - 1 times as long (and at least the
+ * table's own interval), so compaction takes at most 1 % of one CPU
+ * whatever kicks it: a churn of files, processes exiting all the time,
+ * more live rows than room.  Written by the work item (the table's
+ * mutex held), read anywhere.
+ */
+#define WPSTAT_COMPACT_DUTY	100
+struct wpstat_compact_pace {
+	unsigned long next;		/* jiffies */
+	u64 runs;
+	u64 cpu_ns;
+};
+
+void wpstat_compact_paced(struct wpstat_compact_pace *p, u64 cpu0,
+			  unsigned long min_interval);
+unsigned long wpstat_compact_delay(const struct wpstat_compact_pace *p);
+
+/*
  * The inode table: a row store of entries.  Probes insert lock-free
  * with cmpxchg and never allocate; reset and compaction swap in a new
  * table under RCU (wpstat_table.c).  Readers pin the table they started
@@ -263,6 +322,14 @@ struct wpstat_table {
 	u32 reset_gen;			/* resets since load; kept by compaction */
 	atomic_t nr_tracked;		/* of them published */
 	atomic_t nr_evicted;		/* of them marked gone */
+	/*
+	 * Inserts, the free list and the gone totals: any context, so
+	 * interrupts are off while it is held.  Lookups take no lock.
+	 */
+	raw_spinlock_t lock;
+	u32 *free;			/* rows marked gone, each listed once */
+	u32 nr_free;
+	u64 recycled;			/* rows taken over since the last reset */
 	u64 compactions;		/* since the last reset */
 	struct wpstat_gone *gone;	/* [WPSTAT_GONE_DEVS] */
 	struct wpstat_sums __percpu *sums;
@@ -301,16 +368,34 @@ int wpstat_table_reset_prepare(struct wpstat_table_reset *r);
 void wpstat_table_reset_commit(struct wpstat_table_reset *r);
 void wpstat_table_reset_abort(struct wpstat_table_reset *r);
 int wpstat_compact(void);
+u64 wpstat_compact_runs(void);
+u64 wpstat_compact_cpu_ns(void);
 bool wpstat_inode_gone(const struct wpstat_key *key);
 struct wpstat_ref wpstat_lookup_slow(struct wpstat_table *t,
 				     const struct wpstat_key *key);
-void wpstat_revive(struct wpstat_table *t, struct wpstat_entry *e);
 
 static __always_inline bool wpstat_key_equal(const struct wpstat_key *a,
 					     const struct wpstat_key *b)
 {
 	return a->ino == b->ino && a->dev == b->dev && a->gen == b->gen &&
 	       a->sb == b->sb;
+}
+
+/*
+ * Whether @e is @key's row, as a lock-free reader sees it: seq even and
+ * unchanged across the key's read.  Pairs with wpstat_table_recycle().
+ */
+static __always_inline bool wpstat_entry_is(const struct wpstat_entry *e,
+					    const struct wpstat_key *key)
+{
+	/* Pairs with the release of the even seq in wpstat_table_recycle(). */
+	u32 seq = smp_load_acquire(&e->seq);
+
+	if ((seq & 1) || !wpstat_key_equal(&e->key, key))
+		return false;
+	/* The key is read before seq is read again. */
+	smp_rmb();
+	return READ_ONCE(e->seq) == seq;
 }
 
 /*
@@ -343,10 +428,7 @@ static __always_inline struct wpstat_ref wpstat_lookup(const struct wpstat_key *
 	if (likely(READ_ONCE(last->table) == t && t && idx < t->r.max)) {
 		struct wpstat_entry *e = &t->entries[idx];
 
-		/* Pairs with the release in wpstat_table_find(). */
-		if (likely(smp_load_acquire(&e->valid) &&
-			   wpstat_key_equal(&e->key, key) &&
-			   !READ_ONCE(e->evicted)))
+		if (likely(wpstat_entry_is(e, key) && !READ_ONCE(e->evicted)))
 			return (struct wpstat_ref){ t, e };
 	}
 	return wpstat_lookup_slow(t, key);

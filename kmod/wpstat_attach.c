@@ -139,6 +139,24 @@ static const struct kernel_param_ops level_param_ops = {
 module_param_cb(level, &level_param_ops, NULL, 0444);
 MODULE_PARM_DESC(level, "counts (default: entry-only callbacks and tracepoints) or timing (adds return probes for mkwrite_ns and mkclean_ptes)");
 
+/*
+ * Return-probe instances per kretprobe: how many calls of its function it
+ * follows at once (tasks asleep in it); an entry that finds none free is
+ * not counted (missed_<probe>).  A number, not one per CPU: since 6.7 a
+ * kretprobe's pool (rethook's objpool) gives every possible CPU a ring
+ * with room for all of its instances, so its memory is CPUs x instances,
+ * linear in CPUs only while the instances are not.  256 fill a page a
+ * CPU (wpstat_krp_pool_bytes()).
+ */
+static unsigned int wpstat_krp_instances = 256;
+static struct wpstat_rows_param krp_instances_param = {
+	.val = &wpstat_krp_instances,
+	.limit = 65536,
+};
+module_param_cb(krp_instances, &wpstat_rows_param_ops, &krp_instances_param,
+		0444);
+MODULE_PARM_DESC(krp_instances, "Calls each return probe follows at once (1..65536, default 256); more are counted in missed_<probe>");
+
 bool wpstat_floor_mode(void)
 {
 	return wpstat_floor;
@@ -194,6 +212,27 @@ static int entry_ops_register(void)
 	if (!ret)
 		wpstat_entry_registered = true;
 	return ret;
+}
+
+/*
+ * The memory of the kretprobes attached now (*@nkrp of them): bytes in
+ * all, of which *@cpu bytes per possible CPU (wpstat_krp_pool_bytes()).
+ */
+size_t wpstat_attach_bytes(size_t *cpu, unsigned int *nkrp)
+{
+	size_t bytes = 0;
+	int p;
+
+	*nkrp = 0;
+	/* No lock: the summary's reader must not wait for a level switch. */
+	for (p = 0; p < WPP_NR; p++)
+		if (READ_ONCE(wpstat_probes[p].on) & BIT(WPM_KRETPROBE)) {
+			bytes += wpstat_krp_pool_bytes(wpstat_krp_instances,
+						       wpstat_probes[p].krp.data_size,
+						       cpu);
+			(*nkrp)++;
+		}
+	return bytes;
 }
 
 /* ---- attaching one mechanism -------------------------------------------- */
@@ -283,8 +322,6 @@ static void wpstat_resolve_addresses(void)
 				    &wpstat_mkwrite_range);
 }
 
-#define WPSTAT_KRP_MAXACTIVE	max_t(int, 1024, 64 * num_possible_cpus())
-
 static int attach_mech(enum wpstat_probe_id p, enum wpstat_mech m)
 {
 	struct wpstat_probe *wp = &wpstat_probes[p];
@@ -306,13 +343,8 @@ static int attach_mech(enum wpstat_probe_id p, enum wpstat_mech m)
 		wp->krp.entry_handler = h->krp_entry;
 		wp->krp.handler = h->krp_return;
 		wp->krp.data_size = h->krp_data_size;
-		/*
-		 * Handlers of sleeping functions stay in flight: one instance
-		 * per task asleep in do_page_mkwrite or balance_dirty_pages.
-		 * An entry with none left is not counted (missed_<probe>), so
-		 * size for a thousand sleepers (about 100 kB a probe).
-		 */
-		wp->krp.maxactive = WPSTAT_KRP_MAXACTIVE;
+		/* One instance per task in the function: krp_instances. */
+		wp->krp.maxactive = wpstat_krp_instances;
 		ret = register_kretprobe(&wp->krp);
 		break;
 	case WPM_TRACEPOINT:

@@ -566,4 +566,35 @@ static inline unsigned long wpstat_task_switches(const struct task_struct *t)
 #error "wpstat needs STACKTRACE"
 #endif
 
+/*
+ * The memory of a kretprobe of @n instances of @data_size bytes of data:
+ * bytes in all, and in *@cpu what one more possible CPU adds.  Since 6.7
+ * (lib/objpool.c: rethook_alloc() -> objpool_init()) each possible CPU
+ * gets one allocation, vmalloc'd (whole pages), of a ring of
+ * roundup_pow_of_two(@n) pointers and its share of the instances: each
+ * CPU adds a ring, CPUs x @n pointers in all.  Before, one list of @n
+ * instances, whatever the CPUs.
+ */
+#ifdef WPSTAT_HAVE_OBJPOOL
+#include <linux/objpool.h>
+static inline size_t wpstat_krp_pool_bytes(u32 n, size_t data_size,
+					   size_t *cpu)
+{
+	size_t obj = ALIGN(sizeof(struct kretprobe_instance) + data_size,
+			   sizeof(long));
+	u32 cpus = num_possible_cpus();
+	size_t ring = sizeof(struct objpool_slot) +
+		      sizeof(void *) * roundup_pow_of_two(n);
+
+	*cpu += PAGE_ALIGN(ring);
+	return PAGE_ALIGN(ring + obj * DIV_ROUND_UP(n, cpus)) * cpus;
+}
+#else
+static inline size_t wpstat_krp_pool_bytes(u32 n, size_t data_size,
+					   size_t *cpu)
+{
+	return (size_t)n * (sizeof(struct kretprobe_instance) + data_size);
+}
+#endif
+
 #endif /* _WPSTAT_COMPAT_H */

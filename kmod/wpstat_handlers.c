@@ -191,14 +191,21 @@ static __always_inline void bdp_rl_enter(unsigned long parent_ip,
  * __destroy_inode(): the inode leaves the inode cache (a deleted file at
  * its last close, or any inode evicted).  Its row becomes reclaimable; an
  * event for the same (dev, ino, generation) later takes it back.  Not
- * filtered: a row is marked whoever destroys the inode.
+ * filtered by process or device: a row is marked whoever destroys the
+ * inode.  Sockets, pipes and anonymous inodes (no file type: eventfd,
+ * io_uring, dma-buf) are destroyed by the thousand a second on a busy
+ * machine and never have a row (no page cache is written through them):
+ * they cost a load and a compare, no lookup and no shared write.
  */
 static __always_inline void evict_enter(struct pt_regs *args)
 {
 	struct wpstat_key key;
 	struct inode *inode = wpstat_inode_arg(args);
+	umode_t type = READ_ONCE(inode->i_mode) & S_IFMT;
 
 	wpstat_hit(WPP_EVICT);
+	if (type == S_IFSOCK || type == S_IFIFO || !type)
+		return;
 	key.dev = inode->i_sb->s_dev;
 	key.ino = inode->i_ino;
 	key.gen = inode->i_generation;
@@ -246,6 +253,12 @@ const struct wpstat_handler_set wpstat_entry_handlers[WPP_NR] = {
 };
 
 /* ---- set-up --------------------------------------------------------------- */
+
+size_t wpstat_handlers_bytes(size_t *cpu)
+{
+	*cpu += sizeof(struct wpstat_bdp_record);
+	return sizeof(struct wpstat_bdp_record) * num_possible_cpus();
+}
 
 int wpstat_handlers_init(void)
 {

@@ -39,6 +39,15 @@ static struct wpstat_hists *wpstat_hists_alloc(const struct wpstat_hist_scope *s
 	return h;
 }
 
+size_t wpstat_hist_bytes(size_t *cpu)
+{
+	size_t per = IS_ENABLED(CONFIG_WPSTAT_HISTOGRAMS) ?
+		     sizeof(struct wpstat_hist_counts) : 0;
+
+	*cpu += per;
+	return sizeof(struct wpstat_hists) + per * num_possible_cpus();
+}
+
 static void wpstat_hists_free(struct wpstat_hists *h)
 {
 	if (!h)

@@ -8,7 +8,8 @@
  * and the few calls from one handler file into another.
  *
  * Every handler runs with preemption disabled (ftrace, kprobe or
- * tracepoint context): no sleeping, no allocation, no locks.  Inodes are
+ * tracepoint context): no sleeping, no allocation, and one lock only, a
+ * raw spinlock to insert a new file's row (wpstat_table.c).  Inodes are
  * turned into a (dev, ino, generation, mount) key at once and never
  * remembered by pointer.
  */

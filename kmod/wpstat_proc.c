@@ -112,6 +112,9 @@ static void *inodes_start(struct seq_file *m, loff_t *pos)
 static int inodes_show(struct seq_file *m, void *v)
 {
 	struct wpstat_entry *e = v;
+	u64 count[WPC_NR];
+	struct wpstat_key key;
+	u32 seq;
 	int c;
 
 	if (v == SEQ_START_TOKEN) {
@@ -121,12 +124,26 @@ static int inodes_show(struct seq_file *m, void *v)
 		seq_putc(m, '\n');
 		return 0;
 	}
-	seq_put_decimal_ull(m, "", MAJOR(e->key.dev));
-	seq_put_decimal_ull(m, ":", MINOR(e->key.dev));
-	seq_put_decimal_ull(m, " ", e->key.ino);
-	seq_put_decimal_ull(m, " ", e->key.gen);
+	/*
+	 * A row given to another inode while it is read (its seq changed)
+	 * would show one file's key with the other's counts: skip it, as
+	 * the pass would have had it been read a moment later or earlier.
+	 */
+	/* Pairs with the release of the even seq in wpstat_table_recycle(). */
+	seq = smp_load_acquire(&e->seq);
+	key = e->key;
 	for (c = 0; c < WPC_NR; c++)
-		wpstat_seq_counter(m, c, atomic64_read(&e->count[c]));
+		count[c] = atomic64_read(&e->count[c]);
+	/* Key and counts read before seq is read again. */
+	smp_rmb();
+	if ((seq & 1) || READ_ONCE(e->seq) != seq)
+		return SEQ_SKIP;
+	seq_put_decimal_ull(m, "", MAJOR(key.dev));
+	seq_put_decimal_ull(m, ":", MINOR(key.dev));
+	seq_put_decimal_ull(m, " ", key.ino);
+	seq_put_decimal_ull(m, " ", key.gen);
+	for (c = 0; c < WPC_NR; c++)
+		wpstat_seq_counter(m, c, count[c]);
 	seq_putc(m, '\n');
 	return 0;
 }
@@ -231,6 +248,9 @@ static int summary_show(struct seq_file *m, void *v)
 {
 	struct wpstat_table *t;
 	u64 total[WPC_NR], untracked, unattributed, reclaimed = 0, compactions;
+	u64 recycled;
+	size_t bytes, cpu = 0;
+	unsigned int nkrp;
 	u32 tracked, evicted;
 	int c, p, i;
 
@@ -243,6 +263,7 @@ static int summary_show(struct seq_file *m, void *v)
 	tracked = t ? atomic_read(&t->nr_tracked) : 0;
 	evicted = t ? atomic_read(&t->nr_evicted) : 0;
 	compactions = t ? t->compactions : 0;
+	recycled = t ? READ_ONCE(t->recycled) : 0;
 	for (i = 0; t && i < WPSTAT_GONE_DEVS; i++)
 		reclaimed += READ_ONCE(t->gone[i].inodes);
 	rcu_read_unlock();
@@ -265,13 +286,23 @@ static int summary_show(struct seq_file *m, void *v)
 	seq_printf(m, "bdp_unattributed %llu\n", unattributed);
 	seq_printf(m, "gone_marked_inodes %u\n", evicted);
 	seq_printf(m, "reclaimed_inodes %llu\n", reclaimed);
+	seq_printf(m, "recycled_inodes %llu\n", recycled);
 	seq_printf(m, "compactions %llu\n", compactions);
+	seq_printf(m, "compaction_runs %llu\n", wpstat_compact_runs());
+	seq_printf(m, "compaction_cpu_ns %llu\n", wpstat_compact_cpu_ns());
 	seq_printf(m, "table_swaps %llu\n", wpstat_table_swap_count());
 	seq_printf(m, "task_contexts_stale %llu\n", wpstat_tctx_stale_count());
 	seq_printf(m, "task_context_waits_dropped %llu\n",
 		   wpstat_tctx_stale_waits());
 	seq_printf(m, "task_contexts_used %u\n", wpstat_tctx_used());
 	seq_printf(m, "wb_work_checked %llu\n", wpstat_wb_work_checked());
+	bytes = wpstat_table_bytes(&cpu) + wpstat_stalls_bytes(&cpu) +
+		wpstat_hist_bytes(&cpu) + wpstat_tctx_bytes() +
+		wpstat_handlers_bytes(&cpu) + wpstat_attach_bytes(&cpu, &nkrp);
+	seq_printf(m, "module_bytes %zu\n", bytes);
+	seq_printf(m, "module_cpu_bytes %zu\n", cpu);
+	seq_printf(m, "possible_cpus %u\n", num_possible_cpus());
+	seq_printf(m, "kretprobes %u\n", nkrp);
 	seq_printf(m, "wb_work_layout_off %d\n", wpstat_wb_work_off());
 	wpstat_stalls_summary(m);
 	seq_puts(m, "histogram_scope ");

@@ -8,6 +8,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/jiffies.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
@@ -15,6 +16,7 @@
 #include <linux/slab.h>
 
 #include "wpstat.h"
+#include "wpstat_compat.h"
 
 static void wpstat_rows_release(struct kref *ref)
 {
@@ -58,10 +60,41 @@ int wpstat_rows_init(struct wpstat_rows *r, u32 max, size_t row_size,
 	return r->index && r->mem ? 0 : -ENOMEM;
 }
 
+/* The memory of a store of @max rows of @row_size bytes and its index. */
+size_t wpstat_rows_mem(u32 max, size_t row_size)
+{
+	return (size_t)max * row_size +
+	       roundup_pow_of_two(2 * max) * sizeof(u32);
+}
+
 /* Bytes of preallocated memory per row: the row and two index slots. */
 size_t wpstat_rows_bytes(size_t row_size)
 {
 	return row_size + 2 * sizeof(u32);
+}
+
+/*
+ * A run that started when its task had used @cpu0 ns of CPU has ended:
+ * count it, and set the earliest start of the next.  The mutex of the
+ * table is held.
+ */
+void wpstat_compact_paced(struct wpstat_compact_pace *p, u64 cpu0,
+			  unsigned long min_interval)
+{
+	u64 ns = wpstat_task_cpu_ns() - cpu0;
+	unsigned long wait = nsecs_to_jiffies(ns * (WPSTAT_COMPACT_DUTY - 1));
+
+	WRITE_ONCE(p->runs, p->runs + 1);
+	WRITE_ONCE(p->cpu_ns, p->cpu_ns + ns);
+	WRITE_ONCE(p->next, jiffies + max(wait, min_interval));
+}
+
+/* Any context: jiffies from now until the next run may start. */
+unsigned long wpstat_compact_delay(const struct wpstat_compact_pace *p)
+{
+	unsigned long next = READ_ONCE(p->next);
+
+	return time_before(jiffies, next) ? next - jiffies : 0;
 }
 
 /* A table's size: 1..limit rows, fixed at load (wpstat_rows_param). */

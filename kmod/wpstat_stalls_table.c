@@ -255,26 +255,32 @@ struct wpstat_stall *notrace wpstat_stall_find_key(struct wpstat_stalls *s,
 static unsigned long wpstat_stalls_pending;	/* wpstat_compact_request() */
 static struct delayed_work wpstat_stalls_work;
 static struct irq_work wpstat_stalls_iw;
-static unsigned long wpstat_stalls_last;	/* jiffies of the last run */
 
 /*
- * Process exits and inode destructions since load, and how many the last
- * compaction had seen: with none since, a table of live rows has nothing
- * to give back, and is not scanned again.
+ * Whether a process exited or an inode was destroyed since the last
+ * compaction looked: with none, a table of live rows has nothing to give
+ * back, and is not scanned again.  A flag, read before it is written:
+ * exits and inode destructions happen on every CPU all the time, and
+ * once it is set they only read it.
  */
-static atomic_long_t wpstat_stalls_deaths = ATOMIC_LONG_INIT(0);
-static long wpstat_stalls_deaths_seen = -1;
+static bool wpstat_stalls_death;
 
 /* Any context: a process exited or an inode was destroyed. */
 void notrace wpstat_stalls_note_death(void)
 {
-	atomic_long_inc(&wpstat_stalls_deaths);
+	/*
+	 * The death (an exit, a marked row) before the flag is read: pairs
+	 * with the compaction's clear before its scan, so that a death
+	 * either sets the flag again or is seen by the scan.
+	 */
+	smp_mb();
+	if (!READ_ONCE(wpstat_stalls_death))
+		WRITE_ONCE(wpstat_stalls_death, true);
 }
 
 static bool notrace wpstat_stalls_deaths_new(void)
 {
-	return atomic_long_read(&wpstat_stalls_deaths) !=
-	       READ_ONCE(wpstat_stalls_deaths_seen);
+	return READ_ONCE(wpstat_stalls_death);
 }
 
 /*
@@ -288,6 +294,16 @@ static unsigned long wpstat_stalls_interval(u32 max_rows)
 		       1, HZ);
 }
 
+/*
+ * Runs since load, their CPU time, and the earliest the next may start
+ * (WPSTAT_COMPACT_DUTY).  A scan that finds nothing to move (more live
+ * pairs than rows, while processes exit all the time) is not repeated
+ * for a second: until then a new pair's events go to its device's row,
+ * as with any full table.
+ */
+static struct wpstat_compact_pace wpstat_stalls_pace;
+#define WPSTAT_STALLS_IDLE_INTERVAL	HZ
+
 /* Any context: queue a compaction. */
 static void notrace wpstat_stalls_kick(void)
 {
@@ -297,11 +313,8 @@ static void notrace wpstat_stalls_kick(void)
 
 static void wpstat_stalls_irq_work(struct irq_work *iw)
 {
-	unsigned long next = READ_ONCE(wpstat_stalls_last) +
-			     wpstat_stalls_interval(wpstat_max_stalls);
-
 	queue_delayed_work(wpstat_unbound_wq, &wpstat_stalls_work,
-			   time_before(jiffies, next) ? next - jiffies : 0);
+			   wpstat_compact_delay(&wpstat_stalls_pace));
 }
 
 /* Whether the process of @k is alive: its tgid, with the same leader. */
@@ -529,22 +542,24 @@ static void wpstat_stalls_compact(void)
 	u64 exited = 0, gone = 0, late_exited = 0, late_gone = 0, ov0;
 	u32 i, n0, n, *map = NULL;
 	bool *aged = NULL;
-	long deaths;
+	unsigned long interval = wpstat_stalls_interval(wpstat_max_stalls);
+	u64 cpu0 = wpstat_task_cpu_ns();
+	bool death;
 	int nfold = 0;
 
 	mutex_lock(&wpstat_stalls_mutex);
-	WRITE_ONCE(wpstat_stalls_last, jiffies);
-	deaths = atomic_long_read(&wpstat_stalls_deaths);
+	death = READ_ONCE(wpstat_stalls_death);
+	WRITE_ONCE(wpstat_stalls_death, false);
+	/* Pairs with wpstat_stalls_note_death(): clear, then scan. */
+	smp_mb();
 	old = rcu_dereference_protected(wpstat_stalls,
 					lockdep_is_held(&wpstat_stalls_mutex));
-	if (!old)
+	if (!old || !death)	/* nothing died since the last look */
 		goto out;
 	n0 = min_t(u32, atomic_read(&old->r.nr_reserved), old->r.max);
-	/* Nothing died since the last look: no row can move. */
-	if (deaths == wpstat_stalls_deaths_seen ||
-	    !stall_anything_to_move(old, n0)) {
-		wpstat_stalls_deaths_seen = deaths;
-		goto out;
+	if (!stall_anything_to_move(old, n0)) {
+		interval = WPSTAT_STALLS_IDLE_INTERVAL;
+		goto scanned;
 	}
 	new = wpstat_stalls_alloc(old->r.max, __GFP_NORETRY);
 	map = kvcalloc(max_t(u32, n0, 1), sizeof(*map), GFP_KERNEL | __GFP_NORETRY);
@@ -604,17 +619,20 @@ static void wpstat_stalls_compact(void)
 	atomic64_add(atomic64_read(&old->overflow) - ov0, &new->overflow);
 	WRITE_ONCE(new->exited, new->exited + late_exited);
 	WRITE_ONCE(new->gone, new->gone + late_gone);
-	wpstat_stalls_deaths_seen = deaths;
 	wpstat_stalls_put(old);
 	goto done;
 nomem:
 	wpstat_stalls_put(new);
+	/* The deaths are still to be looked at: the next run tries again. */
+	WRITE_ONCE(wpstat_stalls_death, true);
 	pr_warn_ratelimited("stalls compaction: out of memory\n");
 done:
 	wpstat_stalls_put(first);
 	kvfree(aged);
 	kvfree(targets);
 	kvfree(map);
+scanned:
+	wpstat_compact_paced(&wpstat_stalls_pace, cpu0, interval);
 out:
 	mutex_unlock(&wpstat_stalls_mutex);
 }
@@ -630,7 +648,7 @@ static void wpstat_stalls_workfn(struct work_struct *work)
 	wpstat_stalls_compact();
 	if (wpstat_compact_end(&wpstat_stalls_pending))
 		queue_delayed_work(wpstat_unbound_wq, &wpstat_stalls_work,
-				   wpstat_stalls_interval(wpstat_max_stalls));
+				   wpstat_compact_delay(&wpstat_stalls_pace));
 }
 
 /* ---- reset and summary --------------------------------------------------------- */
@@ -683,6 +701,10 @@ void wpstat_stalls_summary(struct seq_file *m)
 	seq_printf(m, "stall_rows_gone %llu\n", s ? s->gone : 0);
 	seq_printf(m, "stall_rows_aged %llu\n", s ? s->aged : 0);
 	rcu_read_unlock();
+	seq_printf(m, "stall_compaction_runs %llu\n",
+		   READ_ONCE(wpstat_stalls_pace.runs));
+	seq_printf(m, "stall_compaction_cpu_ns %llu\n",
+		   READ_ONCE(wpstat_stalls_pace.cpu_ns));
 	seq_printf(m, "stall_row_bytes %zu\n", wpstat_rows_bytes(sizeof(struct wpstat_stall)));
 }
 
@@ -700,6 +722,17 @@ static const char wpstat_stall_max_after_ns[] __maybe_unused = {
 #undef WPSTAT_STALL
 };
 
+size_t wpstat_stalls_bytes(size_t *cpu)
+{
+	/* The table, and the per-CPU last row of wpstat_stalls.c. */
+	size_t per = 2 * sizeof(void *);
+
+	*cpu += per;
+	return sizeof(struct wpstat_stalls) +
+	       wpstat_rows_mem(wpstat_max_stalls, sizeof(struct wpstat_stall)) +
+	       per * num_possible_cpus();
+}
+
 int wpstat_stalls_init(void)
 {
 	struct wpstat_stalls *s;
@@ -709,7 +742,7 @@ int wpstat_stalls_init(void)
 
 	init_irq_work(&wpstat_stalls_iw, wpstat_stalls_irq_work);
 	INIT_DELAYED_WORK(&wpstat_stalls_work, wpstat_stalls_workfn);
-	wpstat_stalls_last = jiffies - HZ;
+	wpstat_stalls_pace.next = jiffies;
 	if (!s) {
 		pr_err("cannot allocate %u stall rows\n", wpstat_max_stalls);
 		return -ENOMEM;

@@ -75,10 +75,13 @@ static struct wpstat_rows_param max_inodes_param = {
 module_param_cb(max_inodes, &wpstat_rows_param_ops, &max_inodes_param, 0444);
 MODULE_PARM_DESC(max_inodes, "Inodes tracked individually (1..4194304, default 65536)");
 
-/* Bytes of preallocated memory per tracked inode (entry + two index slots). */
+/*
+ * Bytes of preallocated memory per tracked inode: the entry, two index
+ * slots and its place on the free list.
+ */
 size_t wpstat_entry_bytes(void)
 {
-	return wpstat_rows_bytes(sizeof(struct wpstat_entry));
+	return wpstat_rows_bytes(sizeof(struct wpstat_entry)) + sizeof(u32);
 }
 
 /* The per-CPU sums of a table and of every table compacted from it. */
@@ -102,6 +105,7 @@ static void wpstat_table_release(struct wpstat_rows *r)
 
 	if (t->sums_owner)
 		kref_put(&t->sums_owner->ref, wpstat_sums_release);
+	kvfree(t->free);
 	kfree(t->gone);
 	kfree(t);
 }
@@ -126,10 +130,13 @@ static struct wpstat_table *wpstat_table_alloc(u32 max_entries,
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
 	if (!t)
 		return NULL;
+	raw_spin_lock_init(&t->lock);
 	ret = wpstat_rows_init(&t->r, max_entries, sizeof(struct wpstat_entry),
 			       offsetof(struct wpstat_entry, valid),
 			       from ? __GFP_NORETRY : 0, wpstat_table_release);
 	t->entries = t->r.mem;
+	t->free = kvmalloc_array(max_entries, sizeof(*t->free),
+				 GFP_KERNEL | (from ? __GFP_NORETRY : 0));
 	t->gone = kcalloc(WPSTAT_GONE_DEVS, sizeof(*t->gone), GFP_KERNEL);
 	if (from) {
 		t->sums_owner = from->sums_owner;
@@ -145,7 +152,7 @@ static struct wpstat_table *wpstat_table_alloc(u32 max_entries,
 			}
 		}
 	}
-	if (ret || !t->gone || !t->sums_owner) {
+	if (ret || !t->free || !t->gone || !t->sums_owner) {
 		wpstat_table_put(t);
 		return NULL;
 	}
@@ -171,7 +178,7 @@ struct wpstat_table *wpstat_table_pin(void)
 
 static unsigned long wpstat_compact_pending;
 static struct delayed_work wpstat_compact_work;
-static unsigned long wpstat_compact_last;	/* jiffies of the last run */
+static struct wpstat_compact_pace wpstat_compact_pace;
 static struct irq_work wpstat_compact_iw;
 
 /* Rows compaction would free: marked gone, or reserved and never published. */
@@ -209,79 +216,257 @@ static void notrace wpstat_compact_kick(struct wpstat_table *t)
 
 static void wpstat_compact_irq_work(struct irq_work *iw)
 {
-	unsigned long next = READ_ONCE(wpstat_compact_last) +
-			     WPSTAT_COMPACT_INTERVAL;
-
 	queue_delayed_work(wpstat_unbound_wq, &wpstat_compact_work,
-			   time_before(jiffies, next) ? next - jiffies : 0);
+			   wpstat_compact_delay(&wpstat_compact_pace));
 }
 
-/* ---- find or insert ------------------------------------------------------- */
+/* Compactions since load, and their CPU time (the summary). */
+u64 wpstat_compact_runs(void)
+{
+	return READ_ONCE(wpstat_compact_pace.runs);
+}
+
+u64 wpstat_compact_cpu_ns(void)
+{
+	return READ_ONCE(wpstat_compact_pace.cpu_ns);
+}
+
+/* ---- find, insert, take over ------------------------------------------------ */
+
+/* An index slot whose row went to another inode: lookups pass it. */
+#define WPSTAT_INDEX_TOMB	U32_MAX
+
+static u32 notrace wpstat_key_hash(const struct wpstat_table *t,
+				   const struct wpstat_key *key)
+{
+	return jhash2((const u32 *)key, sizeof(*key) / sizeof(u32), t->r.seed);
+}
 
 /*
- * Find @key, or insert it if @insert.  Safe in any context: no locks, no
- * allocation.  NULL when absent (!@insert), or when the table is full or
- * the probe run exhausted; a compaction is then kicked if it could help.
+ * @key's row, or NULL.  Any context, no lock: inserts publish a row's
+ * key before its slot, and a row taken over for another inode changes
+ * its key under seq (wpstat_entry_is()).
  */
 static struct wpstat_entry *notrace wpstat_table_find(struct wpstat_table *t,
-					      const struct wpstat_key *key,
-					      bool insert)
+						      const struct wpstat_key *key)
 {
-	struct wpstat_entry *mine = NULL;
-	u32 h = jhash2((const u32 *)key, sizeof(*key) / sizeof(u32), t->r.seed);
-	u32 i, slot_nr;
+	u32 h = wpstat_key_hash(t, key), i;
+
+	for (i = 0; i < WPSTAT_MAX_PROBE; i++) {
+		/* Pairs with the release in wpstat_table_insert(). */
+		u32 cur = smp_load_acquire(&t->r.index[(h + i) & t->r.index_mask]);
+
+		if (!cur)
+			return NULL;
+		if (cur != WPSTAT_INDEX_TOMB &&
+		    wpstat_entry_is(&t->entries[cur - 1], key))
+			return &t->entries[cur - 1];
+	}
+	return NULL;
+}
+
+/* Whether an insert could find a row: one never used, or one gone. */
+static bool notrace wpstat_table_has_room(struct wpstat_table *t)
+{
+	return atomic_read(&t->r.nr_reserved) < t->r.max ||
+	       atomic_read(&t->nr_evicted);
+}
+
+/* The "gone" slot of @dev: its own while there is room, else the last. */
+static struct wpstat_gone *notrace wpstat_gone_of(struct wpstat_table *t,
+						  u32 dev)
+{
+	int i;
+
+	for (i = 0; i < WPSTAT_GONE_DEVS - 1; i++) {
+		if (t->gone[i].dev == dev)
+			return &t->gone[i];
+		if (!t->gone[i].dev) {
+			WRITE_ONCE(t->gone[i].dev, dev);
+			return &t->gone[i];
+		}
+	}
+	return &t->gone[WPSTAT_GONE_DEVS - 1];	/* dev 0: other filesystems */
+}
+
+/* @a and @b merged as counter @c merges. */
+static u64 notrace wpstat_merge(enum wpstat_counter c, u64 a, u64 b)
+{
+	return wpstat_counters[c].kind == WPK_MAX ? max(a, b) : a + b;
+}
+
+/*
+ * Add the counts of @e, a row of @dev, to @t's gone totals, and take them
+ * out of @e (@take: the row is to be reused).  t->lock held.
+ */
+static void notrace wpstat_gone_add_locked(struct wpstat_table *t,
+					   struct wpstat_entry *e, bool take)
+{
+	struct wpstat_gone *g = wpstat_gone_of(t, e->key.dev);
+	int c;
+
+	for (c = 0; c < WPC_NR; c++) {
+		u64 v = take ? atomic64_xchg(&e->count[c], 0) :
+			       atomic64_read(&e->count[c]);
+
+		WRITE_ONCE(g->count[c], wpstat_merge(c, g->count[c], v));
+	}
+	WRITE_ONCE(g->inodes, g->inodes + 1);
+}
+
+/* Put @e, just marked gone, on @t's free list, once. */
+static void notrace wpstat_free_list_add(struct wpstat_table *t,
+					 struct wpstat_entry *e)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&t->lock, flags);
+	/* Each row at most once: the list never holds more than max. */
+	if (!e->listed) {
+		e->listed = 1;
+		t->free[t->nr_free++] = e - t->entries;
+	}
+	raw_spin_unlock_irqrestore(&t->lock, flags);
+}
+
+/* Mark @e gone (its inode destroyed): reclaimable, and free to take over. */
+static bool notrace wpstat_entry_mark_gone(struct wpstat_table *t,
+					   struct wpstat_entry *e)
+{
+	if (cmpxchg(&e->evicted, WPSTAT_ROW_LIVE, WPSTAT_ROW_GONE) !=
+	    WPSTAT_ROW_LIVE)
+		return false;
+	atomic_inc(&t->nr_evicted);
+	wpstat_free_list_add(t, e);
+	return true;
+}
+
+/* Empty @e's index slot (t->lock held): its key is about to change. */
+static void notrace wpstat_unindex(struct wpstat_table *t,
+				   struct wpstat_entry *e)
+{
+	u32 h = wpstat_key_hash(t, &e->key), nr = e - t->entries + 1, i;
 
 	for (i = 0; i < WPSTAT_MAX_PROBE; i++) {
 		u32 *slot = &t->r.index[(h + i) & t->r.index_mask];
-		/* Pairs with cmpxchg() below: see the key before using it. */
-		u32 cur = smp_load_acquire(slot);
 
-		if (!cur) {
-			if (!insert)
-				return NULL;
-			if (!mine) {
-				int n = atomic_fetch_add_unless(&t->r.nr_reserved,
-								1, t->r.max);
-
-				if (n >= t->r.max)
-					break;
-				mine = &t->entries[n];
-				mine->key = *key;
-			}
-			slot_nr = mine - t->entries + 1;
-			/* Full barrier: the key is visible before the slot. */
-			cur = cmpxchg(slot, 0, slot_nr);
-			if (!cur) {
-				/* Readers of valid entries see key and counters. */
-				smp_store_release(&mine->valid, 1);
-				atomic_inc(&t->nr_tracked);
-				if (t->r.max - atomic_read(&t->r.nr_reserved) <
-				    t->r.max / 8 + 1)
-					wpstat_compact_kick(t);
-				return mine;
-			}
-		}
-		if (wpstat_key_equal(&t->entries[cur - 1].key, key)) {
-			/*
-			 * Lost a race to insert the same key: our reserved
-			 * entry stays unpublished (valid == 0) until the
-			 * next compaction reclaims it.
-			 */
-			if (mine)
-				wpstat_compact_kick(t);
-			return &t->entries[cur - 1];
+		if (READ_ONCE(*slot) == nr) {
+			WRITE_ONCE(*slot, WPSTAT_INDEX_TOMB);
+			return;
 		}
 	}
-	if (insert)
-		wpstat_compact_kick(t);
+	WARN_ON_ONCE(1);	/* every published row has its slot */
+}
+
+/*
+ * A row of a destroyed inode, given to @key (t->lock held): its counts
+ * go to its filesystem's gone totals, as a compaction would fold them,
+ * and its key changes under seq.  NULL if none is left.
+ *
+ * So the table never refuses a file while it holds rows of gone ones: a
+ * queue that deletes its expired segments and maps a new one at once
+ * finds the new one counted from its first event, whether or not a
+ * compaction ran in between.  An event counted through a pointer to the
+ * row found before its inode was destroyed could land in the new file's
+ * counts; no event is in flight for an inode being destroyed but one
+ * keyed from a task's record of an earlier write (a throttle), at most
+ * one, once.
+ */
+static struct wpstat_entry *notrace wpstat_table_recycle(struct wpstat_table *t,
+							 const struct wpstat_key *key)
+{
+	while (t->nr_free) {
+		struct wpstat_entry *e = &t->entries[t->free[--t->nr_free]];
+		u32 seq;
+
+		e->listed = 0;
+		/* Revived since it was listed: its inode is back. */
+		if (cmpxchg(&e->evicted, WPSTAT_ROW_GONE, WPSTAT_ROW_TAKEN) !=
+		    WPSTAT_ROW_GONE)
+			continue;
+		atomic_dec(&t->nr_evicted);
+		wpstat_unindex(t, e);
+		seq = e->seq;
+		WRITE_ONCE(e->seq, seq + 1);
+		/* Odd before the key or counts change: readers retry. */
+		smp_wmb();
+		wpstat_gone_add_locked(t, e, true);
+		e->key = *key;
+		WRITE_ONCE(e->evicted, WPSTAT_ROW_LIVE);
+		/* Key and state before the even seq: wpstat_entry_is(). */
+		smp_store_release(&e->seq, seq + 2);
+		WRITE_ONCE(t->recycled, t->recycled + 1);
+		return e;
+	}
+	return NULL;
+}
+
+/*
+ * Insert @key, or find it if another CPU just did.  Any context, no
+ * allocation; one lock per table, taken only for a key not found (a new
+ * file, once), so lookups stay lock-free.  Inserts under one lock can
+ * reuse the slots that rows taken over leave (WPSTAT_INDEX_TOMB) without
+ * two CPUs giving one key two rows.  NULL when there is no row to give
+ * (all in use by live inodes) or the probe run is full; a compaction is
+ * then kicked if it could help.
+ */
+static struct wpstat_entry *notrace wpstat_table_insert(struct wpstat_table *t,
+							const struct wpstat_key *key)
+{
+	u32 h, i, *slot = NULL, n;
+	struct wpstat_entry *e;
+	unsigned long flags;
+
+	/* A full table of live rows: no lock for an untracked event. */
+	if (!wpstat_table_has_room(t))
+		goto full;
+	raw_spin_lock_irqsave(&t->lock, flags);
+	e = wpstat_table_find(t, key);
+	if (e)
+		goto out;
+	h = wpstat_key_hash(t, key);
+	for (i = 0; i < WPSTAT_MAX_PROBE && !slot; i++) {
+		u32 *sl = &t->r.index[(h + i) & t->r.index_mask];
+		u32 cur = READ_ONCE(*sl);
+
+		if (!cur || cur == WPSTAT_INDEX_TOMB)
+			slot = sl;
+	}
+	if (!slot)
+		goto out;
+	n = atomic_read(&t->r.nr_reserved);
+	if (n < t->r.max) {
+		e = &t->entries[n];
+		e->key = *key;
+		/* Published before the row is in the read passes' range. */
+		smp_store_release(&e->valid, 1);
+		atomic_set(&t->r.nr_reserved, n + 1);
+		atomic_inc(&t->nr_tracked);
+	} else {
+		e = wpstat_table_recycle(t, key);
+		if (!e)
+			goto out;
+	}
+	/* The row's key before its slot: pairs with wpstat_table_find(). */
+	smp_store_release(slot, (u32)(e - t->entries) + 1);
+out:
+	raw_spin_unlock_irqrestore(&t->lock, flags);
+	if (e) {
+		if (t->r.max - atomic_read(&t->r.nr_reserved) < t->r.max / 8 + 1)
+			wpstat_compact_kick(t);
+		return e;
+	}
+full:
+	wpstat_compact_kick(t);
 	return NULL;
 }
 
 /*
  * Process context (stall-table compaction): whether @key's inode is
  * gone: its row marked so, or no longer in the table (a compaction
- * folded it into the gone totals; a row that never found room reads the
- * same).  A row in the table a compaction is moving from counts too.
+ * folded it into the gone totals, or another inode took the row over; a
+ * row that never found room reads the same).  A row in the table a
+ * compaction is moving from counts too.
  */
 bool wpstat_inode_gone(const struct wpstat_key *key)
 {
@@ -292,21 +477,33 @@ bool wpstat_inode_gone(const struct wpstat_key *key)
 	rcu_read_lock();
 	t = rcu_dereference(wpstat_table);
 	old = rcu_dereference(wpstat_table_moving);
-	e = t ? wpstat_table_find(t, key, false) : NULL;
+	e = t ? wpstat_table_find(t, key) : NULL;
 	if (!e && old && old != t)
-		e = wpstat_table_find(old, key, false);
-	/* Pairs with the release in wpstat_table_find(): a published row. */
-	if (e && smp_load_acquire(&e->valid))
-		gone = READ_ONCE(e->evicted);
+		e = wpstat_table_find(old, key);
+	if (e)
+		gone = READ_ONCE(e->evicted) != WPSTAT_ROW_LIVE;
 	rcu_read_unlock();
 	return gone;
 }
 
-/* An event for a row marked gone: its inode is back (read in again). */
-void notrace wpstat_revive(struct wpstat_table *t, struct wpstat_entry *e)
+/*
+ * An event for @key, whose row @e is marked gone: its inode is back (read
+ * in again).  False if the row is no longer @key's: another inode took it
+ * over since it was found (and that one is gone too: it is marked again).
+ */
+static bool notrace wpstat_revive(struct wpstat_table *t,
+				  struct wpstat_entry *e,
+				  const struct wpstat_key *key)
 {
-	if (cmpxchg(&e->evicted, 1, 0) == 1)
-		atomic_dec(&t->nr_evicted);
+	if (cmpxchg(&e->evicted, WPSTAT_ROW_GONE, WPSTAT_ROW_LIVE) !=
+	    WPSTAT_ROW_GONE)
+		return wpstat_entry_is(e, key) &&
+		       READ_ONCE(e->evicted) == WPSTAT_ROW_LIVE;
+	atomic_dec(&t->nr_evicted);
+	if (wpstat_entry_is(e, key))
+		return true;
+	wpstat_entry_mark_gone(t, e);
+	return false;
 }
 
 struct wpstat_last __percpu *wpstat_last;
@@ -324,15 +521,18 @@ struct wpstat_ref notrace wpstat_lookup_slow(struct wpstat_table *t,
 
 	if (unlikely(!t))
 		return r;
-	e = wpstat_table_find(t, key, true);
+	e = wpstat_table_find(t, key);
+	if (!e)
+		e = wpstat_table_insert(t, key);
+	/* Taken over since it was found: @key's row is a new one now. */
+	if (e && unlikely(READ_ONCE(e->evicted)) && !wpstat_revive(t, e, key))
+		e = wpstat_table_insert(t, key);
 	if (unlikely(!e)) {
 		this_cpu_inc(t->sums->untracked_events);
 		return r;
 	}
 	WRITE_ONCE(last->table, t);
 	WRITE_ONCE(last->idx, (u32)(e - t->entries));
-	if (unlikely(READ_ONCE(e->evicted)))
-		wpstat_revive(t, e);
 	r.e = e;
 	return r;
 }
@@ -369,23 +569,22 @@ void notrace wpstat_mark_gone(const struct wpstat_key *key)
 	 * side, one of the two sees the other's write.
 	 */
 	if (old && old != t) {
-		e = wpstat_table_find(old, key, false);
-		/* Pairs with the release in wpstat_table_find(). */
-		if (e && smp_load_acquire(&e->valid))
-			cmpxchg(&e->evicted, 0, 1);
+		e = wpstat_table_find(old, key);
+		if (e)
+			wpstat_entry_mark_gone(old, e);
 		/* Mark before look: pairs with wpstat_move_row()'s. */
 		smp_mb();
 	}
-	e = wpstat_table_find(t, key, false);
-	/* Pairs with the release in wpstat_table_find(): a published row. */
-	if (!e || !smp_load_acquire(&e->valid) || cmpxchg(&e->evicted, 0, 1))
+	e = wpstat_table_find(t, key);
+	if (!e || !wpstat_entry_mark_gone(t, e))
 		return;
 	/*
-	 * Reclaim early once a quarter of a half-full table is gone (a
-	 * build, a log rotation, a wave of temporary files), so that the
-	 * files that come next find room.
+	 * Fold early once a quarter of a half-full table is gone (a build, a
+	 * log rotation, a wave of temporary files): the rows of gone files
+	 * leave /proc/wpstat/inodes for their filesystem's gone totals.  New
+	 * files need not wait for it: they take gone rows over.
 	 */
-	if (atomic_inc_return(&t->nr_evicted) >= t->r.max / 4 &&
+	if (atomic_read(&t->nr_evicted) >= t->r.max / 4 &&
 	    atomic_read(&t->r.nr_reserved) >= t->r.max / 2)
 		wpstat_compact_kick(t);
 }
@@ -403,12 +602,6 @@ u64 wpstat_sums_read(struct wpstat_table *t, size_t offset, bool max)
 		sum = max ? max(sum, v) : sum + v;
 	}
 	return sum;
-}
-
-/* @a and @b merged as counter @c merges. */
-static u64 wpstat_merge(enum wpstat_counter c, u64 a, u64 b)
-{
-	return wpstat_counters[c].kind == WPK_MAX ? max(a, b) : a + b;
 }
 
 /* Likewise for the module-wide probe statistics. */
@@ -484,32 +677,14 @@ void wpstat_table_reset_commit(struct wpstat_table_reset *r)
 	wpstat_table_put(old);
 }
 
-/* The "gone" slot of @dev: its own while there is room, else the last. */
-static struct wpstat_gone *wpstat_gone_of(struct wpstat_table *t, u32 dev)
+/* Fold @e's counts into the gone totals of its filesystem in @t. */
+static void wpstat_fold_gone(struct wpstat_table *t, struct wpstat_entry *e)
 {
-	int i;
+	unsigned long flags;
 
-	for (i = 0; i < WPSTAT_GONE_DEVS - 1; i++) {
-		if (t->gone[i].dev == dev)
-			return &t->gone[i];
-		if (!t->gone[i].dev) {
-			t->gone[i].dev = dev;
-			return &t->gone[i];
-		}
-	}
-	return &t->gone[WPSTAT_GONE_DEVS - 1];	/* dev 0: other filesystems */
-}
-
-/* Fold @e's counts into the gone totals of its filesystem (mutex held). */
-static void wpstat_fold_gone(struct wpstat_table *t, const struct wpstat_entry *e)
-{
-	struct wpstat_gone *g = wpstat_gone_of(t, e->key.dev);
-	int c;
-
-	for (c = 0; c < WPC_NR; c++)
-		WRITE_ONCE(g->count[c], wpstat_merge(c, g->count[c],
-						     atomic64_read(&e->count[c])));
-	WRITE_ONCE(g->inodes, g->inodes + 1);
+	raw_spin_lock_irqsave(&t->lock, flags);
+	wpstat_gone_add_locked(t, e, false);
+	raw_spin_unlock_irqrestore(&t->lock, flags);
 }
 
 /* Move every count of @e into its row in @t (or untracked, if none fits). */
@@ -519,7 +694,7 @@ static void wpstat_move_row(struct wpstat_table *t, struct wpstat_entry *to,
 	int c;
 
 	if (!to)
-		to = wpstat_table_find(t, &e->key, true);
+		to = wpstat_table_find(t, &e->key) ?: wpstat_table_insert(t, &e->key);
 	for (c = 0; c < WPC_NR; c++) {
 		u64 v = atomic64_read(&e->count[c]);
 		u64 *u;
@@ -545,23 +720,75 @@ static void wpstat_move_row(struct wpstat_table *t, struct wpstat_entry *to,
 	}
 	/* Pairs with wpstat_mark_gone(): the new row is published first. */
 	smp_mb();
-	if (to && READ_ONCE(e->evicted) && !cmpxchg(&to->evicted, 0, 1))
-		atomic_inc(&t->nr_evicted);
+	if (to && READ_ONCE(e->evicted) != WPSTAT_ROW_LIVE)
+		wpstat_entry_mark_gone(t, to);
+}
+
+/*
+ * Add to @new's gone totals what @old's gained since @snap was taken of
+ * them: rows @old's inserts took over between the copy and the swap.
+ */
+static void wpstat_gone_merge(struct wpstat_table *new,
+			      const struct wpstat_table *old,
+			      const struct wpstat_gone *snap)
+{
+	unsigned long flags;
+	int i, c;
+
+	raw_spin_lock_irqsave(&new->lock, flags);
+	for (i = 0; i < WPSTAT_GONE_DEVS; i++) {
+		const struct wpstat_gone *o = &old->gone[i];
+		struct wpstat_gone *g;
+
+		if (o->inodes == snap[i].inodes)
+			continue;
+		g = wpstat_gone_of(new, o->dev);
+		for (c = 0; c < WPC_NR; c++)
+			WRITE_ONCE(g->count[c],
+				   wpstat_counters[c].kind == WPK_MAX ?
+				   max(g->count[c], o->count[c]) :
+				   g->count[c] + o->count[c] - snap[i].count[c]);
+		WRITE_ONCE(g->inodes, g->inodes + o->inodes - snap[i].inodes);
+	}
+	raw_spin_unlock_irqrestore(&new->lock, flags);
+}
+
+/* @e's key if it is a live row, read whole (its seq in *@seq). */
+static bool wpstat_live_key(const struct wpstat_entry *e,
+			    struct wpstat_key *key, u32 *seq)
+{
+	/* Pairs with the release in wpstat_table_insert(). */
+	if (!smp_load_acquire(&e->valid))
+		return false;
+	/* Pairs with the release of the even seq in wpstat_table_recycle(). */
+	*seq = smp_load_acquire(&e->seq);
+	*key = e->key;
+	/* The key and state are read before seq is read again. */
+	smp_rmb();
+	return !(*seq & 1) && READ_ONCE(e->evicted) == WPSTAT_ROW_LIVE &&
+	       READ_ONCE(e->seq) == *seq;
 }
 
 /*
  * Rebuild the table without the rows of destroyed inodes (folded into the
- * gone totals) and without reserved entries that were never published.
+ * gone totals), and its index without the slots of rows taken over.
  * While the new table is built, events still land in the old one; after
  * the swap and a grace period the old table is final, and every count in
- * it that the new one lacks is added there.  Readers wait on the mutex, so
- * no reader sees a row between the swap and the transfer; the summary
- * reads the sums, which the new table shares with the old.
+ * it that the new one lacks is added there.  A row the old table gave to
+ * another inode in between is moved by its new key (its seq changed), and
+ * the row the first pass made for the old key is marked gone.  Readers
+ * wait on the mutex, so no reader sees a row between the swap and the
+ * transfer; the summary reads the sums, which the new table shares with
+ * the old.
  */
 int wpstat_compact(void)
 {
 	struct wpstat_table *old, *new;
-	u32 i, n, n0, *map;
+	u64 cpu0 = wpstat_task_cpu_ns(), recycled0;
+	struct wpstat_gone *snap = NULL;
+	u32 i, n, n0, *map = NULL;
+	unsigned long flags;
+	struct wpstat_key key;
 	int ret = 0;
 
 	mutex_lock(&wpstat_table_mutex);
@@ -569,27 +796,31 @@ int wpstat_compact(void)
 					lockdep_is_held(&wpstat_table_mutex));
 	if (!old || !wpstat_compact_worthwhile(old))
 		goto out;
-	WRITE_ONCE(wpstat_compact_last, jiffies);
 	new = wpstat_table_alloc(old->r.max, old);
 	n0 = min_t(u32, atomic_read(&old->r.nr_reserved), old->r.max);
-	map = kvcalloc(max_t(u32, n0, 1), sizeof(*map), GFP_KERNEL);
-	if (!new || !map) {
-		kvfree(map);
+	/* map[i]: row + 1 in @new (0: none); map[n0 + i]: the seq it had. */
+	map = kvcalloc(2 * max_t(u32, n0, 1), sizeof(*map), GFP_KERNEL);
+	snap = kcalloc(WPSTAT_GONE_DEVS, sizeof(*snap), GFP_KERNEL);
+	if (!new || !map || !snap) {
 		wpstat_table_put(new);
 		ret = -ENOMEM;
-		goto out;
+		goto paced;
 	}
 	/* The live rows, by key; the counts come after the swap. */
 	for (i = 0; i < n0; i++) {
-		struct wpstat_entry *e = &old->entries[i], *to;
+		struct wpstat_entry *to;
 
-		/* Pairs with the release in wpstat_table_find(). */
-		if (!smp_load_acquire(&e->valid) || READ_ONCE(e->evicted))
+		if (!wpstat_live_key(&old->entries[i], &key, &map[n0 + i]))
 			continue;
-		to = wpstat_table_find(new, &e->key, true);
+		to = wpstat_table_insert(new, &key);
 		map[i] = to ? to - new->entries + 1 : 0;
 	}
+	raw_spin_lock_irqsave(&old->lock, flags);
 	memcpy(new->gone, old->gone, WPSTAT_GONE_DEVS * sizeof(*new->gone));
+	memcpy(snap, old->gone, WPSTAT_GONE_DEVS * sizeof(*snap));
+	recycled0 = old->recycled;
+	raw_spin_unlock_irqrestore(&old->lock, flags);
+	new->recycled = recycled0;
 	new->compactions = old->compactions + 1;
 	new->reset_gen = old->reset_gen;
 
@@ -597,15 +828,24 @@ int wpstat_compact(void)
 	wpstat_table_swap(new);
 
 	/* The old table is final: move what the new one does not have. */
+	wpstat_gone_merge(new, old, snap);
+	raw_spin_lock_irqsave(&new->lock, flags);
+	WRITE_ONCE(new->recycled, new->recycled + old->recycled - recycled0);
+	raw_spin_unlock_irqrestore(&new->lock, flags);
 	n = min_t(u32, atomic_read(&old->r.nr_reserved), old->r.max);
 	for (i = 0; i < n; i++) {
 		struct wpstat_entry *e = &old->entries[i];
 		bool mapped = i < n0 && map[i];
 
-		/* Pairs with the release in wpstat_table_find(). */
+		/* Pairs with the release in wpstat_table_insert(). */
 		if (!smp_load_acquire(&e->valid))
 			continue;
-		if (!mapped && READ_ONCE(e->evicted))
+		if (mapped && READ_ONCE(e->seq) != map[n0 + i]) {
+			/* Taken over since the first pass: its inode is gone. */
+			wpstat_entry_mark_gone(new, &new->entries[map[i] - 1]);
+			mapped = false;
+		}
+		if (!mapped && READ_ONCE(e->evicted) != WPSTAT_ROW_LIVE)
 			wpstat_fold_gone(new, e);
 		else
 			wpstat_move_row(new, mapped ?
@@ -614,8 +854,12 @@ int wpstat_compact(void)
 	}
 	RCU_INIT_POINTER(wpstat_table_moving, NULL);
 	synchronize_rcu();	/* no wpstat_mark_gone() still in @old */
-	kvfree(map);
 	wpstat_table_put(old);
+paced:
+	kfree(snap);
+	kvfree(map);
+	wpstat_compact_paced(&wpstat_compact_pace, cpu0,
+			     WPSTAT_COMPACT_INTERVAL);
 out:
 	mutex_unlock(&wpstat_table_mutex);
 	return ret;
@@ -635,7 +879,21 @@ static void wpstat_compact_workfn(struct work_struct *work)
 		pr_warn_ratelimited("compaction failed: %d\n", ret);
 	if (wpstat_compact_end(&wpstat_compact_pending))
 		queue_delayed_work(wpstat_unbound_wq, &wpstat_compact_work,
-				   WPSTAT_COMPACT_INTERVAL);
+				   wpstat_compact_delay(&wpstat_compact_pace));
+}
+
+size_t wpstat_table_bytes(size_t *cpu)
+{
+	size_t per = sizeof(struct wpstat_sums) +
+		     sizeof(struct wpstat_probe_stats) +
+		     sizeof(struct wpstat_last);
+
+	*cpu += per;
+	return sizeof(struct wpstat_table) +
+	       wpstat_rows_mem(wpstat_max_inodes, sizeof(struct wpstat_entry)) +
+	       (size_t)wpstat_max_inodes * sizeof(u32) +	/* free list */
+	       WPSTAT_GONE_DEVS * sizeof(struct wpstat_gone) +
+	       per * num_possible_cpus();
 }
 
 int wpstat_table_init(void)
@@ -647,7 +905,7 @@ int wpstat_table_init(void)
 
 	init_irq_work(&wpstat_compact_iw, wpstat_compact_irq_work);
 	INIT_DELAYED_WORK(&wpstat_compact_work, wpstat_compact_workfn);
-	wpstat_compact_last = jiffies - WPSTAT_COMPACT_INTERVAL;
+	wpstat_compact_pace.next = jiffies;
 	wpstat_probe_stats = alloc_percpu(struct wpstat_probe_stats);
 	wpstat_last = alloc_percpu(struct wpstat_last);
 	t = wpstat_table_alloc(wpstat_max_inodes, NULL);

@@ -191,6 +191,11 @@ void wpstat_tctx_drop_scopes(unsigned int scopes)
 	}
 }
 
+size_t wpstat_tctx_bytes(void)
+{
+	return WPSTAT_TCTX_SLOTS * sizeof(struct wpstat_tctx);
+}
+
 int wpstat_tctx_init(void)
 {
 	/* Order 6 as one kmalloc: vmalloc where memory is fragmented. */

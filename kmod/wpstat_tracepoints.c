@@ -174,8 +174,13 @@ static void notrace tp_wb_written(WPSTAT_TP_WB_WORK_PROTO)
 static void notrace tp_process_exit(WPSTAT_TP_EXIT_PROTO)
 {
 	wpstat_hit(WPP_TP_EXIT);
-	/* Its process may be gone: the stall table may fold its rows. */
-	wpstat_stalls_note_death();
+	/*
+	 * The last thread of its process (do_exit() counts it out of
+	 * signal->live before this tracepoint): the stall table may fold
+	 * the process's rows.  Other threads' exits free no row.
+	 */
+	if (!atomic_read(&p->signal->live))
+		wpstat_stalls_note_death();
 	if (p == current)
 		wpstat_tctx_exit_task();
 }
