@@ -327,6 +327,7 @@ struct wpstat_table {
 	 * interrupts are off while it is held.  Lookups take no lock.
 	 */
 	raw_spinlock_t lock;
+	u32 inserts;			/* keys indexed: a lookup's miss holds until it changes */
 	u32 *free;			/* rows marked gone, each listed once */
 	u32 nr_free;
 	u64 recycled;			/* rows taken over since the last reset */

@@ -243,17 +243,18 @@ static u32 notrace wpstat_key_hash(const struct wpstat_table *t,
 }
 
 /*
- * @key's row, or NULL.  Any context, no lock: inserts publish a row's
- * key before its slot, and a row taken over for another inode changes
- * its key under seq (wpstat_entry_is()).
+ * @key's row, or NULL, from its hash @h.  Any context, no lock: inserts
+ * publish a row's key before its slot, and a row taken over for another
+ * inode changes its key under seq (wpstat_entry_is()).
  */
-static struct wpstat_entry *notrace wpstat_table_find(struct wpstat_table *t,
-						      const struct wpstat_key *key)
+static struct wpstat_entry *notrace wpstat_table_find_h(struct wpstat_table *t,
+							const struct wpstat_key *key,
+							u32 h)
 {
-	u32 h = wpstat_key_hash(t, key), i;
+	u32 i;
 
 	for (i = 0; i < WPSTAT_MAX_PROBE; i++) {
-		/* Pairs with the release in wpstat_table_insert(). */
+		/* Pairs with the release in wpstat_table_insert_h(). */
 		u32 cur = smp_load_acquire(&t->r.index[(h + i) & t->r.index_mask]);
 
 		if (!cur)
@@ -263,6 +264,12 @@ static struct wpstat_entry *notrace wpstat_table_find(struct wpstat_table *t,
 			return &t->entries[cur - 1];
 	}
 	return NULL;
+}
+
+static struct wpstat_entry *notrace wpstat_table_find(struct wpstat_table *t,
+						      const struct wpstat_key *key)
+{
+	return wpstat_table_find_h(t, key, wpstat_key_hash(t, key));
 }
 
 /* Whether an insert could find a row: one never used, or one gone. */
@@ -402,7 +409,8 @@ static struct wpstat_entry *notrace wpstat_table_recycle(struct wpstat_table *t,
 }
 
 /*
- * Insert @key, or find it if another CPU just did.  Any context, no
+ * Insert @key (hash @h), which a lookup did not find when t->inserts was
+ * @inserts, or find it if another CPU inserted it since.  Any context, no
  * allocation; one lock per table, taken only for a key not found (a new
  * file, once), so lookups stay lock-free.  Inserts under one lock can
  * reuse the slots that rows taken over leave (WPSTAT_INDEX_TOMB) without
@@ -410,21 +418,24 @@ static struct wpstat_entry *notrace wpstat_table_recycle(struct wpstat_table *t,
  * (all in use by live inodes) or the probe run is full; a compaction is
  * then kicked if it could help.
  */
-static struct wpstat_entry *notrace wpstat_table_insert(struct wpstat_table *t,
-							const struct wpstat_key *key)
+static struct wpstat_entry *notrace wpstat_table_insert_h(struct wpstat_table *t,
+							  const struct wpstat_key *key,
+							  u32 h, u32 inserts)
 {
-	u32 h, i, *slot = NULL, n;
-	struct wpstat_entry *e;
+	u32 i, *slot = NULL, n;
+	struct wpstat_entry *e = NULL;
 	unsigned long flags;
 
 	/* A full table of live rows: no lock for an untracked event. */
 	if (!wpstat_table_has_room(t))
 		goto full;
 	raw_spin_lock_irqsave(&t->lock, flags);
-	e = wpstat_table_find(t, key);
-	if (e)
-		goto out;
-	h = wpstat_key_hash(t, key);
+	/* Indexed by another CPU since the lookup missed it? */
+	if (t->inserts != inserts) {
+		e = wpstat_table_find_h(t, key, h);
+		if (e)
+			goto out;
+	}
 	for (i = 0; i < WPSTAT_MAX_PROBE && !slot; i++) {
 		u32 *sl = &t->r.index[(h + i) & t->r.index_mask];
 		u32 cur = READ_ONCE(*sl);
@@ -449,6 +460,8 @@ static struct wpstat_entry *notrace wpstat_table_insert(struct wpstat_table *t,
 	}
 	/* The row's key before its slot: pairs with wpstat_table_find(). */
 	smp_store_release(slot, (u32)(e - t->entries) + 1);
+	/* After the slot: pairs with the acquire in wpstat_table_lookup(). */
+	smp_store_release(&t->inserts, t->inserts + 1);
 out:
 	raw_spin_unlock_irqrestore(&t->lock, flags);
 	if (e) {
@@ -459,6 +472,29 @@ out:
 full:
 	wpstat_compact_kick(t);
 	return NULL;
+}
+
+/*
+ * Find @key, or insert it: the hash once, and the lock only for a key
+ * the lock-free walk did not find.
+ */
+static struct wpstat_entry *notrace wpstat_table_lookup(struct wpstat_table *t,
+							const struct wpstat_key *key)
+{
+	u32 h = wpstat_key_hash(t, key);
+	/* Before the walk: an insert it could miss changes it. */
+	u32 inserts = smp_load_acquire(&t->inserts);
+	struct wpstat_entry *e = wpstat_table_find_h(t, key, h);
+
+	return e ?: wpstat_table_insert_h(t, key, h, inserts);
+}
+
+/* Insert @key after a miss whose t->inserts is not known. */
+static struct wpstat_entry *notrace wpstat_table_insert(struct wpstat_table *t,
+							const struct wpstat_key *key)
+{
+	return wpstat_table_insert_h(t, key, wpstat_key_hash(t, key),
+				     READ_ONCE(t->inserts) - 1);
 }
 
 /*
@@ -521,9 +557,7 @@ struct wpstat_ref notrace wpstat_lookup_slow(struct wpstat_table *t,
 
 	if (unlikely(!t))
 		return r;
-	e = wpstat_table_find(t, key);
-	if (!e)
-		e = wpstat_table_insert(t, key);
+	e = wpstat_table_lookup(t, key);
 	/* Taken over since it was found: @key's row is a new one now. */
 	if (e && unlikely(READ_ONCE(e->evicted)) && !wpstat_revive(t, e, key))
 		e = wpstat_table_insert(t, key);
@@ -694,7 +728,7 @@ static void wpstat_move_row(struct wpstat_table *t, struct wpstat_entry *to,
 	int c;
 
 	if (!to)
-		to = wpstat_table_find(t, &e->key) ?: wpstat_table_insert(t, &e->key);
+		to = wpstat_table_lookup(t, &e->key);
 	for (c = 0; c < WPC_NR; c++) {
 		u64 v = atomic64_read(&e->count[c]);
 		u64 *u;
@@ -757,7 +791,7 @@ static void wpstat_gone_merge(struct wpstat_table *new,
 static bool wpstat_live_key(const struct wpstat_entry *e,
 			    struct wpstat_key *key, u32 *seq)
 {
-	/* Pairs with the release in wpstat_table_insert(). */
+	/* Pairs with the release in wpstat_table_insert_h(). */
 	if (!smp_load_acquire(&e->valid))
 		return false;
 	/* Pairs with the release of the even seq in wpstat_table_recycle(). */
@@ -837,7 +871,7 @@ int wpstat_compact(void)
 		struct wpstat_entry *e = &old->entries[i];
 		bool mapped = i < n0 && map[i];
 
-		/* Pairs with the release in wpstat_table_insert(). */
+		/* Pairs with the release in wpstat_table_insert_h(). */
 		if (!smp_load_acquire(&e->valid))
 			continue;
 		if (mapped && READ_ONCE(e->seq) != map[n0 + i]) {
