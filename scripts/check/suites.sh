@@ -3,7 +3,8 @@
 # guest-check.sh (in the guest), check.sh, the Makefile and the docs.
 #
 #   suites.sh list SET...    the suites of any SET, in the registry's order;
-#                            SET: kernel, full, long, stress, clients, zfs, or
+#                            SET: kernel, full, long, stress, clients, zfs,
+#                            scale, or
 #                            check (kernel and full), all (and long)
 #   suites.sh seconds SUITE  its measured seconds (nothing: not measured)
 #   suites.sh times          "SUITE SECONDS" of every measured suite
@@ -23,7 +24,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 registry=${WPSTAT_SUITES_FILE:-$top/selftests/suites.txt}
-known_sets="kernel full long stress clients zfs"
+known_sets="kernel full long stress clients zfs scale"
 
 # The suite lines: SUITE SETS SECONDS.
 suite_lines() {
@@ -36,7 +37,7 @@ list() {
 		case $s in
 		check) want+=(kernel full) ;;
 		all) want+=(kernel full long) ;;
-		kernel | full | long | stress | clients | zfs) want+=("$s") ;;
+		kernel | full | long | stress | clients | zfs | scale) want+=("$s") ;;
 		*) echo "suites.sh: no set '$s' (sets: $known_sets check all)" >&2; return 2 ;;
 		esac
 	done
@@ -126,6 +127,10 @@ set_prose() {	# SET
 	for s in $(list "$1"); do
 		case $s in *@timing) timing+=("${s%@timing}") ;; *) counts+=("$s") ;; esac
 	done
+	if [ ${#timing[@]} = 0 ]; then
+		prose "${counts[@]}"
+		return
+	fi
 	echo "$(prose "${counts[@]}"), and at level \`timing\` $(prose "${timing[@]}")"
 }
 
@@ -138,6 +143,7 @@ docs() {
 	echo "but the long ones: $(set_prose long). \`make check-kernels\` runs every"
 	echo "suite on every kernel, the long ones too. \`make check-zfs\` runs"
 	echo "$(set_prose zfs) on each kernel \`make setup-zfs\` built ZFS for."
+	echo "\`make check-scale\` runs $(set_prose scale) in guests of 2, 32 and 64 vCPUs."
 	echo
 	echo "Not yet ready, and left out by \`make check\` (a skipped test saying why):"
 	echo

@@ -15,8 +15,9 @@
 # (kernel messages as they happen: for hangs); WPSTAT_VM_TIMEOUT bounds a
 # run in seconds (default 1800); WPSTAT_VM_QEMU_OPTS adds QEMU options
 # (make bench: -icount).  WPSTAT_STRESS, WPSTAT_FUZZ_SEED,
-# WPSTAT_RELIAB_CYCLES, WPSTAT_SUITE_SET, WPSTAT_SHARD, WPSTAT_HANG_SECS and
-# WPSTAT_ZFS_CACHE (make setup-zfs's builds),
+# WPSTAT_RELIAB_CYCLES, WPSTAT_SUITE_SET, WPSTAT_SHARD, WPSTAT_HANG_SECS,
+# WPSTAT_ZFS_CACHE (make setup-zfs's builds), WPSTAT_KSFT_ARGS,
+# WPSTAT_BATS_ARGS and WPSTAT_BROKER_SECS/_THREADS (wpstat_broker's soak),
 # when not empty, and WPSTAT_TIMING_SUITES and WPSTAT_SKIP_SUITES, when set (empty:
 # no suites), are passed on to the command in the guest.
 
@@ -84,7 +85,8 @@ rm -f "$results/rc" "$results/dmesg.txt"
 	# The guest does not inherit the host's environment: what its scripts
 	# read is handed over here (WPSTAT_*_ARGS: guest-check.sh's filters).
 	for v in WPSTAT_STRESS WPSTAT_FUZZ_SEED WPSTAT_RELIAB_CYCLES WPSTAT_SUITE_SET \
-		WPSTAT_SHARD WPSTAT_HANG_SECS WPSTAT_ZFS_CACHE WPSTAT_KSFT_ARGS WPSTAT_BATS_ARGS; do
+		WPSTAT_SHARD WPSTAT_HANG_SECS WPSTAT_ZFS_CACHE WPSTAT_KSFT_ARGS WPSTAT_BATS_ARGS \
+		WPSTAT_BROKER_SECS WPSTAT_BROKER_THREADS WPSTAT_BROKER_MIN_FILES; do
 		[ -z "${!v:-}" ] || printf '%s=%q ' "$v" "${!v}"
 	done
 	# scripts/check/guest-check.sh's suite lists: empty is a list.

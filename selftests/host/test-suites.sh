@@ -34,7 +34,7 @@ existing() {
 # The registry's suites, at level counts (their @LEVEL reruns are of the
 # same suite).
 registered() {	# [REGISTRY]
-	WPSTAT_SUITES_FILE=${1:-$top/selftests/suites.txt} "$suites_sh" list kernel full long stress clients |
+	WPSTAT_SUITES_FILE=${1:-$top/selftests/suites.txt} "$suites_sh" list kernel full long stress clients zfs scale |
 		sed 's/@.*//' | sort -u
 }
 
