@@ -106,16 +106,15 @@ struct wpstat_key {
 };
 
 /*
- * A row.  A row of a destroyed inode (evicted 1) may be taken over for
- * another inode (wpstat_table.c, wpstat_table_recycle()): its key changes
- * under seq, odd while it does, so a lock-free reader that compares keys
- * knows whether it read one key or two halves.
+ * A row.  A row of a destroyed inode may be taken over for another inode
+ * (wpstat_table.c, wpstat_table_recycle()): its state counts the times,
+ * so a lock-free reader that sees the same state before and after it
+ * read the key read one key, not two halves.
  */
 struct wpstat_entry {
 	struct wpstat_key key;
 	int valid;			/* published; set once, never cleared */
-	int evicted;			/* WPSTAT_ROW_*: live, gone or being taken */
-	u32 seq;			/* key changes: odd while one is under way */
+	u32 state;			/* WPSTAT_ROW_*, + WPSTAT_ROW_NEXT per taking */
 	u32 listed;			/* on the table's free list (its lock) */
 	atomic64_t count[WPC_NR];
 };
@@ -123,6 +122,14 @@ struct wpstat_entry {
 #define WPSTAT_ROW_LIVE		0
 #define WPSTAT_ROW_GONE		1	/* its inode destroyed: reclaimable */
 #define WPSTAT_ROW_TAKEN	2	/* being given to another inode */
+#define WPSTAT_ROW_FREE		3	/* taken, not needed: no counts, no slot */
+#define WPSTAT_ROW_KIND		3
+#define WPSTAT_ROW_NEXT		4	/* the state's count of takings */
+
+static __always_inline u32 wpstat_row_kind(u32 state)
+{
+	return state & WPSTAT_ROW_KIND;
+}
 
 
 
@@ -310,7 +317,9 @@ unsigned long wpstat_compact_delay(const struct wpstat_compact_pace *p);
 
 /*
  * The inode table: a row store of entries.  Probes insert lock-free
- * with cmpxchg and never allocate; reset and compaction swap in a new
+ * with cmpxchg and never allocate; a new file takes a gone file's row
+ * over, under the table's raw spinlock, when the table is full; reset and
+ * compaction swap in a new
  * table under RCU (wpstat_table.c).  Readers pin the table they started
  * on with a reference, so a swap during a long read cannot mix two tables.
  */
@@ -323,13 +332,14 @@ struct wpstat_table {
 	atomic_t nr_tracked;		/* of them published */
 	atomic_t nr_evicted;		/* of them marked gone */
 	/*
-	 * Inserts, the free list and the gone totals: any context, so
-	 * interrupts are off while it is held.  Lookups take no lock.
+	 * Taking rows over, the free list and the gone totals: any context,
+	 * so interrupts are off while it is held.  Lookups and inserts of
+	 * rows never used take no lock.
 	 */
 	raw_spinlock_t lock;
-	u32 inserts;			/* keys indexed: a lookup's miss holds until it changes */
-	u32 *free;			/* rows marked gone, each listed once */
+	u32 *free;			/* rows marked gone or free, each listed once */
 	u32 nr_free;
+	u32 tombs;			/* index slots rows taken over left */
 	u64 recycled;			/* rows taken over since the last reset */
 	u64 compactions;		/* since the last reset */
 	struct wpstat_gone *gone;	/* [WPSTAT_GONE_DEVS] */
@@ -383,20 +393,23 @@ static __always_inline bool wpstat_key_equal(const struct wpstat_key *a,
 }
 
 /*
- * Whether @e is @key's row, as a lock-free reader sees it: seq even and
- * unchanged across the key's read.  Pairs with wpstat_table_recycle().
+ * Whether @e is @key's row, live or gone, as a lock-free reader sees it:
+ * not being taken, and the same state across the key's read (*@state).
  */
 static __always_inline bool wpstat_entry_is(const struct wpstat_entry *e,
-					    const struct wpstat_key *key)
+					    const struct wpstat_key *key,
+					    u32 *state)
 {
-	/* Pairs with the release of the even seq in wpstat_table_recycle(). */
-	u32 seq = smp_load_acquire(&e->seq);
+	/* Pairs with the release in wpstat_table_recycle(). */
+	u32 s = smp_load_acquire(&e->state);
 
-	if ((seq & 1) || !wpstat_key_equal(&e->key, key))
+	if (wpstat_row_kind(s) == WPSTAT_ROW_TAKEN ||
+	    !wpstat_key_equal(&e->key, key))
 		return false;
-	/* The key is read before seq is read again. */
+	/* The key is read before the state is read again. */
 	smp_rmb();
-	return READ_ONCE(e->seq) == seq;
+	*state = s;
+	return READ_ONCE(e->state) == s;
 }
 
 /*
@@ -428,8 +441,10 @@ static __always_inline struct wpstat_ref wpstat_lookup(const struct wpstat_key *
 
 	if (likely(READ_ONCE(last->table) == t && t && idx < t->r.max)) {
 		struct wpstat_entry *e = &t->entries[idx];
+		u32 s;
 
-		if (likely(wpstat_entry_is(e, key) && !READ_ONCE(e->evicted)))
+		if (likely(wpstat_entry_is(e, key, &s) &&
+			   wpstat_row_kind(s) == WPSTAT_ROW_LIVE))
 			return (struct wpstat_ref){ t, e };
 	}
 	return wpstat_lookup_slow(t, key);

@@ -114,7 +114,7 @@ static int inodes_show(struct seq_file *m, void *v)
 	struct wpstat_entry *e = v;
 	u64 count[WPC_NR];
 	struct wpstat_key key;
-	u32 seq;
+	u32 state;
 	int c;
 
 	if (v == SEQ_START_TOKEN) {
@@ -125,18 +125,22 @@ static int inodes_show(struct seq_file *m, void *v)
 		return 0;
 	}
 	/*
-	 * A row given to another inode while it is read (its seq changed)
-	 * would show one file's key with the other's counts: skip it, as
-	 * the pass would have had it been read a moment later or earlier.
+	 * A row given to another inode while it is read (its state counts
+	 * the takings) would show one file's key with the other's counts:
+	 * skip it, as the pass would have had it been read a moment later
+	 * or earlier.
 	 */
-	/* Pairs with the release of the even seq in wpstat_table_recycle(). */
-	seq = smp_load_acquire(&e->seq);
+	/* Pairs with the release in wpstat_table_recycle(). */
+	state = smp_load_acquire(&e->state);
 	key = e->key;
 	for (c = 0; c < WPC_NR; c++)
 		count[c] = atomic64_read(&e->count[c]);
-	/* Key and counts read before seq is read again. */
+	/* Key and counts read before the state is read again. */
 	smp_rmb();
-	if ((seq & 1) || READ_ONCE(e->seq) != seq)
+	if (wpstat_row_kind(state) == WPSTAT_ROW_TAKEN ||
+	    wpstat_row_kind(state) == WPSTAT_ROW_FREE ||
+	    (READ_ONCE(e->state) & ~WPSTAT_ROW_KIND) !=
+	    (state & ~WPSTAT_ROW_KIND))
 		return SEQ_SKIP;
 	seq_put_decimal_ull(m, "", MAJOR(key.dev));
 	seq_put_decimal_ull(m, ":", MINOR(key.dev));

@@ -18,6 +18,17 @@
 #include "wpstat.h"
 #include "wpstat_compat.h"
 
+/*
+ * Index slots for @max rows: at least twice as many, so a full table's
+ * index is half empty, and at least 4,096, so that a small table's
+ * lookups stay short while the slots of rows taken over accumulate
+ * between two compactions (wpstat_table.c).
+ */
+static u32 wpstat_rows_index_size(u32 max)
+{
+	return roundup_pow_of_two(max_t(u32, 2 * max, 4096));
+}
+
 static void wpstat_rows_release(struct kref *ref)
 {
 	struct wpstat_rows *r = container_of(ref, struct wpstat_rows, ref);
@@ -45,7 +56,7 @@ int wpstat_rows_init(struct wpstat_rows *r, u32 max, size_t row_size,
 		     void (*release)(struct wpstat_rows *r))
 {
 	gfp_t gfp = GFP_KERNEL | __GFP_ZERO | gfp_extra;
-	u32 index_size = roundup_pow_of_two(2 * max);
+	u32 index_size = wpstat_rows_index_size(max);
 
 	kref_init(&r->ref);
 	r->release = release;
@@ -64,7 +75,7 @@ int wpstat_rows_init(struct wpstat_rows *r, u32 max, size_t row_size,
 size_t wpstat_rows_mem(u32 max, size_t row_size)
 {
 	return (size_t)max * row_size +
-	       roundup_pow_of_two(2 * max) * sizeof(u32);
+	       (size_t)wpstat_rows_index_size(max) * sizeof(u32);
 }
 
 /* Bytes of preallocated memory per row: the row and two index slots. */

@@ -2,19 +2,21 @@
 /*
  * wpstat_table.c - the per-inode table, its per-CPU sums, and recycling.
  *
- * Probe handlers find or insert an inode's entry lock-free and add to its
- * atomic counters and to per-CPU sums that belong to the same table, so a
- * reset (which swaps in a fresh table under RCU) can never leave part of a
- * total behind.  Readers pin a table with a reference.
+ * Probe handlers find an inode's entry lock-free, insert a new one under
+ * the table's raw spinlock (once per file), and add to its atomic counters
+ * and to per-CPU sums that belong to the same table, so a reset (which
+ * swaps in a fresh table under RCU) can never leave part of a total
+ * behind.  Readers pin a table with a reference.
  *
  * Left loaded for weeks, the table would fill with rows of inodes long
  * gone.  A row is marked when its inode is destroyed (evicted from the
  * inode cache, which a deleted file is at its last close), and unmarked if
- * the same inode is read back and counts again.  When the table runs short
- * of room (an eighth left, or an insert failed), or a quarter of a
- * half-full table is marked, compaction (process context,
- * wpstat_compact(); at most once a second, for a 64th of the table or a
- * full one) builds a new
+ * the same inode is read back and counts again.  A new file that finds
+ * the table full takes a marked row over at once (wpstat_table_recycle()).
+ * When the table runs short of room (an eighth left, or an insert failed),
+ * or a quarter of a half-full table is marked, compaction (process
+ * context, wpstat_compact(); at most once a second and 1 % of a CPU, for
+ * a 64th of the table or a full one) builds a new
  * table with the live rows, swaps it in, waits for a grace period, then
  * adds every count of the old table that the new one lacks: live rows
  * keep every count, marked rows are folded into their filesystem's "gone"
@@ -181,7 +183,10 @@ static struct delayed_work wpstat_compact_work;
 static struct wpstat_compact_pace wpstat_compact_pace;
 static struct irq_work wpstat_compact_iw;
 
-/* Rows compaction would free: marked gone, or reserved and never published. */
+/*
+ * Rows compaction would free: marked gone, reserved by an insert that
+ * lost a race and never published, or given back after a take-over.
+ */
 static u32 wpstat_reclaimable(struct wpstat_table *t)
 {
 	u32 reserved = min_t(u32, atomic_read(&t->r.nr_reserved), t->r.max);
@@ -191,9 +196,20 @@ static u32 wpstat_reclaimable(struct wpstat_table *t)
 }
 
 /*
- * A rebuild copies the whole table (15 MB at the default size) under the
+ * Whether the index holds so many slots of rows taken over that lookups
+ * walk far, and inserts may find no empty slot: half of those no row
+ * fills.  A compaction rebuilds the index without them.
+ */
+static bool notrace wpstat_table_tombs_many(struct wpstat_table *t)
+{
+	return READ_ONCE(t->tombs) >= (t->r.index_mask + 1 - t->r.max) / 2;
+}
+
+/*
+ * A rebuild copies the whole table (28 MB at the default size) under the
  * mutex readers take: at most one a second, and only for a worthwhile
- * reclaim, a 64th of the table, unless it is full.
+ * reclaim, a 64th of the table, unless it is full, or for an index
+ * crowded with the slots of rows taken over.
  */
 #define WPSTAT_COMPACT_INTERVAL	HZ
 
@@ -201,9 +217,10 @@ static bool wpstat_compact_worthwhile(struct wpstat_table *t)
 {
 	u32 reclaimable = wpstat_reclaimable(t);
 
-	return reclaimable &&
-	       (reclaimable >= max(t->r.max / 64, 1U) ||
-		atomic_read(&t->r.nr_reserved) >= t->r.max);
+	return (reclaimable &&
+		(reclaimable >= max(t->r.max / 64, 1U) ||
+		 atomic_read(&t->r.nr_reserved) >= t->r.max)) ||
+	       wpstat_table_tombs_many(t);
 }
 
 /* Any context: queue a compaction (irq_work, then a work item) once. */
@@ -240,43 +257,6 @@ static u32 notrace wpstat_key_hash(const struct wpstat_table *t,
 				   const struct wpstat_key *key)
 {
 	return jhash2((const u32 *)key, sizeof(*key) / sizeof(u32), t->r.seed);
-}
-
-/*
- * @key's row, or NULL, from its hash @h.  Any context, no lock: inserts
- * publish a row's key before its slot, and a row taken over for another
- * inode changes its key under seq (wpstat_entry_is()).
- */
-static struct wpstat_entry *notrace wpstat_table_find_h(struct wpstat_table *t,
-							const struct wpstat_key *key,
-							u32 h)
-{
-	u32 i;
-
-	for (i = 0; i < WPSTAT_MAX_PROBE; i++) {
-		/* Pairs with the release in wpstat_table_insert_h(). */
-		u32 cur = smp_load_acquire(&t->r.index[(h + i) & t->r.index_mask]);
-
-		if (!cur)
-			return NULL;
-		if (cur != WPSTAT_INDEX_TOMB &&
-		    wpstat_entry_is(&t->entries[cur - 1], key))
-			return &t->entries[cur - 1];
-	}
-	return NULL;
-}
-
-static struct wpstat_entry *notrace wpstat_table_find(struct wpstat_table *t,
-						      const struct wpstat_key *key)
-{
-	return wpstat_table_find_h(t, key, wpstat_key_hash(t, key));
-}
-
-/* Whether an insert could find a row: one never used, or one gone. */
-static bool notrace wpstat_table_has_room(struct wpstat_table *t)
-{
-	return atomic_read(&t->r.nr_reserved) < t->r.max ||
-	       atomic_read(&t->nr_evicted);
 }
 
 /* The "gone" slot of @dev: its own while there is room, else the last. */
@@ -336,19 +316,23 @@ static void notrace wpstat_free_list_add(struct wpstat_table *t,
 	raw_spin_unlock_irqrestore(&t->lock, flags);
 }
 
-/* Mark @e gone (its inode destroyed): reclaimable, and free to take over. */
+/*
+ * Mark @e gone (its inode destroyed): reclaimable, and free to take
+ * over; only if it is still in @state, live (its inode's row: not taken
+ * over since it was found).
+ */
 static bool notrace wpstat_entry_mark_gone(struct wpstat_table *t,
-					   struct wpstat_entry *e)
+					   struct wpstat_entry *e, u32 state)
 {
-	if (cmpxchg(&e->evicted, WPSTAT_ROW_LIVE, WPSTAT_ROW_GONE) !=
-	    WPSTAT_ROW_LIVE)
+	if (wpstat_row_kind(state) != WPSTAT_ROW_LIVE ||
+	    cmpxchg(&e->state, state, state | WPSTAT_ROW_GONE) != state)
 		return false;
 	atomic_inc(&t->nr_evicted);
 	wpstat_free_list_add(t, e);
 	return true;
 }
 
-/* Empty @e's index slot (t->lock held): its key is about to change. */
+/* Take @e's index slot from its key (t->lock held): the key is about to change. */
 static void notrace wpstat_unindex(struct wpstat_table *t,
 				   struct wpstat_entry *e)
 {
@@ -359,6 +343,7 @@ static void notrace wpstat_unindex(struct wpstat_table *t,
 
 		if (READ_ONCE(*slot) == nr) {
 			WRITE_ONCE(*slot, WPSTAT_INDEX_TOMB);
+			WRITE_ONCE(t->tombs, t->tombs + 1);
 			return;
 		}
 	}
@@ -366,9 +351,11 @@ static void notrace wpstat_unindex(struct wpstat_table *t,
 }
 
 /*
- * A row of a destroyed inode, given to @key (t->lock held): its counts
- * go to its filesystem's gone totals, as a compaction would fold them,
- * and its key changes under seq.  NULL if none is left.
+ * A row of a destroyed inode, given to @key: its counts go to its
+ * filesystem's gone totals, as a compaction would fold them, its slot
+ * leaves its old key, and its key changes under its state.  It is not
+ * in the index yet: wpstat_table_find() puts it in @key's.  NULL if no
+ * row is free.
  *
  * So the table never refuses a file while it holds rows of gone ones: a
  * queue that deletes its expired segments and maps a new one at once
@@ -382,119 +369,147 @@ static void notrace wpstat_unindex(struct wpstat_table *t,
 static struct wpstat_entry *notrace wpstat_table_recycle(struct wpstat_table *t,
 							 const struct wpstat_key *key)
 {
-	while (t->nr_free) {
-		struct wpstat_entry *e = &t->entries[t->free[--t->nr_free]];
-		u32 seq;
-
-		e->listed = 0;
-		/* Revived since it was listed: its inode is back. */
-		if (cmpxchg(&e->evicted, WPSTAT_ROW_GONE, WPSTAT_ROW_TAKEN) !=
-		    WPSTAT_ROW_GONE)
-			continue;
-		atomic_dec(&t->nr_evicted);
-		wpstat_unindex(t, e);
-		seq = e->seq;
-		WRITE_ONCE(e->seq, seq + 1);
-		/* Odd before the key or counts change: readers retry. */
-		smp_wmb();
-		wpstat_gone_add_locked(t, e, true);
-		e->key = *key;
-		WRITE_ONCE(e->evicted, WPSTAT_ROW_LIVE);
-		/* Key and state before the even seq: wpstat_entry_is(). */
-		smp_store_release(&e->seq, seq + 2);
-		WRITE_ONCE(t->recycled, t->recycled + 1);
-		return e;
-	}
-	return NULL;
-}
-
-/*
- * Insert @key (hash @h), which a lookup did not find when t->inserts was
- * @inserts, or find it if another CPU inserted it since.  Any context, no
- * allocation; one lock per table, taken only for a key not found (a new
- * file, once), so lookups stay lock-free.  Inserts under one lock can
- * reuse the slots that rows taken over leave (WPSTAT_INDEX_TOMB) without
- * two CPUs giving one key two rows.  NULL when there is no row to give
- * (all in use by live inodes) or the probe run is full; a compaction is
- * then kicked if it could help.
- */
-static struct wpstat_entry *notrace wpstat_table_insert_h(struct wpstat_table *t,
-							  const struct wpstat_key *key,
-							  u32 h, u32 inserts)
-{
-	u32 i, *slot = NULL, n;
 	struct wpstat_entry *e = NULL;
 	unsigned long flags;
+	bool kick;
 
-	/* A full table of live rows: no lock for an untracked event. */
-	if (!wpstat_table_has_room(t))
-		goto full;
+	/* Nothing to take over: no lock for an untracked event. */
+	if (!READ_ONCE(t->nr_free))
+		return NULL;
 	raw_spin_lock_irqsave(&t->lock, flags);
-	/* Indexed by another CPU since the lookup missed it? */
-	if (t->inserts != inserts) {
-		e = wpstat_table_find_h(t, key, h);
-		if (e)
-			goto out;
-	}
-	for (i = 0; i < WPSTAT_MAX_PROBE && !slot; i++) {
-		u32 *sl = &t->r.index[(h + i) & t->r.index_mask];
-		u32 cur = READ_ONCE(*sl);
+	while (t->nr_free) {
+		u32 s, gen, kind;
 
-		if (!cur || cur == WPSTAT_INDEX_TOMB)
-			slot = sl;
-	}
-	if (!slot)
-		goto out;
-	n = atomic_read(&t->r.nr_reserved);
-	if (n < t->r.max) {
-		e = &t->entries[n];
+		e = &t->entries[t->free[--t->nr_free]];
+		s = READ_ONCE(e->state);
+		gen = s & ~WPSTAT_ROW_KIND;
+		kind = wpstat_row_kind(s);
+		e->listed = 0;
+		/* Revived since it was listed (its inode is back): not free. */
+		if ((kind != WPSTAT_ROW_GONE && kind != WPSTAT_ROW_FREE) ||
+		    cmpxchg(&e->state, s, gen | WPSTAT_ROW_TAKEN) != s) {
+			e = NULL;
+			continue;
+		}
+		/* Taken (a full barrier) before the key or counts change. */
+		if (kind == WPSTAT_ROW_GONE) {
+			atomic_dec(&t->nr_evicted);
+			wpstat_unindex(t, e);
+			wpstat_gone_add_locked(t, e, true);
+		}
 		e->key = *key;
-		/* Published before the row is in the read passes' range. */
-		smp_store_release(&e->valid, 1);
-		atomic_set(&t->r.nr_reserved, n + 1);
-		atomic_inc(&t->nr_tracked);
-	} else {
-		e = wpstat_table_recycle(t, key);
-		if (!e)
-			goto out;
+		/* The key before the new state: wpstat_entry_is(). */
+		smp_store_release(&e->state,
+				  (gen + WPSTAT_ROW_NEXT) | WPSTAT_ROW_LIVE);
+		WRITE_ONCE(t->recycled, t->recycled + 1);
+		break;
 	}
-	/* The row's key before its slot: pairs with wpstat_table_find(). */
-	smp_store_release(slot, (u32)(e - t->entries) + 1);
-	/* After the slot: pairs with the acquire in wpstat_table_lookup(). */
-	smp_store_release(&t->inserts, t->inserts + 1);
-out:
+	kick = wpstat_table_tombs_many(t);
 	raw_spin_unlock_irqrestore(&t->lock, flags);
-	if (e) {
-		if (t->r.max - atomic_read(&t->r.nr_reserved) < t->r.max / 8 + 1)
-			wpstat_compact_kick(t);
-		return e;
-	}
-full:
-	wpstat_compact_kick(t);
-	return NULL;
+	if (kick)
+		wpstat_compact_kick(t);
+	return e;
 }
 
 /*
- * Find @key, or insert it: the hash once, and the lock only for a key
- * the lock-free walk did not find.
+ * A row taken over for a key that another CPU inserted first: free, with
+ * no counts, for the next taker (it is in no index slot).
  */
-static struct wpstat_entry *notrace wpstat_table_lookup(struct wpstat_table *t,
-							const struct wpstat_key *key)
+static void notrace wpstat_table_give_back(struct wpstat_table *t,
+					   struct wpstat_entry *e)
 {
-	u32 h = wpstat_key_hash(t, key);
-	/* Before the walk: an insert it could miss changes it. */
-	u32 inserts = smp_load_acquire(&t->inserts);
-	struct wpstat_entry *e = wpstat_table_find_h(t, key, h);
+	u32 s = READ_ONCE(e->state);
 
-	return e ?: wpstat_table_insert_h(t, key, h, inserts);
+	WRITE_ONCE(e->state, (s & ~WPSTAT_ROW_KIND) | WPSTAT_ROW_FREE);
+	wpstat_free_list_add(t, e);
 }
 
-/* Insert @key after a miss whose t->inserts is not known. */
-static struct wpstat_entry *notrace wpstat_table_insert(struct wpstat_table *t,
-							const struct wpstat_key *key)
+/*
+ * A row for @key: one never used (lock-free), or, the table having none
+ * left, one of a gone inode taken over.  @*fresh says which.
+ */
+static struct wpstat_entry *notrace wpstat_table_take(struct wpstat_table *t,
+						      const struct wpstat_key *key,
+						      bool *fresh)
 {
-	return wpstat_table_insert_h(t, key, wpstat_key_hash(t, key),
-				     READ_ONCE(t->inserts) - 1);
+	int n = atomic_fetch_add_unless(&t->r.nr_reserved, 1, t->r.max);
+	struct wpstat_entry *e;
+
+	*fresh = n < t->r.max;
+	if (!*fresh)
+		return wpstat_table_recycle(t, key);
+	e = &t->entries[n];
+	e->key = *key;
+	return e;
+}
+
+/*
+ * Find @key (*@state: the row's state when found), or insert it if
+ * @insert.  Any context, no allocation; a lock only to take a gone
+ * inode's row over.  Every insert claims an empty index slot with
+ * cmpxchg, never a slot a taken-over row left (WPSTAT_INDEX_TOMB: a
+ * lookup walks past it; a compaction empties them), so two CPUs
+ * inserting one key meet at the same slot and one of them finds the
+ * other's row.  NULL when absent (!@insert), or when no row is left
+ * for a new key or the probe run is exhausted; a compaction is then
+ * kicked if it could help.
+ */
+static struct wpstat_entry *notrace wpstat_table_find(struct wpstat_table *t,
+						      const struct wpstat_key *key,
+						      bool insert, u32 *state)
+{
+	u32 h = wpstat_key_hash(t, key), i;
+	struct wpstat_entry *mine = NULL;
+	bool fresh = false;
+
+	for (i = 0; i < WPSTAT_MAX_PROBE; i++) {
+		u32 *slot = &t->r.index[(h + i) & t->r.index_mask];
+		/* Pairs with cmpxchg() below: see the key before using it. */
+		u32 cur = smp_load_acquire(slot);
+
+		if (!cur) {
+			if (!insert)
+				return NULL;
+			if (!mine) {
+				mine = wpstat_table_take(t, key, &fresh);
+				if (!mine)
+					break;
+			}
+			/* Full barrier: the key is visible before the slot. */
+			cur = cmpxchg(slot, 0, (u32)(mine - t->entries) + 1);
+			if (!cur) {
+				if (fresh) {
+					/* Readers of valid rows see key and counts. */
+					smp_store_release(&mine->valid, 1);
+					atomic_inc(&t->nr_tracked);
+				}
+				*state = READ_ONCE(mine->state);
+				if (t->r.max - atomic_read(&t->r.nr_reserved) <
+				    t->r.max / 8 + 1)
+					wpstat_compact_kick(t);
+				return mine;
+			}
+		}
+		if (cur != WPSTAT_INDEX_TOMB &&
+		    wpstat_entry_is(&t->entries[cur - 1], key, state)) {
+			/*
+			 * Lost a race to insert the same key: a reserved row
+			 * stays unpublished (valid 0) until the next
+			 * compaction reclaims it; a taken-over one is free
+			 * for the next taker.
+			 */
+			if (mine && fresh)
+				wpstat_compact_kick(t);
+			else if (mine)
+				wpstat_table_give_back(t, mine);
+			return &t->entries[cur - 1];
+		}
+	}
+	if (mine && !fresh)
+		wpstat_table_give_back(t, mine);
+	if (insert)
+		wpstat_compact_kick(t);
+	return NULL;
 }
 
 /*
@@ -509,37 +524,35 @@ bool wpstat_inode_gone(const struct wpstat_key *key)
 	struct wpstat_table *t, *old;
 	struct wpstat_entry *e;
 	bool gone = true;
+	u32 s;
 
 	rcu_read_lock();
 	t = rcu_dereference(wpstat_table);
 	old = rcu_dereference(wpstat_table_moving);
-	e = t ? wpstat_table_find(t, key) : NULL;
+	e = t ? wpstat_table_find(t, key, false, &s) : NULL;
 	if (!e && old && old != t)
-		e = wpstat_table_find(old, key);
+		e = wpstat_table_find(old, key, false, &s);
 	if (e)
-		gone = READ_ONCE(e->evicted) != WPSTAT_ROW_LIVE;
+		gone = wpstat_row_kind(s) != WPSTAT_ROW_LIVE;
 	rcu_read_unlock();
 	return gone;
 }
 
 /*
- * An event for @key, whose row @e is marked gone: its inode is back (read
- * in again).  False if the row is no longer @key's: another inode took it
- * over since it was found (and that one is gone too: it is marked again).
+ * An event for @e's inode, whose row was found gone in @state: its inode
+ * is back (read in again).  False if the row is no longer its: another
+ * inode took it over since.
  */
 static bool notrace wpstat_revive(struct wpstat_table *t,
-				  struct wpstat_entry *e,
-				  const struct wpstat_key *key)
+				  struct wpstat_entry *e, u32 state)
 {
-	if (cmpxchg(&e->evicted, WPSTAT_ROW_GONE, WPSTAT_ROW_LIVE) !=
-	    WPSTAT_ROW_GONE)
-		return wpstat_entry_is(e, key) &&
-		       READ_ONCE(e->evicted) == WPSTAT_ROW_LIVE;
+	u32 live = (state & ~WPSTAT_ROW_KIND) | WPSTAT_ROW_LIVE;
+	u32 old = cmpxchg(&e->state, state, live);
+
+	if (old != state)		/* revived by another CPU, or taken */
+		return old == live;
 	atomic_dec(&t->nr_evicted);
-	if (wpstat_entry_is(e, key))
-		return true;
-	wpstat_entry_mark_gone(t, e);
-	return false;
+	return true;
 }
 
 struct wpstat_last __percpu *wpstat_last;
@@ -554,13 +567,15 @@ struct wpstat_ref notrace wpstat_lookup_slow(struct wpstat_table *t,
 	struct wpstat_ref r = { t, NULL };
 	struct wpstat_last *last = this_cpu_ptr(wpstat_last);
 	struct wpstat_entry *e;
+	u32 s;
 
 	if (unlikely(!t))
 		return r;
-	e = wpstat_table_lookup(t, key);
-	/* Taken over since it was found: @key's row is a new one now. */
-	if (e && unlikely(READ_ONCE(e->evicted)) && !wpstat_revive(t, e, key))
-		e = wpstat_table_insert(t, key);
+	e = wpstat_table_find(t, key, true, &s);
+	/* Taken over since it was found: find or make @key's row anew. */
+	if (e && unlikely(wpstat_row_kind(s) != WPSTAT_ROW_LIVE) &&
+	    !wpstat_revive(t, e, s))
+		e = wpstat_table_find(t, key, true, &s);
 	if (unlikely(!e)) {
 		this_cpu_inc(t->sums->untracked_events);
 		return r;
@@ -593,6 +608,7 @@ void notrace wpstat_mark_gone(const struct wpstat_key *key)
 	struct wpstat_table *t = rcu_dereference_sched(wpstat_table);
 	struct wpstat_table *old = rcu_dereference_sched(wpstat_table_moving);
 	struct wpstat_entry *e;
+	u32 s;
 
 	if (!t)
 		return;
@@ -603,14 +619,14 @@ void notrace wpstat_mark_gone(const struct wpstat_key *key)
 	 * side, one of the two sees the other's write.
 	 */
 	if (old && old != t) {
-		e = wpstat_table_find(old, key);
+		e = wpstat_table_find(old, key, false, &s);
 		if (e)
-			wpstat_entry_mark_gone(old, e);
+			wpstat_entry_mark_gone(old, e, s);
 		/* Mark before look: pairs with wpstat_move_row()'s. */
 		smp_mb();
 	}
-	e = wpstat_table_find(t, key);
-	if (!e || !wpstat_entry_mark_gone(t, e))
+	e = wpstat_table_find(t, key, false, &s);
+	if (!e || !wpstat_entry_mark_gone(t, e, s))
 		return;
 	/*
 	 * Fold early once a quarter of a half-full table is gone (a build, a
@@ -725,10 +741,11 @@ static void wpstat_fold_gone(struct wpstat_table *t, struct wpstat_entry *e)
 static void wpstat_move_row(struct wpstat_table *t, struct wpstat_entry *to,
 			    const struct wpstat_entry *e)
 {
+	u32 s;
 	int c;
 
 	if (!to)
-		to = wpstat_table_lookup(t, &e->key);
+		to = wpstat_table_find(t, &e->key, true, &s);
 	for (c = 0; c < WPC_NR; c++) {
 		u64 v = atomic64_read(&e->count[c]);
 		u64 *u;
@@ -754,8 +771,8 @@ static void wpstat_move_row(struct wpstat_table *t, struct wpstat_entry *to,
 	}
 	/* Pairs with wpstat_mark_gone(): the new row is published first. */
 	smp_mb();
-	if (to && READ_ONCE(e->evicted) != WPSTAT_ROW_LIVE)
-		wpstat_entry_mark_gone(t, to);
+	if (to && wpstat_row_kind(READ_ONCE(e->state)) != WPSTAT_ROW_LIVE)
+		wpstat_entry_mark_gone(t, to, READ_ONCE(to->state));
 }
 
 /*
@@ -787,20 +804,20 @@ static void wpstat_gone_merge(struct wpstat_table *new,
 	raw_spin_unlock_irqrestore(&new->lock, flags);
 }
 
-/* @e's key if it is a live row, read whole (its seq in *@seq). */
+/* @e's key if it is a live row, read whole (its state in *@state). */
 static bool wpstat_live_key(const struct wpstat_entry *e,
-			    struct wpstat_key *key, u32 *seq)
+			    struct wpstat_key *key, u32 *state)
 {
-	/* Pairs with the release in wpstat_table_insert_h(). */
+	/* Pairs with the release in wpstat_table_find(). */
 	if (!smp_load_acquire(&e->valid))
 		return false;
-	/* Pairs with the release of the even seq in wpstat_table_recycle(). */
-	*seq = smp_load_acquire(&e->seq);
+	/* Pairs with the release in wpstat_table_recycle(). */
+	*state = smp_load_acquire(&e->state);
 	*key = e->key;
-	/* The key and state are read before seq is read again. */
+	/* The key is read before the state is read again. */
 	smp_rmb();
-	return !(*seq & 1) && READ_ONCE(e->evicted) == WPSTAT_ROW_LIVE &&
-	       READ_ONCE(e->seq) == *seq;
+	return wpstat_row_kind(*state) == WPSTAT_ROW_LIVE &&
+	       READ_ONCE(e->state) == *state;
 }
 
 /*
@@ -820,7 +837,8 @@ int wpstat_compact(void)
 	struct wpstat_table *old, *new;
 	u64 cpu0 = wpstat_task_cpu_ns(), recycled0;
 	struct wpstat_gone *snap = NULL;
-	u32 i, n, n0, *map = NULL;
+	u32 i, n, n0, s, *map = NULL;
+	struct wpstat_entry *to;
 	unsigned long flags;
 	struct wpstat_key key;
 	int ret = 0;
@@ -832,7 +850,7 @@ int wpstat_compact(void)
 		goto out;
 	new = wpstat_table_alloc(old->r.max, old);
 	n0 = min_t(u32, atomic_read(&old->r.nr_reserved), old->r.max);
-	/* map[i]: row + 1 in @new (0: none); map[n0 + i]: the seq it had. */
+	/* map[i]: row + 1 in @new (0: none); map[n0 + i]: its state then. */
 	map = kvcalloc(2 * max_t(u32, n0, 1), sizeof(*map), GFP_KERNEL);
 	snap = kcalloc(WPSTAT_GONE_DEVS, sizeof(*snap), GFP_KERNEL);
 	if (!new || !map || !snap) {
@@ -842,11 +860,9 @@ int wpstat_compact(void)
 	}
 	/* The live rows, by key; the counts come after the swap. */
 	for (i = 0; i < n0; i++) {
-		struct wpstat_entry *to;
-
 		if (!wpstat_live_key(&old->entries[i], &key, &map[n0 + i]))
 			continue;
-		to = wpstat_table_insert(new, &key);
+		to = wpstat_table_find(new, &key, true, &s);
 		map[i] = to ? to - new->entries + 1 : 0;
 	}
 	raw_spin_lock_irqsave(&old->lock, flags);
@@ -871,15 +887,21 @@ int wpstat_compact(void)
 		struct wpstat_entry *e = &old->entries[i];
 		bool mapped = i < n0 && map[i];
 
-		/* Pairs with the release in wpstat_table_insert_h(). */
+		/* Pairs with the release in wpstat_table_find(). */
 		if (!smp_load_acquire(&e->valid))
 			continue;
-		if (mapped && READ_ONCE(e->seq) != map[n0 + i]) {
+		s = READ_ONCE(e->state);
+		if (mapped && (s & ~WPSTAT_ROW_KIND) !=
+			      (map[n0 + i] & ~WPSTAT_ROW_KIND)) {
 			/* Taken over since the first pass: its inode is gone. */
-			wpstat_entry_mark_gone(new, &new->entries[map[i] - 1]);
+			to = &new->entries[map[i] - 1];
+			wpstat_entry_mark_gone(new, to, READ_ONCE(to->state));
 			mapped = false;
 		}
-		if (!mapped && READ_ONCE(e->evicted) != WPSTAT_ROW_LIVE)
+		/* Given back after a take-over: no file's, no counts. */
+		if (wpstat_row_kind(s) == WPSTAT_ROW_FREE)
+			continue;
+		if (!mapped && wpstat_row_kind(s) != WPSTAT_ROW_LIVE)
 			wpstat_fold_gone(new, e);
 		else
 			wpstat_move_row(new, mapped ?
