@@ -41,108 +41,6 @@
 
 #define HOT_PAGES	16
 
-/* ---- accounting: rows + gone + untracked = totals ---------------------- */
-
-/* Per counter: the summary total, the sum over rows, over gone lines. */
-struct account {
-	int64_t total[WPS_N], rows[WPS_N], gone[WPS_N];
-	int64_t nrows, gone_inodes;
-};
-
-/* Counts add up; a maximum is the largest of its parts. */
-static void merge(int64_t *acc, int i, int64_t v)
-{
-	if (!wps_is_max(i))
-		*acc += v;
-	else if (v > *acc)
-		*acc = v;
-}
-
-/* The counter columns of /proc/wpstat/gone ("dev inodes c..."), merged. */
-static int read_gone(struct account *a)
-{
-	char buf[1 << 16], *line, *save = NULL, *tok, *s2;
-	int col[WPS_N + 2], ncol = 0, i;
-
-	if (wps_slurp(WPSTAT_GONE_PATH, buf, sizeof(buf)) <= 0)
-		return -1;
-	line = strtok_r(buf, "\n", &save);
-	for (tok = strtok_r(line, " ", &s2); tok; tok = strtok_r(NULL, " ", &s2)) {
-		col[ncol] = -1;
-		for (i = 0; i < (int)WPS_N; i++)
-			if (!strcmp(tok, wps_names[i]))
-				col[ncol] = i;
-		if (++ncol == WPS_N + 2)
-			break;
-	}
-	while ((line = strtok_r(NULL, "\n", &save))) {
-		int c = 0;
-
-		for (tok = strtok_r(line, " ", &s2); tok && c < ncol;
-		     tok = strtok_r(NULL, " ", &s2), c++) {
-			if (c == 1 && strcmp(tok, "-"))
-				a->gone_inodes += strtoll(tok, NULL, 10);
-			if (c >= 2 && col[c] >= 0 && strcmp(tok, "-"))
-				merge(&a->gone[col[c]], col[c],
-				      strtoll(tok, NULL, 10));
-		}
-	}
-	return 0;
-}
-
-/*
- * A consistent account, counting disabled: re-read until no compaction
- * moved rows between the reads.
- */
-static int read_account(struct account *a)
-{
-	struct wpstat_snapshot s;
-	int64_t before;
-	size_t r;
-	int i, tries;
-
-	for (tries = 0; tries < 20; tries++) {
-		memset(a, 0, sizeof(*a));
-		before = wps_summary("compactions");
-		if (wpstat_snapshot_read(NULL, &s))
-			return -1;
-		for (r = 0; r < s.nrows; r++) {
-			for (i = 0; i < (int)WPS_N; i++) {
-				int c = wpstat_counter_index(&s, wps_names[i]);
-
-				if (c >= 0 && s.rows[r].avail[c])
-					merge(&a->rows[i], i, s.rows[r].val[c]);
-			}
-		}
-		a->nrows = s.nrows;
-		wpstat_snapshot_free(&s);
-		if (read_gone(a))
-			return -1;
-		for (i = 0; i < (int)WPS_N; i++)
-			a->total[i] = wps_summary(wps_names[i]);
-		if (wps_summary("compactions") == before)
-			return 0;
-	}
-	return -1;
-}
-
-static void expect_accounted(struct __test_metadata *_metadata,
-			     const struct account *a)
-{
-	int i;
-
-	for (i = 0; i < (int)WPS_N; i++) {
-		if (a->total[i] < 0)	/* not produced at this level */
-			continue;
-		EXPECT_EQ(a->total[i], wps_is_max(i) ?
-			  (a->rows[i] > a->gone[i] ? a->rows[i] : a->gone[i]) :
-			  a->rows[i] + a->gone[i])
-			TH_LOG("%s: total %lld, rows %lld, gone + untracked %lld",
-			       wps_names[i], (long long)a->total[i],
-			       (long long)a->rows[i], (long long)a->gone[i]);
-	}
-}
-
 /* ---- memory ------------------------------------------------------------ */
 
 static long meminfo_kb(const char *key)
@@ -250,7 +148,7 @@ TEST_F(soak, waves)
 	char path[512], buf[PAGE];
 	long untracked_files = 0;
 	uint64_t logged = wpstat_now_ns();
-	struct account a;
+	struct wps_account a;
 	struct wps hot;
 	int w, i, fd;
 
@@ -327,10 +225,10 @@ TEST_F(soak, waves)
 
 	/* Every event accounted, counter by counter. */
 	ASSERT_EQ(0, wps_control("disable"));
-	ASSERT_EQ(0, read_account(&a));
+	ASSERT_EQ(0, wps_read_account(&a));
 	TH_LOG("%lld rows, %lld inodes gone", (long long)a.nrows,
 	       (long long)a.gone_inodes);
-	expect_accounted(_metadata, &a);
+	EXPECT_ACCOUNTED(&a);
 	ASSERT_EQ(0, wps_control("enable"));
 }
 
@@ -396,7 +294,7 @@ static void writer(int k, volatile int *stop)
 TEST_F(writers, resets_leave_exact_totals)
 {
 	uint64_t t0, worst = 0;
-	struct account a;
+	struct wps_account a;
 	int k, i, status;
 
 	for (k = 0; k < 4; k++) {
@@ -423,8 +321,8 @@ TEST_F(writers, resets_leave_exact_totals)
 	ASSERT_EQ(0, system("sync"));
 	usleep(500 * 1000);
 	ASSERT_EQ(0, wps_control("disable"));
-	ASSERT_EQ(0, read_account(&a));
-	expect_accounted(_metadata, &a);
+	ASSERT_EQ(0, wps_read_account(&a));
+	EXPECT_ACCOUNTED(&a);
 	for (i = 0; i < (int)WPS_N; i++)
 		EXPECT_EQ(0, a.gone[i]) TH_LOG("%s: no row was reclaimed or lost",
 					      wps_names[i]);

@@ -17,6 +17,16 @@
  *              new file's row must come from one of theirs, at its first
  *              event (the module before the take-over found none until a
  *              compaction ran, and lost all 64 faults).
+ *   deletion.takeover_under_churn  max_inodes=64: 4 threads create,
+ *              write (pwrite and a store through a mapping) and delete
+ *              files as fast as they can, so that rows are taken over all
+ *              the time, while a reader walks /proc/wpstat/inodes and a
+ *              hot file of 8 pages is stored to and synced between:
+ *              for 15 s.  Expected: no key twice in any walk (one key,
+ *              one row), the hot file exact (8 first writes, then 8
+ *              write-protect faults and 8 cleans a round), and every
+ *              counter's rows, gone lines and untracked part adding up to
+ *              its total.
  *   pairs.scans_bounded  the default 4,096 stall rows and more live
  *              process x file pairs than that (one process storing to
  *              4,200 files that stay), while other processes exit and
@@ -31,6 +41,7 @@
  * default one back.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -174,6 +185,128 @@ TEST_F(deletion, new_file_counted_at_once)
 	       "taken over from a gone file" :
 	       "a free one: a compaction had run");
 	munmap(map, DEL_PAGES * PAGE);
+	close(fd);
+}
+
+/* ---- deletion under churn: rows taken over while read ----------------------- */
+
+#define CHURN_THREADS	4
+#define CHURN_SECONDS	15
+#define HOT_PAGES	8
+
+struct churn {
+	const char *dir;
+	volatile int *stop;
+	pthread_t th;
+	int id, err;
+	long files;
+};
+
+static void *churn_run(void *arg)
+{
+	struct churn *c = arg;
+	char path[512], buf[PAGE], *map;
+	int fd;
+
+	memset(buf, 'c', sizeof(buf));
+	while (!*c->stop && !c->err) {
+		snprintf(path, sizeof(path), "%s/c%d.%ld", c->dir, c->id, c->files);
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0 || pwrite(fd, buf, PAGE, 0) != PAGE ||
+		    ftruncate(fd, 2 * PAGE)) {
+			c->err = errno ? -errno : -EIO;
+			break;
+		}
+		map = map_shared(fd, 2);
+		if (map) {
+			wps_store_pages(map + PAGE, 1, 1);
+			munmap(map, 2 * PAGE);
+		}
+		close(fd);
+		if (unlink(path))
+			c->err = -errno;
+		c->files++;
+	}
+	return NULL;
+}
+
+/* Keys seen twice in one walk of /proc/wpstat/inodes: 0 if none. */
+static long duplicate_keys(void)
+{
+	struct wpstat_snapshot s;
+	long dup = 0;
+	size_t i, j;
+
+	if (wpstat_snapshot_read(NULL, &s))
+		return -1;
+	for (i = 0; i < s.nrows; i++)
+		for (j = i + 1; j < s.nrows; j++)
+			dup += s.rows[i].major == s.rows[j].major &&
+			       s.rows[i].minor == s.rows[j].minor &&
+			       s.rows[i].ino == s.rows[j].ino &&
+			       s.rows[i].gen == s.rows[j].gen;
+	wpstat_snapshot_free(&s);
+	return dup;
+}
+
+TEST_F(deletion, takeover_under_churn)
+{
+	struct churn ch[CHURN_THREADS];
+	struct wpstat_file_key hot_key;
+	long files = 0, walks = 0, dups = 0;
+	volatile int stop = 0;
+	struct wps_account a;
+	char hot[512], *map;
+	uint64_t t0;
+	struct wps w;
+	int i, fd, rounds = 0;
+
+	ASSERT_RELOAD("max_inodes=64");
+	snprintf(hot, sizeof(hot), "%s/hot", self->dir);
+	fd = open(hot, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, HOT_PAGES * PAGE));
+	map = map_shared(fd, HOT_PAGES);
+	ASSERT_NE(NULL, map);
+	ASSERT_EQ(0, wpstat_fd_key(fd, &hot_key));
+	for (i = 0; i < CHURN_THREADS; i++) {
+		ch[i] = (struct churn){ .dir = self->dir, .stop = &stop, .id = i };
+		ASSERT_EQ(0, pthread_create(&ch[i].th, NULL, churn_run, &ch[i]));
+	}
+	t0 = wpstat_now_ns();
+	while (wpstat_now_ns() - t0 < CHURN_SECONDS * 1000000000ULL) {
+		wps_store_pages(map, HOT_PAGES, rounds + 1);
+		if (msync(map, HOT_PAGES * PAGE, MS_SYNC))
+			break;
+		rounds++;
+		dups += duplicate_keys();
+		walks++;
+	}
+	stop = 1;
+	for (i = 0; i < CHURN_THREADS; i++) {
+		pthread_join(ch[i].th, NULL);
+		EXPECT_EQ(0, ch[i].err) TH_LOG("churn thread %d", i);
+		files += ch[i].files;
+	}
+	TH_LOG("%ld files churned, %d hot rounds, %ld walks: %lld rows taken over, %lld compactions, %lld untracked events",
+	       files, rounds, walks, (long long)wps_summary("recycled_inodes"),
+	       (long long)wps_summary("compactions"),
+	       (long long)wps_summary("untracked_events"));
+	EXPECT_EQ(0, dups);
+	EXPECT_LT(0, wps_summary("recycled_inodes"));
+
+	/* The hot file: first writes once, then a fault and a clean a page a round. */
+	ASSERT_EQ(0, wps_read_key(&hot_key, &w));
+	EXPECT_EQ(HOT_PAGES, w.mkwrite_first);
+	EXPECT_EQ(HOT_PAGES * (rounds - 1), w.mkwrite_wp);
+	EXPECT_EQ(HOT_PAGES * rounds, w.mkclean_calls);
+
+	/* Every event accounted, counter by counter. */
+	ASSERT_EQ(0, wps_control("disable"));
+	ASSERT_EQ(0, wps_read_account(&a));
+	EXPECT_ACCOUNTED(&a);
+	ASSERT_EQ(0, wps_control("enable"));
+	munmap(map, HOT_PAGES * PAGE);
 	close(fd);
 }
 

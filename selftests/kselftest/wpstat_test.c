@@ -480,7 +480,106 @@ static const char *const stall_names[] = {
 #undef WPSTAT_STALL
 };
 #define STALL_N	(sizeof(stall_names) / sizeof(stall_names[0]))
-#define STALL_KEY_COLS	6	/* tgid comm dev ino gen cgroup */
+#define STALL_KEY_COLS	6	/* ---- accounting ----------------------------------------------------------- */
+
+/* Counts add up; a maximum is the largest of its parts. */
+static void account_merge(int64_t *acc, int i, int64_t v)
+{
+	if (!wps_is_max(i))
+		*acc += v;
+	else if (v > *acc)
+		*acc = v;
+}
+
+/* The counter columns of /proc/wpstat/gone ("dev inodes c..."), merged. */
+static int account_read_gone(struct wps_account *a)
+{
+	static char buf[1 << 16];
+	char *line, *save = NULL, *tok, *s2;
+	int col[WPS_N + 2], ncol = 0, i;
+
+	if (wps_slurp(WPSTAT_GONE_PATH, buf, sizeof(buf)) <= 0)
+		return -1;
+	line = strtok_r(buf, "\n", &save);
+	for (tok = strtok_r(line, " ", &s2); tok; tok = strtok_r(NULL, " ", &s2)) {
+		col[ncol] = -1;
+		for (i = 0; i < (int)WPS_N; i++)
+			if (!strcmp(tok, wps_names[i]))
+				col[ncol] = i;
+		if (++ncol == WPS_N + 2)
+			break;
+	}
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		int c = 0;
+
+		for (tok = strtok_r(line, " ", &s2); tok && c < ncol;
+		     tok = strtok_r(NULL, " ", &s2), c++) {
+			if (c == 1 && strcmp(tok, "-"))
+				a->gone_inodes += strtoll(tok, NULL, 10);
+			if (c >= 2 && col[c] >= 0 && strcmp(tok, "-"))
+				account_merge(&a->gone[col[c]], col[c],
+					      strtoll(tok, NULL, 10));
+		}
+	}
+	return 0;
+}
+
+int wps_read_account(struct wps_account *a)
+{
+	struct wpstat_snapshot s;
+	int64_t swaps;
+	size_t r;
+	int i, tries;
+
+	for (tries = 0; tries < 20; tries++) {
+		memset(a, 0, sizeof(*a));
+		swaps = wps_summary("table_swaps") + wps_summary("recycled_inodes");
+		if (wpstat_snapshot_read(NULL, &s))
+			return -1;
+		for (r = 0; r < s.nrows; r++) {
+			for (i = 0; i < (int)WPS_N; i++) {
+				int c = wpstat_counter_index(&s, wps_names[i]);
+
+				if (c >= 0 && s.rows[r].avail[c])
+					account_merge(&a->rows[i], i,
+						      s.rows[r].val[c]);
+			}
+		}
+		a->nrows = s.nrows;
+		wpstat_snapshot_free(&s);
+		if (account_read_gone(a))
+			return -1;
+		for (i = 0; i < (int)WPS_N; i++)
+			a->total[i] = wps_summary(wps_names[i]);
+		if (wps_summary("table_swaps") + wps_summary("recycled_inodes") == swaps)
+			return 0;
+	}
+	return -1;
+}
+
+int wps_account_check(const struct wps_account *a, char *why, size_t len)
+{
+	size_t used = 0;
+	int i, bad = 0;
+
+	for (i = 0; i < (int)WPS_N; i++) {
+		int64_t parts = wps_is_max(i) ?
+			(a->rows[i] > a->gone[i] ? a->rows[i] : a->gone[i]) :
+			a->rows[i] + a->gone[i];
+
+		if (a->total[i] < 0 || a->total[i] == parts)	/* <0: not at this level */
+			continue;
+		bad++;
+		if (used < len)
+			used += snprintf(why + used, len - used,
+					 "%s: total %lld, rows %lld, gone + untracked %lld; ",
+					 wps_names[i], (long long)a->total[i],
+					 (long long)a->rows[i], (long long)a->gone[i]);
+	}
+	return bad;
+}
+
+/* tgid comm dev ino gen cgroup */
 
 _Static_assert(sizeof(struct stall_row) -
 	       __builtin_offsetof(struct stall_row, fault_first) ==

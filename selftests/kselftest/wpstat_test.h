@@ -237,6 +237,33 @@ int pwrite_pages(int fd, size_t first, size_t n, char val);
 /* Map @fd, one store per page, msync, unmap: 0 or -errno. */
 int touch_file(int fd, size_t npages);
 
+/* ---- accounting: rows + gone + untracked = totals ------------------------ */
+
+/* Per counter: the summary total, the sum over rows, over gone lines. */
+struct wps_account {
+	int64_t total[WPS_N], rows[WPS_N], gone[WPS_N];
+	int64_t nrows, gone_inodes;
+};
+
+/*
+ * A consistent account (counting disabled: nothing inserted or taken
+ * over meanwhile): re-read until no compaction moved rows between the
+ * reads.  0, or -1.
+ */
+int wps_read_account(struct wps_account *a);
+/*
+ * The counters whose rows and gone lines (a maximum: the largest) do not
+ * make their total, each said in @why; how many.
+ */
+int wps_account_check(const struct wps_account *a, char *why, size_t len);
+
+#define EXPECT_ACCOUNTED(a) do {					\
+	char __why[2048] = "";						\
+									\
+	EXPECT_EQ(0, wps_account_check((a), __why, sizeof(__why)))	\
+		TH_LOG("%s", __why);					\
+} while (0)
+
 /* ---- /proc/wpstat/stalls ------------------------------------------------ */
 
 #define STALLS_PATH	WPSTAT_STALLS_PATH
