@@ -2,17 +2,17 @@
 /*
  * wpstat_table.c - the per-inode table, its per-CPU sums, and recycling.
  *
- * Probe handlers find an inode's entry lock-free, insert a new one under
- * the table's raw spinlock (once per file), and add to its atomic counters
- * and to per-CPU sums that belong to the same table, so a reset (which
- * swaps in a fresh table under RCU) can never leave part of a total
- * behind.  Readers pin a table with a reference.
+ * Probe handlers find or insert an inode's entry lock-free and add to its
+ * atomic counters and to per-CPU sums that belong to the same table, so a
+ * reset (which swaps in a fresh table under RCU) can never leave part of a
+ * total behind.  Readers pin a table with a reference.
  *
  * Left loaded for weeks, the table would fill with rows of inodes long
  * gone.  A row is marked when its inode is destroyed (evicted from the
  * inode cache, which a deleted file is at its last close), and unmarked if
  * the same inode is read back and counts again.  A new file that finds
- * the table full takes a marked row over at once (wpstat_table_recycle()).
+ * the table full takes a marked row over at once, under the table's raw
+ * spinlock (wpstat_table_recycle()).
  * When the table runs short of room (an eighth left, or an insert failed),
  * or a quarter of a half-full table is marked, compaction (process
  * context, wpstat_compact(); at most once a second and 1 % of a CPU, for
