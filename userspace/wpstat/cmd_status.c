@@ -231,6 +231,9 @@ static void status_json(bool loaded, const char *version, int refcnt,
 	SUMMARY_NUM("max_stalls");
 	SUMMARY_NUM("stall_overflow_events");
 	SUMMARY_NUM("stall_row_bytes");
+	SUMMARY_NUM("module_bytes");
+	SUMMARY_NUM("module_cpu_bytes");
+	SUMMARY_NUM("possible_cpus");
 #undef SUMMARY_NUM
 	fputs(", \"histogram_scope\": ", stdout);
 	json_string_or_null(stdout, wpstat_kv_get(summary, "histogram_scope"));
@@ -400,6 +403,14 @@ static void status_text(bool loaded, const char *version, int refcnt,
 			printf(", %s overflow events", v);
 		putchar('\n');
 	}
+	/* What the module holds, and how much of it each CPU adds. */
+	v = wpstat_kv_get(summary, "module_bytes");
+	w = wpstat_kv_get(summary, "module_cpu_bytes");
+	alive = wpstat_kv_get(summary, "possible_cpus");
+	if (v && w && alive)
+		printf("memory:      %.1f MiB, of which %.1f KiB for each of %s possible CPUs\n",
+		       strtoull(v, NULL, 10) / 1048576.0,
+		       strtoull(w, NULL, 10) / 1024.0, alive);
 	v = wpstat_kv_get(summary, "histogram_scope");
 	if (v)
 		printf("histograms:  %s\n", v);
