@@ -271,6 +271,8 @@ teardown() {
 	assert_line --regexp '^filters: +dev none, pid none'
 	assert_line --regexp '^probes: +[0-9]+ of [0-9]+ attached: mkwrite'
 	assert_line --regexp '^inodes: +[0-9]+ tracked of [0-9]+'
+	# /sys/devices/system/cpu/possible: "0-N" (or "0").
+	assert_line --regexp "^memory: +[0-9.]+ MiB, of which [0-9.]+ KiB for each of $(awk -F- '{ print $NF + 1 }' /sys/devices/system/cpu/possible) possible CPUs\$"
 }
 
 @test "status --json: valid, and agrees with sysfs and debugfs" {
@@ -303,7 +305,9 @@ teardown() {
 		.probes_off == $off and
 		.level == "counts" and
 		.counters_unavailable == $timing and
-		.counters_timing_only == $timing' <<<"$output"
+		.counters_timing_only == $timing and
+		.module_bytes > .module_cpu_bytes * .possible_cpus and
+		.module_cpu_bytes > 0 and .possible_cpus >= 1' <<<"$output"
 }
 
 @test "status with probes skipped: unavailable probes and counters" {
