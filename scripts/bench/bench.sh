@@ -10,7 +10,8 @@
 #   default: one per host core),
 #   BENCH_ROUNDS, BENCH_CONFIGS (a subset of the configurations, e.g.
 #   "base counts bt-kfunc"), BENCH_W1_PASSES, BENCH_W2_MIB, BENCH_W3_FILES,
-#   BENCH_W4_PAGES, BENCH_W4_PASSES, BENCH_FILL, BENCH_OVERFLOW_MAX,
+#   BENCH_W4_PAGES, BENCH_W4_PASSES, BENCH_W5_PAIRS, BENCH_W5_PASSES,
+#   BENCH_FILL, BENCH_OVERFLOW_MAX,
 #   BENCH_PERF, BENCH_EXTRAS, BENCH_MECH (0: no mechanism part),
 #   BENCH_MECH_CALLS (see scripts/bench/guest-bench.sh),
 #   BENCH_CLOCK (icount, the default, or wall: see below),
@@ -37,7 +38,7 @@ esac
 
 benv=()
 for v in BENCH_ROUNDS BENCH_CONFIGS BENCH_W1_PASSES BENCH_W2_MIB BENCH_W3_FILES \
-	BENCH_W4_PAGES BENCH_W4_PASSES BENCH_FILL BENCH_OVERFLOW_MAX BENCH_PERF \
+	BENCH_W4_PAGES BENCH_W4_PASSES BENCH_W5_PAIRS BENCH_W5_PASSES BENCH_FILL BENCH_OVERFLOW_MAX BENCH_PERF \
 	BENCH_EXTRAS BENCH_MECH BENCH_MECH_CALLS BENCH_TIME; do
 	[ -n "${!v:-}" ] && benv+=("$v=${!v}")
 done
@@ -83,8 +84,11 @@ if [ -n "${BENCH_ALT:-}" ]; then
 	esac
 	for k in $kvers; do
 		d=$top/build/bench-alt/$k
+		# kmod/Makefile writes the version header; a build of the
+		# bare directory (M=) needs its own, naming the revision.
 		rm -rf "$d" && mkdir -p "$d" &&
 			git -C "$top" archive "$alt_rev" kmod | tar -x -C "$d" --strip-components=1 &&
+			echo "#define WPSTAT_VERSION \"alt-$alt_rev\"" >"$d/wpstat_version.h" &&
 			"$top/scripts/vm/kbuild.sh" "$k" "$d" >"$out/$k.alt-build.log" 2>&1 ||
 			{ echo "bench: $alt_rev's module does not build for $k ($out/$k.alt-build.log)" >&2; exit 1; }
 	done

@@ -93,7 +93,8 @@ def added_cost_table(ks, ref, summary):
                         "timing-skip")
             if all(c in summary[k]["ran"] and "base" in summary[k]["ran"]
                    for k in ks)]
-    # The workloads every kernel ran (results from before W4 lack it).
+    # The workloads every kernel ran (results from before W4 or W5 lack
+    # them).
     wls = [w for w in WORKLOADS
            if all(summary[k]["costs"][w].a["rounds"] for k in ks)]
     if not cfgs:
@@ -102,7 +103,8 @@ def added_cost_table(ks, ref, summary):
     out = ["**wpstat's added cost per event** over each kernel's own "
            "baseline ({}), and its ratio to {}'s. The events are each "
            "kernel's own fast-path probe hits (per op they differ: see "
-           "each section's events table); W4's are its page faults.\n".format(
+           "each section's events table); W4's are its page faults, "
+           "W5's the inodes it destroyed (the evict point's hits).\n".format(
                "fastest runs, per-round medians in brackets" if icount
                else "medians", ref)]
     out.append("| workload | config | " + " | ".join(ks) + " | " + " | ".join(
@@ -132,10 +134,11 @@ def added_cost_table(ks, ref, summary):
 def new_points_table(ks, summary):
     """What the points only level timing attaches cost on each kernel:
     per op, timing less timing-skip paired by round, with their share of
-    timing's time; and W4, every page fault: level counts' and level
-    timing's time against the baseline's, paired by round."""
+    timing's time; and W4, every page fault, and W5, every inode
+    destroyed: level counts' and level timing's time against the
+    baseline's, paired by round."""
     ks = [k for k in ks if summary[k].get("new_points") or
-          summary[k].get("fault")]
+          summary[k].get("fault") or summary[k].get("inode")]
     if not ks:
         return []
     wls = [w for w in WORKLOADS
@@ -144,9 +147,9 @@ def new_points_table(ks, summary):
            "fault, the journal waits): per op, timing "
            "less timing-skip (the same level without them), median of "
            "the per-round differences, with their share of timing's "
-           "time; for W4, every page fault, each level's time / the "
-           "baseline's, paired by round (median, the range, the "
-           "rounds).\n"]
+           "time; for W4, every page fault, and W5, every inode "
+           "destroyed, each level's time / the baseline's, paired by "
+           "round (median, the range, the rounds).\n"]
     out.append("| workload | what | " + " | ".join(ks) + " |")
     out.append("|---|---|" + "---:|" * len(ks))
     for w in wls:
@@ -158,16 +161,18 @@ def new_points_table(ks, summary):
                          else "-")
         out.append("| {} | timing's own points, per op | {} |".format(
             w, " | ".join(cells)))
-    for c in ("counts", "timing"):
-        if not any(c in summary[k].get("fault", {}) for k in ks):
-            continue
-        cells = []
-        for k in ks:
-            r = summary[k].get("fault", {}).get(c)
-            cells.append("{:.3f}x ({:.3f}-{:.3f}, {} round{})".format(
-                r["ratio"][0], r["ratio"][1], r["ratio"][2], r["rounds"],
-                "" if r["rounds"] == 1 else "s") if r else "-")
-        out.append("| W4 | level {}: time per fault / base's | {} |".format(
-            c, " | ".join(cells)))
+    for w, part, what in (("W4", "fault", "fault"),
+                          ("W5", "inode", "inode destroyed")):
+        for c in ("counts", "timing"):
+            if not any(c in summary[k].get(part, {}) for k in ks):
+                continue
+            cells = []
+            for k in ks:
+                r = summary[k].get(part, {}).get(c)
+                cells.append("{:.3f}x ({:.3f}-{:.3f}, {} round{})".format(
+                    r["ratio"][0], r["ratio"][1], r["ratio"][2], r["rounds"],
+                    "" if r["rounds"] == 1 else "s") if r else "-")
+            out.append("| {} | level {}: time per {} / base's | {} |".format(
+                w, c, what, " | ".join(cells)))
     out.append("")
     return out

@@ -10,15 +10,17 @@ import os
 
 from bench_mechanisms import floor_section, kind_mech, mech_costs, \
     mechanisms_section
-from bench_results import CONFIGS, LEVELS, NAN, PER_FAULT, TIMING_OWN, \
-    WORKLOADS, Costs, analyse, fmt_pct, fmt_ratio, med, parse_enabled, \
+from bench_results import CONFIGS, LEVELS, NAN, PER_FAULT, PER_INODE, \
+    TIMING_OWN, WORKLOADS, Costs, analyse, fmt_pct, fmt_ratio, med, parse_enabled, \
     parse_kprobes, parse_probes, points_of, pos, ratio, rng
 from bench_targets import extras_section, targets_section
 
 OP = {"W1": "a page stored, msync included", "W2": "a 4 KiB write",
       "W3": "a file opened, written and closed",
       "W4": "a page fault on anonymous memory (a store to an untouched "
-            "page, its share of mmap and munmap included)"}
+            "page, its share of mmap and munmap included)",
+      "W5": "an inode destroyed (pipes and socket pairs closed): what "
+            "every CPU of a busy machine does, none of wpstat's business"}
 
 
 class KernelRun:
@@ -31,7 +33,7 @@ class KernelRun:
         self.res = analyse(runs, self.configs, extra["time_basis"])
         self.points = points_of(runs)
         self.icount = extra.get("clock") == "icount"
-        # The workloads that ran (results from before W4 have no W4).
+        # The workloads that ran (results from before W4 or W5 lack them).
         self.workloads = [w for w in WORKLOADS if self.res[w]["rounds"]]
         # The level whose runs counted the events, None if neither ran.
         self.src = next((self.res[w]["ev_src"] for w in self.workloads
@@ -72,6 +74,7 @@ def kernel_section(kver, d, runs, mech, extra):
     out += added_cost_section(k)
     out += loss_section(k)
     out += fault_section(k)
+    out += inode_section(k)
     out += new_points_section(k)
     out += ab_section(k)
     out += attachments_section(k)
@@ -81,7 +84,8 @@ def kernel_section(kver, d, runs, mech, extra):
     summary = {"cost": cost, "costs": k.costs, "ran": k.ran,
                "icount": k.icount, "kmech": kmech,
                "rounds": extra.get("rounds", "?"),
-               "new_points": new_points(k), "fault": fault_ratios(k)}
+               "new_points": new_points(k), "fault": side_ratios(k, "W4"),
+               "inode": side_ratios(k, "W5")}
     out += floor_section(k, cost, kmech)
     out += extras_section(extra)
     out += targets_section(k)
@@ -178,10 +182,15 @@ def events_section(k):
         out.append("Neither counts nor timing ran: no events, so no cost per "
                    "event below.\n")
         return out
+    per_inode = [w for w in k.workloads if w in PER_INODE]
     out.append("Probe hits of the fast-path points ({}) in the {} run of "
-               "each round, median; the same number divides every "
+               "each round, median{}; the same number divides every "
                "configuration's added time in that round.\n".format(
-                   ", ".join(k.extra.get("event_points", "?").split()), k.src))
+                   ", ".join(k.extra.get("event_points", "?").split()), k.src,
+                   "; for {}, the hits of {} instead".format(
+                       ", ".join(per_inode), ", ".join(
+                           k.extra.get("event_points_W5", "evict").split()))
+                   if per_inode else ""))
     out.append("| workload | ops | events | per op |")
     out.append("|---|---:|---:|---:|")
     for w in k.workloads:
@@ -202,6 +211,13 @@ def events_section(k):
                    "fault, so its cost \"per event\" below is per fault. "
                    "At level timing the `fault` point fires on each "
                    "(the hits tables).\n".format(", ".join(per_fault)))
+    if per_inode:
+        out.append("{}: the events are the `evict` point's hits "
+                   "(`__destroy_inode`, one per inode destroyed: a pipe's, "
+                   "each socket's of a pair), so its cost per event is per "
+                   "inode destroyed; they count the inodes the workload's "
+                   "shell pipeline destroys too, a few a run.\n".format(
+                       ", ".join(per_inode)))
     return out
 
 
@@ -446,7 +462,7 @@ def fault_section(k):
     other, so drift cancels), as a ratio, with the rounds it rests on."""
     if "W4" not in k.workloads or "base" not in k.ran:
         return []
-    rows = fault_ratios(k)
+    rows = side_ratios(k, "W4")
     if not rows:
         return []
     out = ["### Every page fault (W4), side by side\n"]
@@ -488,16 +504,63 @@ def fault_section(k):
     return out
 
 
-def fault_ratios(k):
-    """{config: W4's numbers against base}: the time ratio paired by
-    round (median, min, max), the rounds, added ns per fault and the
-    loss (fastest runs under instruction time); {} without W4 or base."""
-    if "W4" not in k.workloads or "base" not in k.ran:
+def inode_section(k):
+    """W5 side by side, as W4: each configuration's time per inode
+    destroyed against the baseline's of the same round, as a ratio, with
+    the rounds it rests on; level counts is judged on it (the targets)."""
+    if "W5" not in k.workloads or "base" not in k.ran:
+        return []
+    rows = side_ratios(k, "W5")
+    if not rows:
+        return []
+    out = ["### Inodes destroyed (W5), side by side\n"]
+    lead = []
+    for name, r in (("level counts", rows.get("counts")),
+                    ("level timing", rows.get("timing"))):
+        if r:
+            lead.append("{} makes destroying an inode take {:.3f}x the "
+                        "baseline's time ({:.3f}-{:.3f}, {} round{})".format(
+                            name, r["ratio"][0], r["ratio"][1], r["ratio"][2],
+                            r["rounds"], "" if r["rounds"] == 1 else "s"))
+    if lead:
+        out.append("W5's inodes (pipes, sockets) are none of wpstat's "
+                   "business: the `evict` point (`__destroy_inode`) reads "
+                   "each one's type and returns, and that is what every "
+                   "pipe and socket closed on the machine pays while the "
+                   "module is loaded: {}.\n".format("; ".join(lead)))
+    out.append("Per configuration: time per inode destroyed (median over "
+               "rounds, its creation included); its time / base's time in "
+               "the same round (paired), median over the rounds with the "
+               "range; the rounds paired; the added time per inode and the "
+               "loss{}.\n".format(", fastest runs" if k.icount else ", medians"))
+    out.append("| config | ns per inode | / base, paired by round | rounds "
+               "| added per inode | loss |")
+    out.append("|---|---:|---:|---:|---:|---:|")
+    cf = k.res["W5"]["cfg"]
+    out.append("| base | {:.0f} | 1 | {} | 0 | 0 |".format(
+        med(cf["base"]["nsop"]), len(cf["base"]["rounds"])))
+    for c in k.others:
+        r = rows.get(c)
+        if not r:
+            continue
+        out.append("| {} | {:.0f} | {:.3f} ({:.3f}-{:.3f}) | {} | {:.0f} | {} |".format(
+            c, med(cf[c]["nsop"]), r["ratio"][0], r["ratio"][1],
+            r["ratio"][2], r["rounds"], r["added"], fmt_pct(r["loss"])))
+    out.append("")
+    return out
+
+
+def side_ratios(k, w):
+    """{config: workload w's numbers against base} (W4, W5): the time
+    ratio paired by round (median, min, max), the rounds, added ns per op
+    and the loss (fastest runs under instruction time); {} without w or
+    base."""
+    if w not in k.workloads or "base" not in k.ran:
         return {}
-    c_ = k.costs["W4"]
+    c_ = k.costs[w]
     res = {}
     for c in k.others:
-        r = paired(k, "W4", c, "base", how="ratio")
+        r = paired(k, w, c, "base", how="ratio")
         if not r:
             continue
         res[c] = {"ratio": r, "rounds": c_.rounds(c),
@@ -518,7 +581,7 @@ def new_points_section(k):
                "waits it times ({}). **timing-skip** loads level timing without "
                "them (`skip_probes=`): timing less timing-skip is what "
                "they cost. Level counts attaches none of them. Per op{}; "
-               "W4's op is one fault.\n".format(
+               "W4's op is one fault, W5's one inode destroyed.\n".format(
                    ", ".join("`{}`".format(p) for p in TIMING_OWN[1:]),
                    ", fastest runs (median of the per-round differences "
                    "in brackets)" if k.icount else

@@ -15,11 +15,16 @@ CONFIGS = ["base", "floor-counts", "counts", "floor-timing", "timing",
            "timing-skip", "alt-counts", "alt-timing", "bt-kprobe", "bt-kfunc"]
 LEVELS = ["counts", "timing"]
 FLOOR = {"counts": "floor-counts", "timing": "floor-timing"}
-WORKLOADS = ["W1", "W2", "W3", "W4"]
+WORKLOADS = ["W1", "W2", "W3", "W4", "W5"]
 # Workloads whose denominator is their own ops, the page faults the
 # process took (getrusage), not probe hits: no fast-path point fires on
 # an anonymous fault.
 PER_FAULT = ("W4",)
+# Workloads whose events are the hits of the evict point (__destroy_inode)
+# instead of the fast-path points' (guest-bench.sh's events_of): each of
+# W5's ops destroys an inode (a pipe's, a socket's) and nothing else of
+# wpstat's fires.  Results from before W5 have no such runs.
+PER_INODE = ("W5",)
 # The points only level timing attaches (NONE at level counts in
 # kmod/wpstat_probes.def; guest-bench.sh's timing_own, which the
 # configuration timing-skip leaves out): the write fault timed whole, and

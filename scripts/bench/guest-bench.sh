@@ -21,7 +21,7 @@
 # alt-timing, only when asked for, load BENCH_ALT_MODULE instead (another
 # revision's module: bench.sh's BENCH_ALT), so that a change is measured
 # beside what it changes.  In each round every configuration is set up
-# once, in an order rotated by one per round, and runs W1, W2, W3, W4
+# once, in an order rotated by one per round, and runs W1, W2, W3, W4, W5
 # once each:
 #   W1  wpload mmap rewrite of a 4 MiB ext4 file, msync after each pass
 #       (its pages cached in order-0 folios: one fault per store)
@@ -30,6 +30,10 @@
 #   W4  wpfiles anon: a store to each page of a 16 MiB anonymous mapping,
 #       then munmap, 8 times: page faults that are none of wpstat's
 #       business, for what level timing's probe on every fault costs
+#   W5  wpfiles pipes: create and close a pipe and a socket pair, 8,000
+#       times: 24,000 inodes destroyed (__destroy_inode, the evict
+#       point), none of them wpstat's, as a busy broker destroys them all
+#       day; its events are the evict point's hits
 # Every run starts after sync(1) and a pause, with clean pages and idle
 # writeback; the module is loaded afresh each round, so W3 inserts every
 # file into an empty table.  One unrecorded warm-up round (base) first.
@@ -39,7 +43,8 @@
 # Tunables (environment): BENCH_ROUNDS (5), BENCH_CONFIGS (all eight, in
 # the order above; a subset such as "base counts bt-kfunc" runs only
 # those), BENCH_W1_PASSES (8), BENCH_W2_MIB (16), BENCH_W3_FILES (10000),
-# BENCH_W4_PAGES (4096), BENCH_W4_PASSES (8),
+# BENCH_W4_PAGES (4096), BENCH_W4_PASSES (8), BENCH_W5_PAIRS (8000: a
+# base run about as long as W3's), BENCH_W5_PASSES (1),
 # BENCH_FILL (65536), BENCH_OVERFLOW_MAX (2000), BENCH_PERF (0),
 # BENCH_EXTRAS (1: memory, overflow and read-time measurements),
 # BENCH_MECH (1), BENCH_MECH_CALLS (200000: calls per loop).
@@ -69,7 +74,9 @@ w2_mib=${BENCH_W2_MIB:-16}
 w3_files=${BENCH_W3_FILES:-10000}
 w4_pages=${BENCH_W4_PAGES:-4096}
 w4_passes=${BENCH_W4_PASSES:-8}
-workloads="W1 W2 W3 W4"
+w5_pairs=${BENCH_W5_PAIRS:-8000}
+w5_passes=${BENCH_W5_PASSES:-1}
+workloads="W1 W2 W3 W4 W5"
 fill=${BENCH_FILL:-65536}
 overflow_max=${BENCH_OVERFLOW_MAX:-2000}
 dbg=/sys/kernel/debug/wpstat
@@ -287,9 +294,20 @@ csv_blank=
 # of the points on the fast path, which fire about once per page or write.
 # Left out: the slow path (bdp, wait_bit, tp_wait, tp_bdp fire only where a
 # task is throttled or waits for writeback: a few per run, in the hits
-# columns), evict (inode destruction) and tp_exit (process exits: outside
-# the timed loop), and fault_dirty, which is only looked up.
+# columns), evict (inode destruction: W1-W4 destroy none in their loops)
+# and tp_exit (process exits: outside the timed loop), and fault_dirty,
+# which is only looked up.  W5's events are evict's hits instead: each op
+# destroys an inode and nothing else of wpstat's fires.
 event_points="mkwrite mkclean stable bdp_ratelimited tp_dirty"
+w5_event_points="evict"
+
+# The event points of workload $1.
+events_of() {
+	case $1 in
+	W5) echo "$w5_event_points" ;;
+	*) echo "$event_points" ;;
+	esac
+}
 
 # Set all_counters, csv_cols and csv_blank (not at start-up: the script is
 # also what perf profiles, through --run-workload).
@@ -302,7 +320,7 @@ counter_columns() {
 		die "cannot read the counter and probe names ($lib)"
 	fi
 	# The events' points must be points of the module.
-	for p in $event_points; do
+	for p in $event_points $w5_event_points; do
 		[[ " $points " == *" $p "* ]] || die "event point $p is not in wpstat_probes.def"
 	done
 	csv_cols="$(for p in $points; do printf 'hits_%s ' "$p"; done)$ev_counters untracked_events"
@@ -321,10 +339,11 @@ snapshot() {
 	} >"$1"
 }
 
-# The CSV fields "events,<csv_cols>" from two snapshots: differences, ""
-# where a value is missing or not a number ("-": not at this level).
+# The CSV fields "events,<csv_cols>" from two snapshots ($1, $2) with the
+# events the hits of the points $3: differences, "" where a value is
+# missing or not a number ("-": not at this level).
 snapshot_diff() {
-	awk -v cols="$csv_cols" -v evp="$event_points" '
+	awk -v cols="$csv_cols" -v evp="$3" '
 		FNR == NR { a[$1] = $2; next }
 		{ b[$1] = $2 }
 		END {
@@ -361,6 +380,10 @@ run_workload() {
 	# unless huge pages or a reclaim got in the way.
 	W4) wpfiles anon "$w4_pages" --passes "$w4_passes" |
 		jq -r '"\(.wall_ns) \(.faults) \(.cpu_ns)"' ;;
+	# Its ops are the inodes it destroyed: one per pipe, two per socket
+	# pair.
+	W5) wpfiles pipes "$w5_pairs" --passes "$w5_passes" |
+		jq -r '"\(.wall_ns) \(.inodes) \(.cpu_ns)"' ;;
 	esac
 }
 
@@ -384,7 +407,7 @@ one_run() {
 	[ -n "$res" ] || die "$w gave no result in $cfg"
 	if [ $counting = 1 ]; then
 		snapshot /tmp/bench-snap1
-		ev=$(snapshot_diff /tmp/bench-snap0 /tmp/bench-snap1)
+		ev=$(snapshot_diff /tmp/bench-snap0 /tmp/bench-snap1 "$(events_of "$w")")
 	else
 		ev=$csv_blank
 	fi
@@ -486,13 +509,13 @@ overflow() {
 }
 
 # Flat perf profiles (cpu-clock: TCG has no PMU; under -icount its timer
-# runs on instruction time) of W1, W2 and W4 in the module's
+# runs on instruction time) of W1, W2, W4 and W5 in the module's
 # configurations: where the handlers' instructions go.
 profile() {
 	local cfg w
 	for cfg in floor-counts counts floor-timing timing; do
 		cfg_enter $cfg
-		for w in W1 W2 W4; do
+		for w in W1 W2 W4 W5; do
 			settle
 			perf record -q -e cpu-clock -F 20000 -o /tmp/perf.data -- \
 				"$0" --run-workload $w >/dev/null 2>"$out/perf-$cfg-$w.err"
@@ -579,12 +602,14 @@ kv bpftrace "$(bpftrace --version 2>&1)"
 kv rounds "$rounds"
 kv configs "${configs[*]}"
 kv event_points "$event_points"
+kv event_points_W5 "$w5_event_points"
 kv clock "${BENCH_CLOCK:-wall}"
 kv time "${BENCH_TIME:-cpu}"
 kv w1 "4 MiB mmap, $w1_passes passes, msync"
 kv w2 "${w2_mib} MiB pwrite 4 KiB"
 kv w3 "$w3_files files"
 kv w4 "$w4_pages pages anonymous, $w4_passes passes"
+kv w5 "$w5_pairs pipes and socket pairs, $w5_passes passes"
 [ -z "${BENCH_ALT_REV:-}" ] || kv alt_rev "$BENCH_ALT_REV"
 
 csv_header

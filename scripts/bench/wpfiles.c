@@ -3,12 +3,15 @@
  * wpfiles - touch many files once each, from one process: the benchmark's
  * W3 workload (every file is a new inode for wpstat's table, so each run
  * exercises the insert path), and the filler for the /proc/wpstat/inodes
- * read-time measurement; and W4, page faults that are none of wpstat's
- * business (anonymous memory), for what a probe on every fault costs.
+ * read-time measurement; W4, page faults that are none of wpstat's
+ * business (anonymous memory), for what a probe on every fault costs; and
+ * W5, inodes destroyed by the thousand (pipes and socket pairs), for what
+ * the probe on __destroy_inode costs a machine that does nothing else.
  *
  *   wpfiles create DIR N [--size BYTES]   create DIR/f0000000.. f(N-1)
  *   wpfiles touch DIR N [--size BYTES] [--mode write|mmap]
  *   wpfiles anon PAGES [--passes P]
+ *   wpfiles pipes N [--passes P]
  *
  * "create" makes N files of BYTES (default 4096) written with pwrite.
  * "touch" opens each existing file, stores BYTES at offset 0 (pwrite, or
@@ -25,6 +28,15 @@
  * process took in the loop (getrusage: minor and major), T and C the
  * loop's time as above (mmap, stores, munmap).
  *
+ * "pipes" creates a pipe (pipe2) and closes both ends, then a socket pair
+ * (socketpair, AF_UNIX, SOCK_STREAM) and closes both ends, N times, P
+ * times over (default 1).  Each pipe is one inode (pipefs) and each
+ * socket pair two (sockfs), and each is destroyed (__destroy_inode) by
+ * the close of its last end, in this process: a broker's connections and
+ * wake-up pipes, none of them of wpstat's business.  It prints {"op":
+ * "pipes", "pairs": N, "passes": P, "inodes": I, "wall_ns": T, "cpu_ns":
+ * C}, I being the inodes created (and destroyed) in the loop, 3 * N * P.
+ *
  * Exit status: 0 success, 1 run-time failure, 2 usage error.
  */
 #define _GNU_SOURCE
@@ -37,6 +49,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,19 +57,25 @@
 #define WPFILES_MAX_BYTES	(1U << 20)
 #define WPFILES_MAX_PAGES	(1U << 20)
 #define WPFILES_MAX_PASSES	(1U << 16)
+#define WPFILES_MAX_PAIRS	(1U << 24)
 
 static void usage(FILE *out)
 {
 	fputs("Usage: wpfiles create DIR N [--size BYTES]\n"
 	      "       wpfiles touch DIR N [--size BYTES] [--mode write|mmap]\n"
 	      "       wpfiles anon PAGES [--passes P]\n"
+	      "       wpfiles pipes N [--passes P]\n"
 	      "create: N files DIR/f0000000.. of BYTES (default 4096) each.\n"
 	      "touch:  store BYTES at offset 0 of each of them once (pwrite,\n"
 	      "        or memcpy into a shared mapping), one open/close each.\n"
 	      "Prints {\"op\", \"files\", \"bytes\", \"wall_ns\", \"cpu_ns\"} as JSON.\n"
 	      "anon:   map PAGES pages of anonymous memory, store a byte to each\n"
 	      "        (a fault each), unmap; P times (default 8).  Prints\n"
-	      "        {\"op\", \"pages\", \"passes\", \"faults\", \"wall_ns\", \"cpu_ns\"}.\n",
+	      "        {\"op\", \"pages\", \"passes\", \"faults\", \"wall_ns\", \"cpu_ns\"}.\n"
+	      "pipes:  create and close a pipe, then a socket pair, N times; P\n"
+	      "        times over (default 1): 3 inodes destroyed each time.\n"
+	      "        Prints {\"op\", \"pairs\", \"passes\", \"inodes\", \"wall_ns\",\n"
+	      "        \"cpu_ns\"}.\n",
 	      out);
 }
 
@@ -199,6 +218,73 @@ static int anon_faults(int argc, char **argv)
 	return 0;
 }
 
+/* Both ends of a pipe or a socket pair, closed at once. */
+static int close_both(const int fd[2], const char *what)
+{
+	int e0 = close(fd[0]), e1 = close(fd[1]);
+
+	if (e0 || e1) {
+		fprintf(stderr, "wpfiles: close %s: %s\n", what, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * W5: inodes destroyed, none of them wpstat's.  Every close of the last
+ * end of a pipe or a socket frees its inode in the closing task (the
+ * final fput runs as task work before close returns to user space), so
+ * __destroy_inode fires inside this loop, as often as the inodes are
+ * made.  No data is sent: the inode, not the buffer, is what is measured.
+ */
+static int pipe_inodes(int argc, char **argv)
+{
+	uint32_t pairs, passes = 1, p, i;
+	uint64_t t0, t1, c0, c1, inodes = 0;
+	int fd[2], a;
+
+	if (argc < 3 || parse_u32(argv[2], WPFILES_MAX_PAIRS, &pairs)) {
+		usage(stderr);
+		return 2;
+	}
+	for (a = 3; a < argc; a++) {
+		if (!strcmp(argv[a], "--passes") && a + 1 < argc &&
+		    !parse_u32(argv[a + 1], WPFILES_MAX_PASSES, &passes)) {
+			a++;
+		} else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	c0 = cpu_ns();
+	t0 = now_ns();
+	for (p = 0; p < passes; p++) {
+		for (i = 0; i < pairs; i++) {
+			if (pipe2(fd, O_CLOEXEC)) {
+				perror("wpfiles: pipe2");
+				return 1;
+			}
+			if (close_both(fd, "pipe"))
+				return 1;
+			inodes++;	/* one pipefs inode for both ends */
+			if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fd)) {
+				perror("wpfiles: socketpair");
+				return 1;
+			}
+			if (close_both(fd, "socketpair"))
+				return 1;
+			inodes += 2;	/* a sockfs inode per socket */
+		}
+	}
+	t1 = now_ns();
+	c1 = cpu_ns();
+	printf("{\"op\": \"pipes\", \"pairs\": %" PRIu32 ", \"passes\": %" PRIu32
+	       ", \"inodes\": %" PRIu64 ", \"wall_ns\": %" PRIu64
+	       ", \"cpu_ns\": %" PRIu64 "}\n",
+	       pairs, passes, inodes, t1 - t0, c1 - c0);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint32_t nfiles, size = 4096, i;
@@ -212,6 +298,8 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 2 && !strcmp(argv[1], "anon"))
 		return anon_faults(argc, argv);
+	if (argc >= 2 && !strcmp(argv[1], "pipes"))
+		return pipe_inodes(argc, argv);
 	if (argc < 4 || (strcmp(argv[1], "create") && strcmp(argv[1], "touch")) ||
 	    parse_u32(argv[3], WPFILES_MAX_FILES, &nfiles)) {
 		usage(stderr);
