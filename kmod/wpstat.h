@@ -299,12 +299,12 @@ static inline bool wpstat_compact_end(unsigned long *bits)
  * A table's compaction pace (both tables): runs since load, their CPU
  * time, and the earliest the next may start.  After a run of d ns of CPU
  * the next waits WPSTAT_COMPACT_DUTY - 1 times as long (and at least the
- * table's own interval), so compaction takes at most 1 % of one CPU
- * whatever kicks it: a churn of files, processes exiting all the time,
- * more live rows than room.  Written by the work item (the table's
- * mutex held), read anywhere.
+ * table's own interval), so each table's compaction takes at most 0.5 %
+ * of one CPU, the two at most 1 %, whatever kicks them: a churn of files,
+ * processes exiting all the time, more live rows than room.  Written by
+ * the work item (the table's mutex held), read anywhere.
  */
-#define WPSTAT_COMPACT_DUTY	100
+#define WPSTAT_COMPACT_DUTY	200
 struct wpstat_compact_pace {
 	unsigned long next;		/* jiffies */
 	u64 runs;

@@ -15,7 +15,7 @@
  * spinlock (wpstat_table_recycle()).
  * When the table runs short of room (an eighth left, or an insert failed),
  * or a quarter of a half-full table is marked, compaction (process
- * context, wpstat_compact(); at most once a second and 1 % of a CPU, for
+ * context, wpstat_compact(); at most once a second and 0.5 % of a CPU, for
  * a 64th of the table or a full one) builds a new
  * table with the live rows, swaps it in, waits for a grace period, then
  * adds every count of the old table that the new one lacks: live rows

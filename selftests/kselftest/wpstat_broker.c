@@ -49,19 +49,6 @@ struct mem {
 	long long pool_bytes;		/* vmallocinfo: kretprobe pools' areas */
 };
 
-static long meminfo_kb(const char *key)
-{
-	char buf[8192], *p;
-	size_t len = strlen(key);
-
-	if (wps_slurp("/proc/meminfo", buf, sizeof(buf)) <= 0)
-		return -1;
-	for (p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-		if (!strncmp(p, key, len) && p[len] == ':')
-			return strtol(p + len + 1, NULL, 10);
-	return -1;
-}
-
 static int mem_read(struct mem *m)
 {
 	FILE *f = fopen("/proc/vmallocinfo", "re");
@@ -81,8 +68,8 @@ static int mem_read(struct mem *m)
 			m->pool_bytes += size;
 	}
 	fclose(f);
-	m->vmalloc_kb = meminfo_kb("VmallocUsed");
-	m->percpu_kb = meminfo_kb("Percpu");
+	m->vmalloc_kb = wps_meminfo_kb("VmallocUsed");
+	m->percpu_kb = wps_meminfo_kb("Percpu");
 	return m->vmalloc_kb < 0 || m->percpu_kb < 0 ? -1 : 0;
 }
 
@@ -341,7 +328,7 @@ static long vmalloc_floor_kb(void)
 	int i;
 
 	for (i = 0; i < 5; i++) {
-		v = meminfo_kb("VmallocUsed");
+		v = wps_meminfo_kb("VmallocUsed");
 		if (min < 0 || v < min)
 			min = v;
 		usleep(200 * 1000);
@@ -389,7 +376,7 @@ TEST_F(soak, rotation)
 	const int64_t min_files = env_long("WPSTAT_BROKER_MIN_FILES",
 					   (max_inodes > max_stalls ?
 					    max_inodes : max_stalls) + 1);
-	int64_t cpu0, cpu1, made = 0;
+	int64_t cpu0, cpu1, runs0, runs, made = 0;
 	uint64_t t0 = wpstat_now_ns(), t1;
 	long vm_first = -1, vm_end;
 	volatile int stop = 0;
@@ -400,6 +387,8 @@ TEST_F(soak, rotation)
 	ASSERT_NE(NULL, ws);
 	cpu0 = wps_summary("compaction_cpu_ns") +
 	       wps_summary("stall_compaction_cpu_ns");
+	runs0 = wps_summary("compaction_runs") +
+		wps_summary("stall_compaction_runs");
 	for (i = 0; i < nw; i++) {
 		ws[i].id = i;
 		ws[i].dir = self->dir;
@@ -438,16 +427,25 @@ TEST_F(soak, rotation)
 	t1 = wpstat_now_ns();
 	cpu1 = wps_summary("compaction_cpu_ns") +
 	       wps_summary("stall_compaction_cpu_ns");
+	runs = wps_summary("compaction_runs") +
+	       wps_summary("stall_compaction_runs") - runs0;
 	vm_end = vmalloc_floor_kb();
-	TH_LOG("%lld files in %.0f s by %d writers; compaction CPU %.1f ms (%.4f %% of one CPU); VmallocUsed %ld -> %ld kB",
-	       (long long)made, (t1 - t0) / 1e9, nw, (cpu1 - cpu0) / 1e6,
-	       100.0 * (cpu1 - cpu0) / (double)(t1 - t0), vm_first, vm_end);
+	TH_LOG("%lld files in %.0f s by %d writers; compaction: %lld runs, CPU %.1f ms (%.4f %% of one CPU; inode table %.1f ms); VmallocUsed %ld -> %ld kB",
+	       (long long)made, (t1 - t0) / 1e9, nw, (long long)runs,
+	       (cpu1 - cpu0) / 1e6, 100.0 * (cpu1 - cpu0) / (double)(t1 - t0),
+	       wps_summary("compaction_cpu_ns") / 1e6, vm_first, vm_end);
 	EXPECT_LE(min_files, made);
 	EXPECT_LE(1, check_segments(_metadata, ws, nw));
 	check_stall_sums(_metadata, true);
 	EXPECT_EQ(0, wps_summary("untracked_events"));
 	EXPECT_GE(vm_first + 2048, vm_end);
-	EXPECT_LT((cpu1 - cpu0) * 100, (int64_t)(t1 - t0));
+	/*
+	 * Each table's pace keeps it under 0.5 % (a run of d, then 199 d
+	 * with none), so the two under 1 %; a last run's wait may fall
+	 * after the end: one run's worth of slack.
+	 */
+	EXPECT_LT(cpu1 - cpu0, (int64_t)(t1 - t0) / 100 +
+				(runs ? (cpu1 - cpu0) / runs : 0));
 	free(ws);
 }
 

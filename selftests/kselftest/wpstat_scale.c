@@ -33,8 +33,8 @@
  *              destroy pipes all the time: the stall table's compaction
  *              finds nothing to move and must not scan again and again.
  *              Bound: at most 2 runs a second over 10 s (the module waits
- *              a second after a scan that moved nothing), and under 1 %
- *              of one CPU (WPSTAT_COMPACT_DUTY).
+ *              a second after a scan that moved nothing), and under
+ *              0.5 % of one CPU (WPSTAT_COMPACT_DUTY).
  *
  * Runs as root in a guest with wpstat.ko loaded and $WPSTAT_FS_DIR/ext4
  * mounted (scripts/check/guest-check.sh); reloads the module and puts the
@@ -423,7 +423,11 @@ TEST_F(pairs, scans_bounded)
 	       secs, round, (long long)runs, runs / secs, ns / 1e6,
 	       100.0 * ns / (secs * 1e9), runs ? ns / 1e6 / runs : 0.0);
 	EXPECT_LE(runs, 2 * secs);
-	EXPECT_LT(ns, secs * 1e9 / 100);
+	/*
+	 * The pace: a run of d, then 199 d with none.  The window's last run
+	 * may have its wait after the window: one run's worth of slack.
+	 */
+	EXPECT_LT(ns, secs * 1e9 / 200 + (runs ? ns / runs : 0));
 }
 
 TEST_HARNESS_MAIN

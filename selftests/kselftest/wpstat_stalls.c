@@ -626,7 +626,7 @@ static int64_t device_row_faults(const char *path)
  * once on one file; the table is rebuilt without the exited ones, whose
  * counts go to the file's exited row (tgid 0): the last process still
  * gets its row, and the file's rows, its device's row (what found the
- * table full before a compaction, which is paced to 1 % of a CPU) and
+ * table full before a compaction, which is paced to 0.5 % of a CPU) and
  * the events that found neither add up to its inode counters.
  */
 FIXTURE(recycle) {
