@@ -487,20 +487,7 @@ def fault_section(k):
                "return probe on every fault, which the real handler "
                "refuses: on W4 it is no floor.\n".format(
                    ", fastest runs" if k.icount else ", medians"))
-    out.append("| config | ns per fault | / base, paired by round | rounds "
-               "| added per fault | loss |")
-    out.append("|---|---:|---:|---:|---:|---:|")
-    cf = k.res["W4"]["cfg"]
-    out.append("| base | {:.0f} | 1 | {} | 0 | 0 |".format(
-        med(cf["base"]["nsop"]), len(cf["base"]["rounds"])))
-    for c in k.others:
-        r = rows.get(c)
-        if not r:
-            continue
-        out.append("| {} | {:.0f} | {:.3f} ({:.3f}-{:.3f}) | {} | {:.0f} | {} |".format(
-            c, med(cf[c]["nsop"]), r["ratio"][0], r["ratio"][1],
-            r["ratio"][2], r["rounds"], r["added"], fmt_pct(r["loss"])))
-    out.append("")
+    out += side_table(k, "W4", rows, "fault")
     return out
 
 
@@ -533,12 +520,19 @@ def inode_section(k):
                "the same round (paired), median over the rounds with the "
                "range; the rounds paired; the added time per inode and the "
                "loss{}.\n".format(", fastest runs" if k.icount else ", medians"))
-    out.append("| config | ns per inode | / base, paired by round | rounds "
-               "| added per inode | loss |")
-    out.append("|---|---:|---:|---:|---:|---:|")
-    cf = k.res["W5"]["cfg"]
-    out.append("| base | {:.0f} | 1 | {} | 0 | 0 |".format(
-        med(cf["base"]["nsop"]), len(cf["base"]["rounds"])))
+    out += side_table(k, "W5", rows, "inode")
+    return out
+
+
+def side_table(k, w, rows, op):
+    """The side-by-side table of workload w (W4, W5) from side_ratios():
+    each configuration's time per op against base's, paired by round."""
+    cf = k.res[w]["cfg"]
+    out = ["| config | ns per {0} | / base, paired by round | rounds "
+           "| added per {0} | loss |".format(op),
+           "|---|---:|---:|---:|---:|---:|",
+           "| base | {:.0f} | 1 | {} | 0 | 0 |".format(
+               med(cf["base"]["nsop"]), len(cf["base"]["rounds"]))]
     for c in k.others:
         r = rows.get(c)
         if not r:

@@ -162,6 +162,30 @@ static uint64_t faults_now(void)
 }
 
 /*
+ * "wpfiles MODE N [--passes P]": N (1..@max) into *@n, P into *@passes
+ * (left at its default without the option); nonzero after printing the
+ * usage.
+ */
+static int parse_count_passes(int argc, char **argv, uint32_t max,
+			      uint32_t *n, uint32_t *passes)
+{
+	int a;
+
+	if (argc < 3 || parse_u32(argv[2], max, n))
+		goto usage;
+	for (a = 3; a < argc; a++) {
+		if (strcmp(argv[a], "--passes") || a + 1 >= argc ||
+		    parse_u32(argv[a + 1], WPFILES_MAX_PASSES, passes))
+			goto usage;
+		a++;
+	}
+	return 0;
+usage:
+	usage(stderr);
+	return -1;
+}
+
+/*
  * W4: anonymous write faults, none of them on a file.  A fresh mapping
  * each pass, so every store faults; no huge pages, so one fault is one
  * page.
@@ -173,21 +197,9 @@ static int anon_faults(int argc, char **argv)
 	long psz = sysconf(_SC_PAGESIZE);
 	size_t len;
 	char *map;
-	int a;
 
-	if (argc < 3 || parse_u32(argv[2], WPFILES_MAX_PAGES, &pages)) {
-		usage(stderr);
+	if (parse_count_passes(argc, argv, WPFILES_MAX_PAGES, &pages, &passes))
 		return 2;
-	}
-	for (a = 3; a < argc; a++) {
-		if (!strcmp(argv[a], "--passes") && a + 1 < argc &&
-		    !parse_u32(argv[a + 1], WPFILES_MAX_PASSES, &passes)) {
-			a++;
-		} else {
-			usage(stderr);
-			return 2;
-		}
-	}
 	len = (size_t)pages * (size_t)psz;
 	f0 = faults_now();
 	c0 = cpu_ns();
@@ -241,21 +253,10 @@ static int pipe_inodes(int argc, char **argv)
 {
 	uint32_t pairs, passes = 1, p, i;
 	uint64_t t0, t1, c0, c1, inodes = 0;
-	int fd[2], a;
+	int fd[2];
 
-	if (argc < 3 || parse_u32(argv[2], WPFILES_MAX_PAIRS, &pairs)) {
-		usage(stderr);
+	if (parse_count_passes(argc, argv, WPFILES_MAX_PAIRS, &pairs, &passes))
 		return 2;
-	}
-	for (a = 3; a < argc; a++) {
-		if (!strcmp(argv[a], "--passes") && a + 1 < argc &&
-		    !parse_u32(argv[a + 1], WPFILES_MAX_PASSES, &passes)) {
-			a++;
-		} else {
-			usage(stderr);
-			return 2;
-		}
-	}
 	c0 = cpu_ns();
 	t0 = now_ns();
 	for (p = 0; p < passes; p++) {

@@ -18,8 +18,8 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${WPSTAT_CHECK_OUT:-$top/results/check-flavours}
 kvers=$(echo ${KVERS:-$("$top/scripts/vm/kernels.sh" flavours installed)})
 suites=${SUITES-ksft:wpstat_iface ksft:wpstat_predict bats:predictions}
-pass=0 fail=0 skip=0
-report=()
+# shellcheck source=scripts/check/summary.sh
+. "$top/scripts/check/summary.sh"
 
 mkdir -p "$out"
 
@@ -54,23 +54,7 @@ for k in $kvers; do
 	KVERS=$k WPSTAT_CHECK_HOST=0 WPSTAT_CHECK_OUT=$out/$k SUITES=$suites \
 		"$top/scripts/check/check.sh" >"$out/$k.summary" 2>&1
 	echo "check-flavours: $k took $(($(date +%s) - start)) s" >&2
-	# check.sh's closing line: "N passed, N failed, N skipped".
-	last=$(tail -n 1 "$out/$k.summary")
-	if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped$ ]]; then
-		pass=$((pass + BASH_REMATCH[1]))
-		fail=$((fail + BASH_REMATCH[2]))
-		skip=$((skip + BASH_REMATCH[3]))
-		# Its report, without the heading and the closing line.
-		mapfile -t lines < <(sed -n '/^== wpstat check/,$p' "$out/$k.summary" | sed '1d;$d')
-		report+=("${lines[@]}")
-	else
-		report+=("FAIL $k: check.sh ended without a summary; see $out/$k.summary")
-		fail=$((fail + 1))
-	fi
+	summary_add "$out/$k.summary" "$k"
 done
 
-echo
-echo "== wpstat check-flavours: kernels: $kvers"
-printf '%s\n' "${report[@]}"
-echo "$pass passed, $fail failed, $skip skipped"
-[ "$fail" = 0 ]
+summary_print "wpstat check-flavours: kernels: $kvers"

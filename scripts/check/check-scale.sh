@@ -31,8 +31,8 @@ default_kvers() {
 }
 kvers=$(echo ${KVERS:-$(default_kvers)})
 max_cpus=$(echo $cpus_list | tr ' ' '\n' | sort -n | tail -n 1)
-pass=0 fail=0 skip=0
-report=()
+# shellcheck source=scripts/check/summary.sh
+. "$top/scripts/check/summary.sh"
 
 rm -rf "$out" && mkdir -p "$out"
 [ -n "$kvers" ] || { echo "check-scale: no kernel: run make setup" >&2; exit 2; }
@@ -54,17 +54,7 @@ for k in $kvers; do
 			WPSTAT_BROKER_SECS=${WPSTAT_BROKER_SECS:-1800} \
 			SUITES=ksft:wpstat_broker "$top/scripts/check/check.sh" >"$run.summary" 2>&1
 		echo "check-scale: $k with $n vCPUs took $(($(date +%s) - start)) s" >&2
-		last=$(tail -n 1 "$run.summary")
-		if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped$ ]]; then
-			pass=$((pass + BASH_REMATCH[1]))
-			fail=$((fail + BASH_REMATCH[2]))
-			skip=$((skip + BASH_REMATCH[3]))
-			mapfile -t lines < <(sed -n '/^== wpstat check/,$p' "$run.summary" | sed '1d;$d')
-			report+=("${lines[@]}")
-		else
-			report+=("FAIL $k ($n vCPUs): check.sh ended without a summary; see $run.summary")
-			fail=$((fail + 1))
-		fi
+		summary_add "$run.summary" "$k ($n vCPUs)"
 	done
 	first=0
 done
@@ -81,9 +71,5 @@ while read -r verdict rest; do
 	esac
 done <"$out/scale.txt"
 
-echo
-echo "== wpstat check-scale: kernels: $kvers; vCPUs: $cpus_list"
 cat "$out/scale.txt"
-printf '%s\n' "${report[@]}"
-echo "$pass passed, $fail failed, $skip skipped"
-[ "$fail" = 0 ]
+summary_print "wpstat check-scale: kernels: $kvers; vCPUs: $cpus_list"

@@ -41,21 +41,6 @@
 
 #define HOT_PAGES	16
 
-/* ---- memory ------------------------------------------------------------ */
-
-static long meminfo_kb(const char *key)
-{
-	char buf[8192], *p;
-	size_t len = strlen(key);
-
-	if (wps_slurp("/proc/meminfo", buf, sizeof(buf)) <= 0)
-		return -1;
-	for (p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-		if (!strncmp(p, key, len) && p[len] == ':')
-			return strtol(p + len + 1, NULL, 10);
-	return -1;
-}
-
 /* ---- soak -------------------------------------------------------------- */
 
 /*
@@ -200,7 +185,7 @@ TEST_F(soak, waves)
 		soak_heartbeat(&logged, w, "dropped caches after", WAVE_FILES);
 		settle_compaction(30);
 		if (w == 1) {	/* after the first reclaim: the steady state */
-			vmalloc0 = meminfo_kb("VmallocUsed");
+			vmalloc0 = wps_meminfo_kb("VmallocUsed");
 			areas0 = wpstat_vmalloc_areas();
 		}
 	}
@@ -219,9 +204,9 @@ TEST_F(soak, waves)
 
 	/* Memory: table swaps free what they allocate. */
 	EXPECT_EQ(areas0, wpstat_vmalloc_areas());
-	EXPECT_GE(vmalloc0 + 1024, meminfo_kb("VmallocUsed"))
+	EXPECT_GE(vmalloc0 + 1024, wps_meminfo_kb("VmallocUsed"))
 		TH_LOG("VmallocUsed %ld -> %ld kB", vmalloc0,
-		       meminfo_kb("VmallocUsed"));
+		       wps_meminfo_kb("VmallocUsed"));
 
 	/* Every event accounted, counter by counter. */
 	ASSERT_EQ(0, wps_control("disable"));

@@ -267,6 +267,19 @@ int wps_timing_only(const char *name)
 	return !strncmp(v, "timing ", 7);
 }
 
+long wps_meminfo_kb(const char *key)
+{
+	char buf[8192], *p;
+	size_t len = strlen(key);
+
+	if (wps_slurp("/proc/meminfo", buf, sizeof(buf)) <= 0)
+		return -1;
+	for (p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, key, len) && p[len] == ':')
+			return strtol(p + len + 1, NULL, 10);
+	return -1;
+}
+
 int wpstat_vmalloc_areas(void)
 {
 	FILE *f = fopen("/proc/vmallocinfo", "re");

@@ -126,6 +126,8 @@ int wps_timing(void);
 int wps_timing_only(const char *name);
 /* Areas in /proc/vmallocinfo allocated by code of module [wpstat]. */
 int wpstat_vmalloc_areas(void);
+/* @key's value in /proc/meminfo (kB), or -1. */
+long wps_meminfo_kb(const char *key);
 /* Drop to nobody (no supplementary groups): 0 or -1. */
 int drop_privileges(void);
 
