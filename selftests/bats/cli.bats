@@ -596,6 +596,10 @@ assert samples.get("wpstat_mkwrite_wp_total") == 64, samples
 assert samples.get("wpstat_mkclean_ptes_total") == 128, samples
 assert abs(samples["wpstat_mkwrite_seconds_total"] - mkwrite_ns / 1e9) < 1e-9, samples
 assert not any(n.endswith("_ns_total") for n in samples), samples
+# The module's own gauges: what it holds, and rows taken over.
+module = {f.name: f.samples[0].value for f in families if not f.samples[0].labels}
+assert module.get("wpstat_module_bytes", 0) > 0, module
+assert module.get("wpstat_recycled_inodes", -1) >= 0, module
 EOF
 	grep -q '^# TYPE wpstat_mkwrite_seconds_total counter$' "$BATS_TEST_TMPDIR/metrics.prom"
 }

@@ -428,4 +428,9 @@ void prom_module_gauges(FILE *out, const struct wpstat_kvlist *summary)
 		   "Events not counted per file because the table was full.");
 	prom_gauge(out, summary, "enabled", "wpstat_enabled", "gauge",
 		   "1 while the module counts.");
+	prom_gauge(out, summary, "recycled_inodes",
+		   "wpstat_recycled_inodes_total", "counter",
+		   "Rows a new file took over from a gone one (the table was full).");
+	prom_gauge(out, summary, "module_bytes", "wpstat_module_bytes",
+		   "gauge", "Memory the module holds.");
 }
