@@ -236,7 +236,8 @@ size_t wpstat_rows_mem(u32 max, size_t row_size);
  * possible CPU costs.
  */
 size_t wpstat_table_bytes(size_t *cpu);
-size_t wpstat_stalls_bytes(size_t *cpu);
+size_t wpstat_stalls_bytes(void);
+size_t wpstat_stall_cpu_bytes(size_t *cpu);
 size_t wpstat_hist_bytes(size_t *cpu);
 size_t wpstat_tctx_bytes(void);
 size_t wpstat_handlers_bytes(size_t *cpu);

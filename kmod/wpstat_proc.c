@@ -300,7 +300,8 @@ static int summary_show(struct seq_file *m, void *v)
 		   wpstat_tctx_stale_waits());
 	seq_printf(m, "task_contexts_used %u\n", wpstat_tctx_used());
 	seq_printf(m, "wb_work_checked %llu\n", wpstat_wb_work_checked());
-	bytes = wpstat_table_bytes(&cpu) + wpstat_stalls_bytes(&cpu) +
+	bytes = wpstat_table_bytes(&cpu) + wpstat_stalls_bytes() +
+		wpstat_stall_cpu_bytes(&cpu) +
 		wpstat_hist_bytes(&cpu) + wpstat_tctx_bytes() +
 		wpstat_handlers_bytes(&cpu) + wpstat_attach_bytes(&cpu, &nkrp);
 	seq_printf(m, "module_bytes %zu\n", bytes);

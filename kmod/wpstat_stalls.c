@@ -34,6 +34,13 @@ struct wpstat_stall_last {
 };
 static DEFINE_PER_CPU(struct wpstat_stall_last, wpstat_stall_last);
 
+/* The per-CPU last rows (the summary's module_bytes). */
+size_t wpstat_stall_cpu_bytes(size_t *cpu)
+{
+	*cpu += sizeof(struct wpstat_stall_last);
+	return sizeof(struct wpstat_stall_last) * num_possible_cpus();
+}
+
 /* The current process's row for @ikey's file. */
 static __always_inline struct wpstat_stall *
 stall_find(struct wpstat_stalls *s, const struct wpstat_key *ikey, bool insert)

@@ -722,15 +722,10 @@ static const char wpstat_stall_max_after_ns[] __maybe_unused = {
 #undef WPSTAT_STALL
 };
 
-size_t wpstat_stalls_bytes(size_t *cpu)
+size_t wpstat_stalls_bytes(void)
 {
-	/* The table, and the per-CPU last row of wpstat_stalls.c. */
-	size_t per = 2 * sizeof(void *);
-
-	*cpu += per;
 	return sizeof(struct wpstat_stalls) +
-	       wpstat_rows_mem(wpstat_max_stalls, sizeof(struct wpstat_stall)) +
-	       per * num_possible_cpus();
+	       wpstat_rows_mem(wpstat_max_stalls, sizeof(struct wpstat_stall));
 }
 
 int wpstat_stalls_init(void)
