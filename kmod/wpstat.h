@@ -92,17 +92,21 @@ enum wpstat_hist_id {
  * inode may be evicted and its memory reused long before anyone reads us.
  */
 /*
- * A file: (dev, ino, generation), and the mount it is on (sb: its bdi's
- * id, never reused), which /proc does not show.  btrfs, FUSE and NFS get
- * an anonymous s_dev that the next mount reuses, and inode numbers and
- * generations that a fresh filesystem repeats; with sb, a file of the
- * next mount gets a row of its own instead of reviving the old one.
+ * A file: (dev, ino, generation), the mount it is on (sb: its bdi's id,
+ * never reused), which /proc does not show, and on btrfs its subvolume.
+ * btrfs, FUSE and NFS get an anonymous s_dev that the next mount reuses,
+ * and inode numbers and generations that a fresh filesystem repeats;
+ * with sb, a file of the next mount gets a row of its own instead of
+ * reviving the old one.  A btrfs snapshot's files keep the original's
+ * inode numbers and generations on the same superblock: subvol (the
+ * subvolume's root id, 0 elsewhere) keeps them apart.
  */
 struct wpstat_key {
 	u64 ino;
 	u32 dev;
 	u32 gen;
 	u64 sb;
+	u64 subvol;
 };
 
 /*
@@ -390,7 +394,7 @@ static __always_inline bool wpstat_key_equal(const struct wpstat_key *a,
 					     const struct wpstat_key *b)
 {
 	return a->ino == b->ino && a->dev == b->dev && a->gen == b->gen &&
-	       a->sb == b->sb;
+	       a->sb == b->sb && a->subvol == b->subvol;
 }
 
 /*
@@ -580,6 +584,7 @@ struct wpstat_stall_key {
 	u32 dev;
 	u32 gen;
 	u64 sb;
+	u64 subvol;
 	u32 tgid;			/* 0: the file's exited processes */
 	u32 pad;			/* zero: the key is hashed as u32 words */
 	u64 start;			/* the leader's start_time: a reused pid differs */

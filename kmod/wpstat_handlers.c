@@ -211,10 +211,7 @@ static __always_inline void evict_enter(struct pt_regs *args)
 	struct wpstat_key key;
 	struct inode *inode = wpstat_inode_arg(args);
 
-	key.dev = inode->i_sb->s_dev;
-	key.ino = inode->i_ino;
-	key.gen = inode->i_generation;
-	key.sb = wpstat_sb_id(inode->i_sb);
+	wpstat_key_fill(inode, &key);
 	wpstat_mark_gone(&key);
 	wpstat_stalls_note_death();
 }

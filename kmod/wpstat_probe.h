@@ -55,22 +55,35 @@ static __always_inline u64 wpstat_sb_id(const struct super_block *sb)
 	return READ_ONCE(sb->s_bdi)->id;
 }
 
+/*
+ * @inode's key, whoever's it is.  Only btrfs has subvolumes sharing a
+ * superblock; elsewhere the test costs a load and a compare.
+ */
+static __always_inline void wpstat_key_fill(const struct inode *inode,
+					    struct wpstat_key *key)
+{
+	const struct super_block *sb = inode->i_sb;
+
+	key->dev = sb->s_dev;
+	key->ino = inode->i_ino;
+	key->gen = inode->i_generation;
+	key->sb = wpstat_sb_id(sb);
+	key->subvol = unlikely(sb->s_magic == BTRFS_SUPER_MAGIC) ?
+		      wpstat_btrfs_subvol(inode) : 0;
+}
+
 /* Fill @key for @inode; false if the device filter excludes it. */
 static __always_inline bool wpstat_key_of(const struct inode *inode,
 					  struct wpstat_key *key)
 {
-	u32 dev, want;
+	u32 want;
 
 	if (!inode)
 		return false;
-	dev = inode->i_sb->s_dev;
 	want = READ_ONCE(wpstat_filter_dev);
-	if (want && dev != want)
+	if (want && inode->i_sb->s_dev != want)
 		return false;
-	key->dev = dev;
-	key->ino = inode->i_ino;
-	key->gen = inode->i_generation;
-	key->sb = wpstat_sb_id(inode->i_sb);
+	wpstat_key_fill(inode, key);
 	return true;
 }
 

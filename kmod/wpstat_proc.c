@@ -32,6 +32,47 @@ static void wpstat_seq_counter(struct seq_file *m, enum wpstat_counter c,
 		seq_puts(m, " -");
 }
 
+/*
+ * A table's columns after its first key columns, in its list's order: a
+ * counter (>= 0), or one of the key's later columns (WPSTAT_COL_KEY()),
+ * which stands in the list where it was appended.
+ */
+enum wpstat_key_column {
+#define WPSTAT_COUNTER(...)
+#define WPSTAT_KEY_COLUMN(id, ...)	WPSTAT_KEYCOL_##id,
+#include "wpstat_counters.def"
+#undef WPSTAT_KEY_COLUMN
+#undef WPSTAT_COUNTER
+	WPSTAT_KEYCOL_NR
+};
+
+#define WPSTAT_COL_KEY(k)	(-1 - (k))
+
+static const char *const wpstat_key_column_names[WPSTAT_KEYCOL_NR] = {
+#define WPSTAT_COUNTER(...)
+#define WPSTAT_KEY_COLUMN(id, name, ...)				\
+	[WPSTAT_KEYCOL_##id] = #name,
+#include "wpstat_counters.def"
+#undef WPSTAT_KEY_COLUMN
+#undef WPSTAT_COUNTER
+};
+
+static const s8 inodes_columns[] = {
+#define WPSTAT_COUNTER(id, ...)		WPC_##id,
+#define WPSTAT_KEY_COLUMN(id, ...)	WPSTAT_COL_KEY(WPSTAT_KEYCOL_##id),
+#include "wpstat_counters.def"
+#undef WPSTAT_KEY_COLUMN
+#undef WPSTAT_COUNTER
+};
+
+static const s8 stalls_columns[] = {
+#define WPSTAT_STALL(id, ...)		WPS_##id,
+#define WPSTAT_KEY_COLUMN(id, ...)	WPSTAT_COL_KEY(WPSTAT_KEYCOL_##id),
+#include "wpstat_stalls.def"
+#undef WPSTAT_KEY_COLUMN
+#undef WPSTAT_STALL
+};
+
 /* ---- a read pass over a table's rows (struct wpstat_rows) ---------------- */
 
 /* *pos is 0 for the header, row index + 1 afterwards. */
@@ -115,12 +156,15 @@ static int inodes_show(struct seq_file *m, void *v)
 	u64 count[WPC_NR];
 	struct wpstat_key key;
 	u32 state;
-	int c;
+	int c, i;
 
 	if (v == SEQ_START_TOKEN) {
 		seq_puts(m, "dev ino gen");
-		for (c = 0; c < WPC_NR; c++)
-			seq_printf(m, " %s", wpstat_counters[c].name);
+		for (i = 0; i < ARRAY_SIZE(inodes_columns); i++) {
+			c = inodes_columns[i];
+			seq_printf(m, " %s", c < 0 ? wpstat_key_column_names[-1 - c] :
+				   wpstat_counters[c].name);
+		}
 		seq_putc(m, '\n');
 		return 0;
 	}
@@ -146,8 +190,13 @@ static int inodes_show(struct seq_file *m, void *v)
 	seq_put_decimal_ull(m, ":", MINOR(key.dev));
 	seq_put_decimal_ull(m, " ", key.ino);
 	seq_put_decimal_ull(m, " ", key.gen);
-	for (c = 0; c < WPC_NR; c++)
-		wpstat_seq_counter(m, c, count[c]);
+	for (i = 0; i < ARRAY_SIZE(inodes_columns); i++) {
+		c = inodes_columns[i];
+		if (c == WPSTAT_COL_KEY(WPSTAT_KEYCOL_SUBVOL))
+			seq_put_decimal_ull(m, " ", key.subvol);
+		else
+			wpstat_seq_counter(m, c, count[c]);
+	}
 	seq_putc(m, '\n');
 	return 0;
 }
@@ -188,12 +237,15 @@ static void *stalls_start(struct seq_file *m, loff_t *pos)
 static int stalls_show(struct seq_file *m, void *v)
 {
 	struct wpstat_stall *r = v;
-	int f;
+	int f, i;
 
 	if (v == SEQ_START_TOKEN) {
 		seq_puts(m, "tgid comm dev ino gen cgroup");
-		for (f = 0; f < WPS_NR; f++)
-			seq_printf(m, " %s", wpstat_stall_fields[f].name);
+		for (i = 0; i < ARRAY_SIZE(stalls_columns); i++) {
+			f = stalls_columns[i];
+			seq_printf(m, " %s", f < 0 ? wpstat_key_column_names[-1 - f] :
+				   wpstat_stall_fields[f].name);
+		}
 		seq_putc(m, '\n');
 		return 0;
 	}
@@ -206,8 +258,11 @@ static int stalls_show(struct seq_file *m, void *v)
 	seq_put_decimal_ull(m, " ", r->key.ino);
 	seq_put_decimal_ull(m, " ", r->key.gen);
 	seq_put_decimal_ull(m, " ", r->cgroup);
-	for (f = 0; f < WPS_NR; f++) {
-		if (wpstat_counter_available(wpstat_stall_fields[f].like))
+	for (i = 0; i < ARRAY_SIZE(stalls_columns); i++) {
+		f = stalls_columns[i];
+		if (f == WPSTAT_COL_KEY(WPSTAT_KEYCOL_SUBVOL))
+			seq_put_decimal_ull(m, " ", r->key.subvol);
+		else if (wpstat_counter_available(wpstat_stall_fields[f].like))
 			seq_put_decimal_ull(m, " ", atomic64_read(&r->count[f]));
 		else
 			seq_puts(m, " -");

@@ -4,7 +4,8 @@
 # every saved table, rely on a column staying where it was under its
 # name.  The columns a module prints are its key columns
 # (kmod/wpstat_proc.c's header line) and then one per entry of its list,
-# in order: kmod/wpstat_counters.def for inodes (and gone),
+# in order (a later key column, WPSTAT_KEY_COLUMN, where the list has
+# it): kmod/wpstat_counters.def for inodes (and gone),
 # kmod/wpstat_stalls.def for stalls, read here through the C
 # preprocessor as the module reads them.  Each table's columns are
 # recorded, one a line, in selftests/host/columns-inodes.txt and
@@ -42,9 +43,10 @@ key_columns() {
 
 # The names of a .def list, as the compiler sees them (#ifdef'd parts,
 # lines split or joined alike): $1 the file, $2 the macro, $3 its
-# parameter list with "name" the column.
+# parameter list with "name" the column.  The key's later columns
+# (WPSTAT_KEY_COLUMN) stand where the list has them.
 def_names() {
-	printf '#define %s(%s) WPSTAT_COLUMN name\n#include "%s"\n' "$2" "$3" "$1" |
+	printf '#define %s(%s) WPSTAT_COLUMN name\n#define WPSTAT_KEY_COLUMN(id, name, ...) WPSTAT_COLUMN name\n#include "%s"\n' "$2" "$3" "$1" |
 		"$cc" -E -P -x c -I"$top/kmod" - |
 		grep -o 'WPSTAT_COLUMN [A-Za-z0-9_-]*' | cut -d ' ' -f 2
 }

@@ -22,6 +22,12 @@ stall_columns() {
 	sed -n 's/^WPSTAT_STALL([A-Z0-9_]*, *\([a-z0-9_]*\),.*/\1/p' "$top/kmod/wpstat_stalls.def"
 }
 
+# A list's columns in the order /proc prints them: its entries (macro
+# $2) and the key's later columns (WPSTAT_KEY_COLUMN) where it has them.
+def_columns() {
+	sed -n "s/^\($2\|WPSTAT_KEY_COLUMN\)([A-Z0-9_]*, *\([a-z0-9_]*\),.*/\2/p" "$top/kmod/$1"
+}
+
 # The line of docs/interface.md's code block that starts with @1.
 doc_header() {
 	grep -m1 "^$1 " "$top/docs/interface.md" | tr ' ' '\n'
@@ -41,11 +47,11 @@ check "kmod lists are readable ($(wc -l <"$tmp/def") counters, $(wc -l <"$tmp/st
 python3 "$top/scripts/lib/wpstat_counters.py" >"$tmp/py"
 check "scripts/lib/wpstat_counters.py (the reports' list) reads the same names" \
 	same_list wpstat_counters.def "$tmp/def" wpstat_counters.py "$tmp/py"
-{ printf '%s\n' dev ino gen; cat "$tmp/def"; } >"$tmp/def-header"
+{ printf '%s\n' dev ino gen; def_columns wpstat_counters.def WPSTAT_COUNTER; } >"$tmp/def-header"
 doc_header "dev ino gen" >"$tmp/doc-inodes"
 check "docs/interface.md's /proc/wpstat/inodes header is wpstat_counters.def's order" \
 	same_list wpstat_counters.def "$tmp/def-header" docs/interface.md "$tmp/doc-inodes"
-{ printf '%s\n' tgid comm dev ino gen cgroup; cat "$tmp/stalls"; } >"$tmp/stalls-header"
+{ printf '%s\n' tgid comm dev ino gen cgroup; def_columns wpstat_stalls.def WPSTAT_STALL; } >"$tmp/stalls-header"
 doc_header "tgid comm dev ino gen cgroup" >"$tmp/doc-stalls"
 check "docs/interface.md's /proc/wpstat/stalls header is wpstat_stalls.def's order" \
 	same_list wpstat_stalls.def "$tmp/stalls-header" docs/interface.md "$tmp/doc-stalls"
