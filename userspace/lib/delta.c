@@ -21,6 +21,7 @@ bool wpstat_row_delta(const struct wpstat_snapshot *cols,
 	d->minor = a->minor;
 	d->ino = a->ino;
 	d->gen = a->gen;
+	d->subvol = a->subvol;
 	for (c = 0; c < cols->ncounters; c++) {
 		bool max = cols->max[c];
 		uint64_t v = a->val[c];

@@ -5,7 +5,8 @@
 #include "wpstat_proc.h"
 
 /*
- * Order of rows by file: device, inode, generation.  Inline: it is the
+ * Order of rows by file: device, inode, generation, btrfs subvolume (a
+ * snapshot's files repeat the rest).  Inline: it is the
  * comparison of every sort and search over a table of up to millions of
  * rows.
  */
@@ -20,6 +21,8 @@ static inline int wpstat_row_key_cmp(const struct wpstat_row *a,
 		return a->ino < b->ino ? -1 : 1;
 	if (a->gen != b->gen)
 		return a->gen < b->gen ? -1 : 1;
+	if (a->subvol != b->subvol)
+		return a->subvol < b->subvol ? -1 : 1;
 	return 0;
 }
 

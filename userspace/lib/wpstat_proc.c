@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -57,11 +58,16 @@ static int parse_header(char *line, const char *const *fixed, int nfixed,
 	char *save = NULL, *tok;
 	int i = 0;
 
+	s->subvol_at = -1;
 	for (tok = next_token(line, &save); tok;
 	     tok = next_token(NULL, &save), i++) {
 		if (i < nfixed) {
 			if (strcmp(tok, fixed[i]))
 				return -EPROTO;
+			continue;
+		}
+		if (!strcmp(tok, "subvol") && s->subvol_at < 0) {
+			s->subvol_at = s->ncounters;
 			continue;
 		}
 		if (s->ncounters == WPSTAT_MAX_COUNTERS)
@@ -134,14 +140,22 @@ static int parse_file_key(const char *tok, char **save, struct wpstat_row *r)
 	return 0;
 }
 
-/* The counter columns, the rest of the line: a number or "-" each. */
+/*
+ * The counter columns, the rest of the line: a number or "-" each, and
+ * the subvolume where the header has it.
+ */
 static int parse_counters(char **save, const struct wpstat_snapshot *s,
 			  struct wpstat_row *r)
 {
 	char *tok;
 	int i;
 
-	for (i = 0; i < s->ncounters; i++) {
+	for (i = 0; i <= s->ncounters; i++) {
+		if (i == s->subvol_at &&
+		    parse_u64(next_token(NULL, save), UINT64_MAX, &r->subvol))
+			return -EPROTO;
+		if (i == s->ncounters)
+			break;
 		tok = next_token(NULL, save);
 		if (!tok)
 			return -EPROTO;
@@ -609,12 +623,39 @@ int wpstat_statx_quiet(int dirfd, const char *path, int flags,
 		     STATX_TYPE | STATX_MODE | STATX_INO, stx) ? -errno : 0;
 }
 
+/*
+ * A btrfs file's subvolume, as the module reads it: the root id of the
+ * file handle btrfs gives NFS (FILEID_BTRFS_WITHOUT_PARENT, 0x4d: u64
+ * object id, u64 root id, u32 generation).  name_to_handle_at() needs no
+ * privilege; statx's STATX_SUBVOL is only 6.10's.  0 if it cannot tell.
+ */
+#define FILEID_BTRFS_WITHOUT_PARENT	0x4d
+
+static uint64_t btrfs_subvol_of(int fd)
+{
+	union {
+		struct file_handle fh;
+		char buf[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+	} h;
+	uint64_t root;
+	int mnt;
+
+	h.fh.handle_bytes = MAX_HANDLE_SZ;
+	if (name_to_handle_at(fd, "", &h.fh, &mnt, AT_EMPTY_PATH) ||
+	    h.fh.handle_type != FILEID_BTRFS_WITHOUT_PARENT ||
+	    h.fh.handle_bytes < 2 * sizeof(root))
+		return 0;
+	memcpy(&root, h.fh.f_handle + sizeof(root), sizeof(root));
+	return root;
+}
+
 static int fd_key(int fd, struct wpstat_file_key *key, int depth)
 {
 	struct statfs sfs;
 	struct statx stx;
 	struct stat st;
 	int gen = 0, ret;
+	bool have_sfs;
 
 	ret = wpstat_statx_quiet(fd, "", AT_EMPTY_PATH, &stx);
 	if (ret)
@@ -623,8 +664,8 @@ static int fd_key(int fd, struct wpstat_file_key *key, int depth)
 	st.st_mode = stx.stx_mode;
 	st.st_ino = stx.stx_ino;
 	st.st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
-	if (depth < 4 && S_ISREG(st.st_mode) && !fstatfs(fd, &sfs) &&
-	    sfs.f_type == OVERLAYFS_MAGIC) {
+	have_sfs = S_ISREG(st.st_mode) && !fstatfs(fd, &sfs);
+	if (depth < 4 && have_sfs && sfs.f_type == OVERLAYFS_MAGIC) {
 		int real = ovl_real_fd(fd);
 
 		if (real >= 0) {
@@ -638,6 +679,8 @@ static int fd_key(int fd, struct wpstat_file_key *key, int depth)
 	key->ino = st.st_ino;
 	key->have_gen = ioctl(fd, FS_IOC_GETVERSION, &gen) == 0;
 	key->gen = gen;
+	key->subvol = have_sfs && sfs.f_type == BTRFS_SUPER_MAGIC ?
+		      btrfs_subvol_of(fd) : 0;
 	return 0;
 }
 
@@ -685,7 +728,8 @@ int wpstat_path_key(const char *path, struct wpstat_file_key *key)
  * An inode number is reused once a file is deleted, so rows are matched on
  * the generation too (FS_IOC_GETVERSION: ext4, xfs, btrfs).  Where the
  * filesystem cannot tell it (tmpfs), the newest row for dev and inode wins:
- * the module appends rows in the order it first sees them.
+ * the module appends rows in the order it first sees them.  A btrfs
+ * snapshot's file differs from its original only by subvolume.
  */
 const struct wpstat_row *wpstat_snapshot_find_key(const struct wpstat_snapshot *s,
 						  const struct wpstat_file_key *key)
@@ -693,16 +737,9 @@ const struct wpstat_row *wpstat_snapshot_find_key(const struct wpstat_snapshot *
 	const struct wpstat_row *found = NULL;
 	size_t i;
 
-	for (i = 0; i < s->nrows; i++) {
-		const struct wpstat_row *r = &s->rows[i];
-
-		if (r->major != key->major || r->minor != key->minor ||
-		    r->ino != key->ino)
-			continue;
-		if (key->have_gen && r->gen != key->gen)
-			continue;
-		found = r;
-	}
+	for (i = 0; i < s->nrows; i++)
+		if (wpstat_row_is_file(&s->rows[i], key))
+			found = &s->rows[i];
 	return found;
 }
 

@@ -26,6 +26,7 @@ struct wpstat_row {
 	unsigned int major, minor;
 	uint64_t ino;
 	uint32_t gen;
+	uint64_t subvol;	/* btrfs subvolume id; 0: none or not told */
 	uint64_t val[WPSTAT_MAX_COUNTERS];
 	bool avail[WPSTAT_MAX_COUNTERS];	/* false where the file says "-" */
 };
@@ -34,6 +35,11 @@ struct wpstat_snapshot {
 	int ncounters;
 	char *names[WPSTAT_MAX_COUNTERS];	/* counter columns, after gen */
 	bool max[WPSTAT_MAX_COUNTERS];		/* wpstat_counter_is_max(name) */
+	/*
+	 * The key's subvol column, appended after the counters: how many
+	 * counter columns come before it, or -1 (a module without it).
+	 */
+	int subvol_at;
 	size_t nrows;
 	struct wpstat_row *rows;
 };
@@ -107,7 +113,22 @@ struct wpstat_file_key {
 	uint64_t ino;
 	uint32_t gen;
 	bool have_gen;		/* the filesystem reports generations */
+	uint64_t subvol;	/* btrfs subvolume id (file handle), else 0 */
 };
+
+/*
+ * Whether @r is the row of @key's file: device, inode, generation where
+ * the filesystem tells it, and subvolume (a btrfs snapshot's files keep
+ * the original's inode numbers and generations), 0 on either side being
+ * none or not told.
+ */
+static inline bool wpstat_row_is_file(const struct wpstat_row *r,
+				      const struct wpstat_file_key *key)
+{
+	return r->major == key->major && r->minor == key->minor &&
+	       r->ino == key->ino && (!key->have_gen || r->gen == key->gen) &&
+	       (!r->subvol || !key->subvol || r->subvol == key->subvol);
+}
 
 /*
  * Fill @key for an open file or a path: 0 or -errno.  A file on overlayfs

@@ -74,8 +74,7 @@ static void stall_list_only_file(struct stall_list *l,
 	for (i = 0; i < l->n; i++) {
 		const struct wpstat_row *r = &l->items[i].row->file;
 
-		if (r->major == key->major && r->minor == key->minor &&
-		    r->ino == key->ino && (!key->have_gen || r->gen == key->gen))
+		if (wpstat_row_is_file(r, key))
 			l->items[n++] = l->items[i];
 	}
 	l->n = n;

@@ -234,7 +234,7 @@ static bool resolver_wants_ino(const struct resolver *r, uint64_t ino)
 }
 
 /*
- * The row a file key names: dev, inode and generation; without a
+ * The row a file key names: dev, inode, generation and subvolume; without a
  * generation (tmpfs), the newest row for dev and inode, the one the module
  * appended last.  NULL if that row has a path already.
  */
@@ -261,12 +261,12 @@ static struct file_row *resolver_match(const struct resolver *r,
 		if (f->row->major != key->major || f->row->minor != key->minor ||
 		    f->row->ino != key->ino)
 			break;
-		if (key->have_gen) {
-			if (f->row->gen == key->gen)
-				found = f;
-		} else if (!found || f->row > found->row) {
+		if (!wpstat_row_is_file(f->row, key))
+			continue;
+		if (key->have_gen)
 			found = f;
-		}
+		else if (!found || f->row > found->row)
+			found = f;
 	}
 	return found && !found->path ? found : NULL;
 }
@@ -521,6 +521,7 @@ static void path_cache_add(struct path_cache *pc, const struct wpstat_row *key,
 	e->key.minor = key->minor;
 	e->key.ino = key->ino;
 	e->key.gen = key->gen;
+	e->key.subvol = key->subvol;
 	e->path = path ? strdup(path) : NULL;
 }
 

@@ -254,8 +254,8 @@ static void json_file(FILE *out, const struct wpstat_snapshot *s,
 		      const struct file_row *f, bool deltas)
 {
 	fprintf(out, "{\"dev\": \"%u:%u\", \"ino\": %" PRIu64 ", \"gen\": %" PRIu32
-		", \"path\": ", f->row->major, f->row->minor, f->row->ino,
-		f->row->gen);
+		", \"subvol\": %" PRIu64 ", \"path\": ", f->row->major,
+		f->row->minor, f->row->ino, f->row->gen, f->row->subvol);
 	json_string_or_null(out, f->path);
 	fputs(", \"counters\": ", out);
 	if (deltas) {
@@ -338,6 +338,17 @@ void prom_value(FILE *out, const char *counter, uint64_t v)
 		fprintf(out, " %" PRIu64 "\n", v);
 }
 
+/*
+ * btrfs's rows carry their subvolume: a snapshot's files have the
+ * original's dev, ino and gen, and two series may not share labels.
+ * Other files' series keep the labels they always had.
+ */
+void prom_subvol_label(FILE *out, const struct wpstat_row *r)
+{
+	if (r->subvol)
+		fprintf(out, ",subvol=\"%" PRIu64 "\"", r->subvol);
+}
+
 void prom_labels(FILE *out, const struct file_row *f)
 {
 	char num[32];
@@ -347,6 +358,7 @@ void prom_labels(FILE *out, const struct file_row *f)
 	prom_label_value(out, num);
 	fprintf(out, ",ino=\"%" PRIu64 "\",gen=\"%" PRIu32 "\"", f->row->ino,
 		f->row->gen);
+	prom_subvol_label(out, f->row);
 	if (f->path) {
 		fputs(",path=", out);
 		prom_label_value(out, f->path);

@@ -213,8 +213,9 @@ static void json_stall(FILE *out, const struct stall_list *l,
 	fprintf(out, "{\"tgid\": %" PRIu32 ", \"comm\": ", r->tgid);
 	json_string(out, r->comm);
 	fprintf(out, ", \"dev\": \"%u:%u\", \"ino\": %" PRIu64 ", \"gen\": %"
-		PRIu32 ", \"cgroup\": %" PRIu64, r->file.major, r->file.minor,
-		r->file.ino, r->file.gen, r->cgroup);
+		PRIu32 ", \"subvol\": %" PRIu64 ", \"cgroup\": %" PRIu64,
+		r->file.major, r->file.minor, r->file.ino, r->file.gen,
+		r->file.subvol, r->cgroup);
 	for (c = 0; c < cols->ncounters; c++) {
 		fputs(", ", out);
 		json_string(out, cols->names[c]);
@@ -279,6 +280,7 @@ static void prom_stall_labels(FILE *out, const struct stall_item *it)
 	prom_label_value(out, num);
 	fprintf(out, ",ino=\"%" PRIu64 "\",gen=\"%" PRIu32 "\"", r->file.ino,
 		r->file.gen);
+	prom_subvol_label(out, &r->file);
 	if (it->path) {
 		fputs(",path=", out);
 		prom_label_value(out, it->path);

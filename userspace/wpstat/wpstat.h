@@ -150,7 +150,7 @@ struct list_opts {
 struct path_cache {
 	size_t n, cap;
 	struct path_cache_entry {
-		struct wpstat_row key;	/* dev, ino, gen only */
+		struct wpstat_row key;	/* dev, ino, gen, subvol only */
 		char *path;		/* NULL: not found */
 	} *e;
 };
@@ -264,6 +264,7 @@ void prom_metric_name(char *buf, size_t len, const char *prefix,
 const char *prom_type(const char *counter);
 void prom_value(FILE *out, const char *counter, uint64_t v);
 /* {dev="MAJ:MIN",ino="N",gen="N"[,path="..."]} */
+void prom_subvol_label(FILE *out, const struct wpstat_row *r);
 void prom_labels(FILE *out, const struct file_row *f);
 void prom_gauge(FILE *out, const struct wpstat_kvlist *summary,
 		const char *key, const char *metric, const char *type,
