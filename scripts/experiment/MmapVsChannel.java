@@ -238,7 +238,8 @@ public class MmapVsChannel {
     }
 
     // The file's row of /proc/wpstat/inodes: column name -> value, or null
-    // if the module is not loaded.  Columns that read "-" are left out.  A
+    // if the module is not loaded.  Columns that read "-" are left out, and
+    // so is subvol, a key column (the experiment's files are on ext4).  A
     // generation < 0 matches any (the newest row wins).
     static Map<String, Long> counters(long dev, long ino, long gen) {
         List<String> lines;
@@ -254,7 +255,8 @@ public class MmapVsChannel {
                       + (dev & 0xff | (dev >>> 12 & ~0xffL));
         Map<String, Long> row = new LinkedHashMap<>();
         for (int i = 3; i < names.length; i++)
-            row.put(names[i], 0L);	// no row yet: all zero
+            if (!names[i].equals("subvol"))
+                row.put(names[i], 0L);	// no row yet: all zero
         for (String l : lines.subList(1, lines.size())) {
             String[] f = l.trim().split("\\s+");
             if (f.length != names.length || !f[0].equals(devs)
@@ -262,6 +264,8 @@ public class MmapVsChannel {
                 || (gen >= 0 && !f[2].equals(Long.toString(gen))))
                 continue;
             for (int i = 3; i < f.length; i++) {
+                if (names[i].equals("subvol"))
+                    continue;
                 if (f[i].equals("-"))
                     row.remove(names[i]);
                 else

@@ -217,7 +217,7 @@ err_tail() {
 }
 
 # counters_json FILE: the file's /proc/wpstat/inodes row as a JSON object
-# (null without a row).
+# (null without a row): its counters, not the key's later columns (subvol).
 counters_json() {
 	local key
 	key=$(file_key "$1") || { echo null; return; }
@@ -228,7 +228,7 @@ counters_json() {
 		$1 == dev && $2 == ino && $3 == gen {
 			s = "{"
 			for (i = 4; i <= n; i++)
-				if ($i != "-")
+				if ($i != "-" && col[i] != "subvol")
 					s = s (s == "{" ? "" : ", ") "\"" col[i] "\": " $i
 			row = s "}"
 		}

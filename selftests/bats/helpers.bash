@@ -49,6 +49,12 @@ counter() {
 		END { print (v == "" ? 0 : v) }' /proc/wpstat/inodes
 }
 
+# The counter columns of /proc/wpstat/inodes, one a line: the header but
+# the key's columns (dev ino gen first, subvol where the list put it).
+inodes_counter_names() {
+	head -n 1 /proc/wpstat/inodes | tr ' ' '\n' | tail -n +4 | grep -v -x subvol
+}
+
 # A value from /proc/wpstat/summary.
 summary() {
 	awk -v n="$1" '$1 == n { print $2 }' /proc/wpstat/summary

@@ -11,6 +11,11 @@
  *              mounted twice, repeats (dev, ino, gen): the second file's
  *              row does not take the first's counts.
  *
+ *   snapshot.rows_of_their_own  a btrfs snapshot's file has its
+ *              original's (dev, ino, gen): each has a row, exact, and the
+ *              snapshot's eviction marks its own row gone, not the
+ *              original's.
+ *
  * WPSTAT_STRESS=1 (make stress) selects longer truncate races.  Runs as
  * root in a guest with wpstat.ko loaded and
  * $WPSTAT_FS_DIR/{ext4,xfs,btrfs,tmpfs} mounted (scripts/check/guest-check.sh).
@@ -652,6 +657,169 @@ TEST_F(remount, repeated_key_gets_a_new_row)
 	EXPECT_EQ(w[0].mkclean_calls, w[1].mkclean_calls);
 	EXPECT_EQ(w[0].dirtied, w[1].dirtied);
 	EXPECT_EQ(w[0].bdp_calls, w[1].bdp_calls);
+}
+
+/* ---- a btrfs snapshot ---------------------------------------------------- */
+
+/*
+ * A snapshot's files keep their original's inode numbers and generations
+ * on the same superblock and bdi (btrfs_snapshot copies the subvolume's
+ * tree): only the subvolume tells them apart (the module reads its root
+ * id from btrfs's file handle, wpstat_btrfs_subvol(); the test from
+ * name_to_handle_at(2)).  Before subvolumes were in the key, the two
+ * files had one row holding both files' counts (24 first writes), and
+ * evicting the snapshot's inode marked the original's row gone.
+ *
+ * The numbers: touch_file() maps @n pages afresh and stores once a page,
+ * so each store is a first write (no PTE): mkwrite_first = dirtied = n,
+ * and msync cleans each page SNAP_CLEANS times: btrfs clears a folio's
+ * dirty bit twice since 6.1, once on 5.10 (wpstat_predict.c's
+ * mkclean_per_folio, asserted there).  The original gets 16 pages, the
+ * snapshot's file 8, then one and 4 more, the original 4 more.
+ */
+#define SNAP_CLEANS	(wps_kernel_at_least(6, 1) ? 2 : 1)
+#define SNAP_DIR	"/tmp/wpstat-snapshot"
+#define SNAP_IMG	"/tmp/wpstat-snapshot.img"
+#define SNAP_ORIG	(NPAGES)
+#define SNAP_COPY	(NPAGES / 2)
+#define SNAP_MORE	(NPAGES / 4)
+
+FIXTURE(snapshot) {
+	char loop[64];
+	bool mounted;
+	int fd;
+};
+
+FIXTURE_SETUP(snapshot)
+{
+	FILE *p;
+
+	self->fd = -1;
+	ASSERT_TRUE(wps_loaded());
+	if (sh("command -v btrfs >/dev/null"))
+		SKIP(return, "no btrfs command (btrfs-progs)");
+	ASSERT_EQ(0, sh("rm -f %s && truncate -s 256M %s && mkdir -p %s",
+			SNAP_IMG, SNAP_IMG, SNAP_DIR));
+	sh("modprobe loop 2>/dev/null");
+	p = popen("losetup -f --show " SNAP_IMG, "r");
+	ASSERT_NE(NULL, p);
+	ASSERT_NE(NULL, fgets(self->loop, sizeof(self->loop), p));
+	pclose(p);
+	self->loop[strcspn(self->loop, "\n")] = '\0';
+	ASSERT_EQ(0, strncmp(self->loop, "/dev/loop", 9)) TH_LOG("losetup: %s", self->loop);
+	ASSERT_EQ(0, sh("mkfs.btrfs -q -f %s >/dev/null && mount %s %s",
+			self->loop, self->loop, SNAP_DIR));
+	self->mounted = true;
+}
+
+FIXTURE_TEARDOWN(snapshot)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	if (self->mounted)
+		sh("umount %s", SNAP_DIR);
+	if (self->loop[0])
+		sh("losetup -d %s", self->loop);
+	sh("rm -f %s; rmdir %s", SNAP_IMG, SNAP_DIR);
+}
+
+/* Map @n pages of @path afresh, store to each, msync; 0 or -errno. */
+static int snapshot_write(const char *path, int n)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = touch_file(fd, n);
+	close(fd);
+	return ret;
+}
+
+TEST_F(snapshot, rows_of_their_own)
+{
+	struct wpstat_file_key orig, copy;
+	int64_t gone[4];
+	struct wps w[2];
+	int i;
+
+	self->fd = open(SNAP_DIR "/f", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ftruncate(self->fd, NPAGES * PAGE));
+	ASSERT_EQ(0, touch_file(self->fd, SNAP_ORIG));
+	ASSERT_EQ(0, fsync(self->fd));
+	ASSERT_EQ(0, sh("btrfs -q subvolume snapshot %s %s/snap >/dev/null",
+			SNAP_DIR, SNAP_DIR));
+	ASSERT_EQ(0, snapshot_write(SNAP_DIR "/snap/f", SNAP_COPY));
+	ASSERT_EQ(0, wpstat_fd_key(self->fd, &orig));
+	ASSERT_EQ(0, wpstat_path_key(SNAP_DIR "/snap/f", &copy));
+	TH_LOG("original %u:%u ino %llu gen %u subvol %llu; snapshot's subvol %llu",
+	       orig.major, orig.minor, (unsigned long long)orig.ino, orig.gen,
+	       (unsigned long long)orig.subvol, (unsigned long long)copy.subvol);
+	/* The premise: the same (dev, ino, gen), told apart by subvolume. */
+	ASSERT_EQ(orig.major, copy.major);
+	ASSERT_EQ(orig.minor, copy.minor);
+	ASSERT_EQ(orig.ino, copy.ino);
+	ASSERT_EQ(orig.gen, copy.gen);
+	ASSERT_NE(0, orig.subvol);
+	ASSERT_NE(0, copy.subvol);
+	ASSERT_NE(orig.subvol, copy.subvol);
+
+	/*
+	 * Two rows, each exactly its own file's (one row would hold 24
+	 * first writes for both keys).  An earlier fresh btrfs's gone rows
+	 * may repeat (dev, ino, gen, subvol) with another mount's sb, which
+	 * /proc does not show: the newest row of a key is its file's.
+	 */
+	ASSERT_EQ(0, wps_read_key(&orig, &w[0]));
+	ASSERT_EQ(0, wps_read_key(&copy, &w[1]));
+	TH_LOG("rows: original mkwrite_first %lld mkclean_calls %lld dirtied %lld; snapshot %lld %lld %lld",
+	       (long long)w[0].mkwrite_first, (long long)w[0].mkclean_calls,
+	       (long long)w[0].dirtied, (long long)w[1].mkwrite_first,
+	       (long long)w[1].mkclean_calls, (long long)w[1].dirtied);
+	EXPECT_EQ(SNAP_ORIG, w[0].mkwrite_first);
+	EXPECT_EQ(0, w[0].mkwrite_wp);
+	EXPECT_EQ(SNAP_ORIG * SNAP_CLEANS, w[0].mkclean_calls);
+	EXPECT_EQ(SNAP_ORIG, w[0].dirtied);
+	EXPECT_EQ(SNAP_COPY, w[1].mkwrite_first);
+	EXPECT_EQ(0, w[1].mkwrite_wp);
+	EXPECT_EQ(SNAP_COPY * SNAP_CLEANS, w[1].mkclean_calls);
+	EXPECT_EQ(SNAP_COPY, w[1].dirtied);
+
+	/*
+	 * Evict the snapshot's inode (closed, clean) while the original's
+	 * stays open: its row is marked gone, one more gone row (the first
+	 * drop_caches takes the rest of the machine's; the write brings
+	 * the snapshot's file back).  The original's row is not: writing
+	 * the original takes no gone row back (the count stays), writing
+	 * the snapshot's file again does (one fewer), and its row counts
+	 * on.  A gone count can only move by other files' evictions
+	 * meanwhile: none here but ours.
+	 */
+	ASSERT_EQ(0, drop_caches());
+	ASSERT_EQ(0, snapshot_write(SNAP_DIR "/snap/f", 1));
+	gone[0] = wps_summary("gone_marked_inodes");
+	ASSERT_EQ(0, drop_caches());
+	for (i = 0; i < 5 && wps_summary("gone_marked_inodes") == gone[0]; i++) {
+		usleep(200 * 1000);
+		ASSERT_EQ(0, drop_caches());
+	}
+	gone[1] = wps_summary("gone_marked_inodes");
+	ASSERT_EQ(0, touch_file(self->fd, SNAP_MORE));
+	gone[2] = wps_summary("gone_marked_inodes");
+	ASSERT_EQ(0, snapshot_write(SNAP_DIR "/snap/f", SNAP_MORE));
+	gone[3] = wps_summary("gone_marked_inodes");
+	TH_LOG("gone rows: %lld, snapshot evicted %lld, original written %lld, snapshot written %lld",
+	       (long long)gone[0], (long long)gone[1], (long long)gone[2],
+	       (long long)gone[3]);
+	EXPECT_EQ(gone[0] + 1, gone[1]);
+	EXPECT_EQ(gone[1], gone[2]);
+	EXPECT_EQ(gone[2] - 1, gone[3]);
+	ASSERT_EQ(0, wps_read_key(&orig, &w[0]));
+	ASSERT_EQ(0, wps_read_key(&copy, &w[1]));
+	EXPECT_EQ(SNAP_ORIG + SNAP_MORE, w[0].mkwrite_first);
+	EXPECT_EQ((SNAP_ORIG + SNAP_MORE) * SNAP_CLEANS, w[0].mkclean_calls);
+	EXPECT_EQ(SNAP_COPY + 1 + SNAP_MORE, w[1].mkwrite_first);
+	EXPECT_EQ((SNAP_COPY + 1 + SNAP_MORE) * SNAP_CLEANS, w[1].mkclean_calls);
 }
 
 TEST_HARNESS_MAIN

@@ -603,7 +603,7 @@ int read_stalls(const char *path, struct stall_row *rows, int max)
 {
 	static char buf[1 << 20];
 	char *line, *save = NULL, *tok, *s2;
-	int col[64], ncol = 0, n = 0, c;
+	int col[64], ncol = 0, n = 0, c, next = 0, subvol = -1;
 	struct wpstat_file_key key;
 
 	/* The superblock's device: on btrfs stat()'s st_dev is not it. */
@@ -618,15 +618,21 @@ int read_stalls(const char *path, struct stall_row *rows, int max)
 	for (tok = strtok_r(line, " ", &s2); tok && ncol < 64;
 	     tok = strtok_r(NULL, " ", &s2), ncol++) {
 		col[ncol] = -1;
-		/* Exactly stall_names[], in order: the copy agrees with kmod's. */
-		if (ncol >= STALL_KEY_COLS) {
-			col[ncol] = ncol - STALL_KEY_COLS;
-			if (col[ncol] >= (int)STALL_N ||
-			    strcmp(tok, stall_names[col[ncol]]))
-				return -1;
+		if (ncol < STALL_KEY_COLS)
+			continue;
+		/*
+		 * Exactly stall_names[], in order: the copy agrees with
+		 * kmod's; and the key's subvol where the list appended it.
+		 */
+		if (!strcmp(tok, "subvol") && subvol < 0) {
+			subvol = ncol;
+			continue;
 		}
+		if (next >= (int)STALL_N || strcmp(tok, stall_names[next]))
+			return -1;
+		col[ncol] = next++;
 	}
-	if (ncol != STALL_KEY_COLS + (int)STALL_N)
+	if (next != (int)STALL_N || subvol < 0)
 		return -1;
 	while ((line = strtok_r(NULL, "\n", &save)) && n < max) {
 		struct stall_row r = { 0 };
@@ -644,13 +650,16 @@ int read_stalls(const char *path, struct stall_row *rows, int max)
 				r.ino = strtoull(tok, NULL, 10);
 			else if (c == 4)
 				r.gen = strtoul(tok, NULL, 10);
+			else if (c == subvol)
+				r.subvol = strtoull(tok, NULL, 10);
 			else if (col[c] >= 0)
 				v[col[c]] = strcmp(tok, "-") ? strtoll(tok, NULL, 10) : -1;
 		}
 		/* A deleted file's row may share its inode number. */
-		if (path && (r.ino != key.ino || r.major != key.major ||
-			     r.minor != key.minor ||
-			     (key.have_gen && r.gen != key.gen)))
+		if (path && !wpstat_row_is_file(&(struct wpstat_row){
+				.major = r.major, .minor = r.minor,
+				.ino = r.ino, .gen = r.gen,
+				.subvol = r.subvol }, &key))
 			continue;
 		rows[n++] = r;
 	}

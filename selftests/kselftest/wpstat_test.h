@@ -281,6 +281,7 @@ struct stall_row {
 	unsigned int major, minor;
 	unsigned long long ino;
 	unsigned int gen;
+	unsigned long long subvol;	/* btrfs subvolume, else 0 */
 	char comm[64];
 #define WPSTAT_STALL(id, name, ...)	int64_t name;
 #include "wpstat_stalls.def"

@@ -93,6 +93,41 @@ static void test_inodes(void)
 			wpstat_snapshot_free(&s);
 	}
 
+	/*
+	 * The key's subvol column stands where the module's list put it,
+	 * counters after it included; a module without it reads subvol 0.
+	 */
+	ret = read_inodes("dev ino gen a subvol b\n"
+			  "0:45 257 8 3 5 4\n"
+			  "0:45 257 8 6 256 7\n", &s);
+	ok(ret == 0 && s.ncounters == 2 && s.nrows == 2 &&
+	   s.rows[0].subvol == 5 && s.rows[1].subvol == 256 &&
+	   s.rows[0].val[1] == 4 && s.rows[1].val[0] == 6 &&
+	   wpstat_counter_index(&s, "subvol") == -1,
+	   "subvol: part of the key, not a counter, before a later counter");
+	if (!ret) {
+		struct wpstat_file_key key = {
+			.major = 0, .minor = 45, .ino = 257, .gen = 8,
+			.have_gen = true, .subvol = 256,
+		};
+		const struct wpstat_row *r = wpstat_snapshot_find_key(&s, &key);
+
+		ok(r == &s.rows[1], "a snapshot's file finds its own row, not the original's");
+		key.subvol = 5;
+		r = wpstat_snapshot_find_key(&s, &key);
+		ok(r == &s.rows[0], "the original finds its own row");
+		wpstat_snapshot_free(&s);
+	}
+	ret = read_inodes("dev ino gen a subvol\n8:1 1 1 0 -\n", &s);
+	ok(ret == -EPROTO, "refused: subvol not a number");
+	if (!ret)
+		wpstat_snapshot_free(&s);
+	ret = read_inodes("dev ino gen a\n8:1 1 1 0\n", &s);
+	ok(ret == 0 && s.nrows == 1 && s.rows[0].subvol == 0 && s.subvol_at == -1,
+	   "a module without subvol: rows of subvol 0");
+	if (!ret)
+		wpstat_snapshot_free(&s);
+
 	ret = read_inodes("dev ino gen a\n8:1  1\t1 0\n", &s);
 	ok(ret == -EPROTO, "a tab is not a separator");
 	if (!ret)
@@ -109,14 +144,15 @@ static void test_stalls(void)
 	struct wpstat_stall_snapshot s;
 	int ret;
 
-	put("tgid comm dev ino gen cgroup stable_waits stable_ns\n"
-	    "42 a\\040b 8:1 12 0 7 3 1500\n");
+	put("tgid comm dev ino gen cgroup stable_waits stable_ns subvol\n"
+	    "42 a\\040b 8:1 12 0 7 3 1500 257\n");
 	ret = wpstat_stalls_read(path, &s);
 	ok(ret == 0 && s.nrows == 1 && s.cols.ncounters == 2, "one stall row");
 	if (!ret) {
 		ok(s.rows[0].tgid == 42 && !strcmp(s.rows[0].comm, "a b") &&
 		   s.rows[0].cgroup == 7 && s.rows[0].file.ino == 12 &&
-		   s.rows[0].file.val[1] == 1500, "stall row: tgid, unescaped comm, cgroup, counters");
+		   s.rows[0].file.val[1] == 1500 && s.rows[0].file.subvol == 257,
+		   "stall row: tgid, unescaped comm, cgroup, counters, subvol");
 		wpstat_stalls_free(&s);
 	}
 }
