@@ -167,8 +167,8 @@ static bool page_era(void)
 /* folio_mkclean() calls for one contiguous dirty range of @folios folios. */
 static long mkclean_calls_of(const FIXTURE_VARIANT(pred) *v, long folios)
 {
-	if (v->bdp_per_batch && btrfs_per_folio())	/* btrfs on 7.2 */
-		return 3 * folios - 1;
+	if (v->bdp_per_batch)				/* btrfs */
+		return wps_btrfs_mkclean_calls(folios);
 	if (page_era())
 		return folios * v->mkclean_per_folio_510;
 	return folios * v->mkclean_per_folio;

@@ -160,6 +160,13 @@ struct wps wps_delta(const struct wps *after, const struct wps *before)
 	return d;
 }
 
+long wps_btrfs_mkclean_calls(long folios)
+{
+	if (wps_kernel_at_least(6, 13))
+		return 3 * folios - 1;
+	return wps_kernel_at_least(6, 1) ? 2 * folios : folios;
+}
+
 int wps_kernel_at_least(int major, int minor)
 {
 	struct utsname u;

@@ -95,6 +95,12 @@ struct wps wps_delta(const struct wps *after, const struct wps *before);
 /* True if the running kernel is at least @major.@minor. */
 int wps_kernel_at_least(int major, int minor);
 /*
+ * folio_mkclean() calls btrfs makes writing back one contiguous dirty
+ * range of @folios order-0 folios: once each on 5.10, twice since 6.1,
+ * 3 * @folios - 1 on 7.2 (wpstat_predict.c says why, and asserts it).
+ */
+long wps_btrfs_mkclean_calls(long folios);
+/*
  * True if the running kernel is built with KASAN (kasan_report in
  * /proc/kallsyms: make check-debug's kernel).  Its faults cost
  * milliseconds of CPU time, so a prediction that needs a writer faster
