@@ -40,6 +40,15 @@ TEST(proc_header_is_published_interface)
 	ASSERT_TRUE(buf[strlen(HEADER)] == '\n' || buf[strlen(HEADER)] == ' ');
 }
 
+/* The key's later columns (subvol), which the list places among its own. */
+static const char *const key_columns[] = {
+#define WPSTAT_COUNTER(...)
+#define WPSTAT_KEY_COLUMN(id, name, ...)	#name,
+#include "wpstat_counters.def"
+#undef WPSTAT_KEY_COLUMN
+#undef WPSTAT_COUNTER
+};
+
 TEST(rows_are_well_formed)
 {
 	char path[256], buf[1 << 20], *line, *save = NULL;
@@ -80,7 +89,7 @@ TEST(rows_are_well_formed)
 			ASSERT_EQ(ncols, n);
 		rows++;
 	}
-	ASSERT_EQ(3 + (int)WPS_N, ncols);
+	ASSERT_EQ(3 + (int)WPS_N + (int)ARRAY_SIZE(key_columns), ncols);
 	ASSERT_LE(2, rows);
 	/* And our file is there, under its stat() dev and inode number. */
 	ASSERT_LT(0, wps_slurp(WPSTAT_INODES_PATH, buf, sizeof(buf)));
