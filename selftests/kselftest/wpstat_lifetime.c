@@ -586,29 +586,55 @@ FIXTURE(remount) {
 	bool mounted;
 };
 
-FIXTURE_SETUP(remount)
+/*
+ * A fresh 256 MiB image @img on a free loop device (its name into @loop,
+ * empty if none) and the directory @dir: 0, or -1.
+ */
+static int loop_attach(const char *img, const char *dir, char *loop,
+		       size_t len)
 {
+	char cmd[300];
 	FILE *p;
 
-	ASSERT_TRUE(wps_loaded());
-	ASSERT_EQ(0, sh("rm -f %s && truncate -s 256M %s && mkdir -p %s",
-			REMOUNT_IMG, REMOUNT_IMG, REMOUNT_DIR));
+	loop[0] = '\0';
+	if (sh("rm -f %s && truncate -s 256M %s && mkdir -p %s", img, img, dir))
+		return -1;
 	sh("modprobe loop 2>/dev/null");
-	p = popen("losetup -f --show " REMOUNT_IMG, "r");
-	ASSERT_NE(NULL, p);
-	ASSERT_NE(NULL, fgets(self->loop, sizeof(self->loop), p));
+	snprintf(cmd, sizeof(cmd), "losetup -f --show %s", img);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	if (!fgets(loop, len, p))
+		loop[0] = '\0';
 	pclose(p);
-	self->loop[strcspn(self->loop, "\n")] = '\0';
-	ASSERT_EQ(0, strncmp(self->loop, "/dev/loop", 9)) TH_LOG("losetup: %s", self->loop);
+	loop[strcspn(loop, "\n")] = '\0';
+	if (strncmp(loop, "/dev/loop", 9)) {
+		loop[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+static void loop_detach(const char *img, const char *dir, const char *loop,
+			bool mounted)
+{
+	if (mounted)
+		sh("umount %s", dir);
+	if (loop[0])
+		sh("losetup -d %s", loop);
+	sh("rm -f %s; rmdir %s", img, dir);
+}
+
+FIXTURE_SETUP(remount)
+{
+	ASSERT_TRUE(wps_loaded());
+	ASSERT_EQ(0, loop_attach(REMOUNT_IMG, REMOUNT_DIR, self->loop,
+				 sizeof(self->loop)));
 }
 
 FIXTURE_TEARDOWN(remount)
 {
-	if (self->mounted)
-		sh("umount %s", REMOUNT_DIR);
-	if (self->loop[0])
-		sh("losetup -d %s", self->loop);
-	sh("rm -f %s; rmdir %s", REMOUNT_IMG, REMOUNT_DIR);
+	loop_detach(REMOUNT_IMG, REMOUNT_DIR, self->loop, self->mounted);
 }
 
 TEST_F(remount, repeated_key_gets_a_new_row)
@@ -691,21 +717,12 @@ FIXTURE(snapshot) {
 
 FIXTURE_SETUP(snapshot)
 {
-	FILE *p;
-
 	self->fd = -1;
 	ASSERT_TRUE(wps_loaded());
 	if (sh("command -v btrfs >/dev/null"))
 		SKIP(return, "no btrfs command (btrfs-progs)");
-	ASSERT_EQ(0, sh("rm -f %s && truncate -s 256M %s && mkdir -p %s",
-			SNAP_IMG, SNAP_IMG, SNAP_DIR));
-	sh("modprobe loop 2>/dev/null");
-	p = popen("losetup -f --show " SNAP_IMG, "r");
-	ASSERT_NE(NULL, p);
-	ASSERT_NE(NULL, fgets(self->loop, sizeof(self->loop), p));
-	pclose(p);
-	self->loop[strcspn(self->loop, "\n")] = '\0';
-	ASSERT_EQ(0, strncmp(self->loop, "/dev/loop", 9)) TH_LOG("losetup: %s", self->loop);
+	ASSERT_EQ(0, loop_attach(SNAP_IMG, SNAP_DIR, self->loop,
+				 sizeof(self->loop)));
 	ASSERT_EQ(0, sh("mkfs.btrfs -q -f %s >/dev/null && mount %s %s",
 			self->loop, self->loop, SNAP_DIR));
 	self->mounted = true;
@@ -715,11 +732,7 @@ FIXTURE_TEARDOWN(snapshot)
 {
 	if (self->fd >= 0)
 		close(self->fd);
-	if (self->mounted)
-		sh("umount %s", SNAP_DIR);
-	if (self->loop[0])
-		sh("losetup -d %s", self->loop);
-	sh("rm -f %s; rmdir %s", SNAP_IMG, SNAP_DIR);
+	loop_detach(SNAP_IMG, SNAP_DIR, self->loop, self->mounted);
 }
 
 /* Map @n pages of @path afresh, store to each, msync; 0 or -errno. */
