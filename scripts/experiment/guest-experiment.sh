@@ -217,22 +217,24 @@ err_tail() {
 }
 
 # counters_json FILE: the file's /proc/wpstat/inodes row as a JSON object
-# (null without a row): its counters, not the key's later columns (subvol).
+# (null without a row): its counters (the module's list, /proc/wpstat/
+# counters), not the key's later columns (subvol).
 counters_json() {
 	local key
 	key=$(file_key "$1") || { echo null; return; }
 	# shellcheck disable=SC2086
 	set -- $key
 	awk -v dev="$1" -v ino="$2" -v gen="$3" '
-		NR == 1 { n = NF; for (i = 1; i <= NF; i++) col[i] = $i; next }
+		NR == FNR { if (FNR > 1) counter[$1]; next }
+		FNR == 1 { n = NF; for (i = 1; i <= NF; i++) col[i] = $i; next }
 		$1 == dev && $2 == ino && $3 == gen {
 			s = "{"
 			for (i = 4; i <= n; i++)
-				if ($i != "-" && col[i] != "subvol")
+				if ($i != "-" && col[i] in counter)
 					s = s (s == "{" ? "" : ", ") "\"" col[i] "\": " $i
 			row = s "}"
 		}
-		END { print (row == "" ? "null" : row) }' /proc/wpstat/inodes
+		END { print (row == "" ? "null" : row) }' /proc/wpstat/counters /proc/wpstat/inodes
 }
 
 # cell PART METHOD API OP CACHE UNIT FILE SIZE [wpload options...]: one

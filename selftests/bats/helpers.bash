@@ -49,10 +49,13 @@ counter() {
 		END { print (v == "" ? 0 : v) }' /proc/wpstat/inodes
 }
 
-# The counter columns of /proc/wpstat/inodes, one a line: the header but
-# the key's columns (dev ino gen first, subvol where the list put it).
+# The counter columns of /proc/wpstat/inodes, one a line, in its order:
+# the header's columns that the module's counter list names (not the
+# key's: dev ino gen, and subvol where the list put it).
 inodes_counter_names() {
-	head -n 1 /proc/wpstat/inodes | tr ' ' '\n' | tail -n +4 | grep -v -x subvol
+	awk 'NR == FNR { if (FNR > 1) counter[$1]; next }
+		{ for (i = 1; i <= NF; i++) if ($i in counter) print $i; exit }' \
+		/proc/wpstat/counters /proc/wpstat/inodes
 }
 
 # A value from /proc/wpstat/summary.

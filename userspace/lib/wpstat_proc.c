@@ -20,6 +20,20 @@
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 static const char *const inodes_fixed[] = { "dev", "ino", "gen" };
+/*
+ * The key's later columns, from the module's list, each where the list
+ * put it: struct wpstat_row has a field for each, so the parser knows
+ * them all (the assertion fails on one it would take for a counter).
+ */
+static const char *const later_key_columns[] = {
+#define WPSTAT_COUNTER(...)
+#define WPSTAT_KEY_COLUMN(id, name, ...)	#name,
+#include "wpstat_counters.def"
+#undef WPSTAT_KEY_COLUMN
+#undef WPSTAT_COUNTER
+};
+_Static_assert(ARRAY_SIZE(later_key_columns) == 1,
+	       "parse_counters() reads subvol, and no other key column");
 static const char *const stalls_fixed[] = {
 	"tgid", "comm", "dev", "ino", "gen", "cgroup",
 };
@@ -66,7 +80,7 @@ static int parse_header(char *line, const char *const *fixed, int nfixed,
 				return -EPROTO;
 			continue;
 		}
-		if (!strcmp(tok, "subvol") && s->subvol_at < 0) {
+		if (!strcmp(tok, later_key_columns[0]) && s->subvol_at < 0) {
 			s->subvol_at = s->ncounters;
 			continue;
 		}
