@@ -55,6 +55,8 @@ static __always_inline u64 wpstat_sb_id(const struct super_block *sb)
 	return READ_ONCE(sb->s_bdi)->id;
 }
 
+u64 wpstat_btrfs_subvol(const struct inode *inode);	/* wpstat_probe_core.c */
+
 /*
  * @inode's key, whoever's it is.  Only btrfs has subvolumes sharing a
  * superblock; elsewhere the test costs a load and a compare.

@@ -11,6 +11,7 @@
 #include "wpstat_probe.h"
 
 #include <linux/backing-dev.h>
+#include <linux/exportfs.h>
 #include <linux/fdtable.h>
 #include <linux/uaccess.h>
 #include <asm/syscall.h>
@@ -177,6 +178,41 @@ noinline enum wpstat_wait_kind wpstat_wait_classify(bool stable_mapping)
 		}
 	}
 	return wpstat_write_syscall() ? WPW_WRITE : WPW_OTHER;
+}
+
+/*
+ * A btrfs file's subvolume: its root's id, read from the file handle
+ * btrfs gives NFS, whose layout is a stable interface on every kernel
+ * wpstat supports: FILEID_BTRFS_WITHOUT_PARENT is the u64 object id,
+ * the u64 root id and the u32 generation (include/linux/exportfs.h,
+ * fs/btrfs/export.h), five words.  btrfs_encode_fh() without a parent
+ * reads the inode and its root and nothing else: no lock, no sleep.
+ *
+ * It dereferences the root, which an inode that never became a file
+ * lacks (one that lost an iget race, one whose creation failed), and
+ * which wpstat_evict sees.  btrfs sets the root before the generation
+ * (btrfs_init_locked_inode(), btrfs_create_new_inode()), and
+ * inode_init_always() zeroes the generation: an inode with one has a
+ * root, held until ->destroy_inode, after the evict probe.  An inode
+ * without one gets subvolume 0 at every event, its key the same at
+ * write and at eviction.  Out of line: the handle is an array on the
+ * stack, which would give every handler a stack-protector canary.
+ */
+#define WPSTAT_BTRFS_FH_WORDS	5
+
+u64 wpstat_btrfs_subvol(const struct inode *inode)
+{
+	const struct export_operations *ops = inode->i_sb->s_export_op;
+	u32 fh[WPSTAT_BTRFS_FH_WORDS + 1];
+	int words = WPSTAT_BTRFS_FH_WORDS;
+	u64 root;
+
+	if (!inode->i_generation || !ops || !ops->encode_fh ||
+	    ops->encode_fh((struct inode *)inode, fh, &words, NULL) !=
+	    FILEID_BTRFS_WITHOUT_PARENT)
+		return 0;
+	memcpy(&root, &fh[2], sizeof(root));
+	return root;
 }
 
 /*
