@@ -500,6 +500,17 @@ static const char *const stall_names[] = {
 #undef WPSTAT_STALL
 };
 #define STALL_N	(sizeof(stall_names) / sizeof(stall_names[0]))
+
+/* The key's later column of the stalls file, as the module's list names it. */
+static const char *const stall_subvol_name[] = {
+#define WPSTAT_STALL(...)
+#define WPSTAT_KEY_COLUMN(id, name, ...)	#name,
+#include "wpstat_stalls.def"
+#undef WPSTAT_KEY_COLUMN
+#undef WPSTAT_STALL
+};
+_Static_assert(sizeof(stall_subvol_name) == sizeof(char *),
+	       "read_stalls() reads subvol, and no other key column");
 #define STALL_KEY_COLS	6	/* ---- accounting ----------------------------------------------------------- */
 
 /* Counts add up; a maximum is the largest of its parts. */
@@ -631,7 +642,7 @@ int read_stalls(const char *path, struct stall_row *rows, int max)
 		 * Exactly stall_names[], in order: the copy agrees with
 		 * kmod's; and the key's subvol where the list appended it.
 		 */
-		if (!strcmp(tok, "subvol") && subvol < 0) {
+		if (!strcmp(tok, stall_subvol_name[0]) && subvol < 0) {
 			subvol = ncol;
 			continue;
 		}
