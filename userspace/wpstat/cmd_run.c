@@ -133,6 +133,7 @@ static void run_report_stalls(FILE *out, const struct run_result *r,
 			      const struct run_stalls *rs)
 {
 	const struct stall_sum *s = &rs->total;
+	uint64_t sleep;
 	char buf[32];
 	int k;
 
@@ -167,8 +168,12 @@ static void run_report_stalls(FILE *out, const struct run_result *r,
 		if (k == CAUSE_FAULT && s->have_cpu && s->have_runq) {
 			fprintf(out, " (cpu %s", wpstat_fmt_duration(buf, sizeof(buf),
 								     s->cpu_ns));
-			fprintf(out, ", runq %s)",
+			fprintf(out, ", runq %s",
 				wpstat_fmt_duration(buf, sizeof(buf), s->runq_ns));
+			if (stall_fault_sleep_ns(s, &sleep))
+				fprintf(out, ", sleep %s",
+					wpstat_fmt_duration(buf, sizeof(buf), sleep));
+			fputc(')', out);
 		}
 		if (s->have_max[k])
 			fprintf(out, ", worst %s",
@@ -229,6 +234,8 @@ static void json_run_stalls(FILE *out, const struct run_result *r,
 			    const struct run_stalls *rs)
 {
 	const struct stall_sum *s = &rs->total;
+	uint64_t sleep;
+	bool have;
 	int k;
 
 	if (!rs->have) {
@@ -253,6 +260,9 @@ static void json_run_stalls(FILE *out, const struct run_result *r,
 			json_u64_or_null(out, s->cpu_ns, s->have_cpu);
 			fputs(", \"runq_ns\": ", out);
 			json_u64_or_null(out, s->runq_ns, s->have_runq);
+			fputs(", \"sleep_ns\": ", out);
+			have = stall_fault_sleep_ns(s, &sleep);
+			json_u64_or_null(out, sleep, have);
 		}
 		fputs(", \"ns\": ", out);
 		json_u64_or_null(out, s->ns[k], s->have_ns[k]);

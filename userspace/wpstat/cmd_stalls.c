@@ -150,7 +150,7 @@ const struct wpstat_cmd wpstat_cmd_stalls = {
 	"and file, most stall time first; columns pid, comm,\n"
 	"cause, stall, worst, fault_first, fault_wp unless -o\n"
 	"names others (stable, wb, pause, journal, fault,\n"
-	"unnamed, events, cgroup) or --all",
+	"unnamed, cpu, runq, sleep, events, cgroup) or --all",
 };
 
 const struct wpstat_cmd wpstat_cmd_top = {

@@ -164,6 +164,23 @@ uint64_t stall_fault_own_ns(const struct stall_sum *s)
 }
 
 /*
+ * Of the faults' unnamed time, what is neither on a CPU nor waiting for
+ * one: a sleep no probe names.  The module caps each fault's CPU and run
+ * delay at its unnamed time, so the sums leave no negative residue; a
+ * delta across a reset could, and reads 0.  False without the columns.
+ */
+bool stall_fault_sleep_ns(const struct stall_sum *s, uint64_t *ns)
+{
+	uint64_t sched = s->cpu_ns + s->runq_ns;
+
+	*ns = 0;
+	if (!s->have_unnamed || !s->have_cpu || !s->have_runq)
+		return false;
+	*ns = s->unnamed_ns > sched ? s->unnamed_ns - sched : 0;
+	return true;
+}
+
+/*
  * The time stalled.  Adding fault_ns to the waits would count twice the
  * waits made inside write faults (all read-in and wb waits, and the
  * stable, journal and pause waits of a store to a mapping).  So: the

@@ -131,6 +131,7 @@ bool stall_have_time(const struct stall_sum *s);
 uint64_t stall_total_ns(const struct stall_sum *s);
 uint64_t stall_waits_ns(const struct stall_sum *s);
 uint64_t stall_fault_own_ns(const struct stall_sum *s);
+bool stall_fault_sleep_ns(const struct stall_sum *s, uint64_t *ns);
 bool stall_worst_ns(const struct stall_sum *s, uint64_t *worst);
 const char *stall_dominant(const struct stall_sum *s);
 void stall_list_free(struct stall_list *l);

@@ -12,7 +12,8 @@
 enum {
 	SC_PID, SC_COMM, SC_CAUSE, SC_STALL,
 	SC_CAUSE0,
-	SC_UNNAMED = SC_CAUSE0 + CAUSE_NR, SC_CPU, SC_RUNQ, SC_WORST, SC_EVENTS,
+	SC_UNNAMED = SC_CAUSE0 + CAUSE_NR, SC_CPU, SC_RUNQ, SC_SLEEP, SC_WORST,
+	SC_EVENTS,
 	SC_FAULT_FIRST,
 	SC_FAULT_WP, SC_WP_CAUSED, SC_CGROUP, SC_NR,
 };
@@ -34,6 +35,7 @@ static const struct {
 	[SC_UNNAMED] = { "unnamed", false },
 	[SC_CPU] = { "cpu", false },
 	[SC_RUNQ] = { "runq", false },
+	[SC_SLEEP] = { "sleep", false },
 	[SC_WORST] = { "worst", false },
 	[SC_EVENTS] = { "events", false },
 	[SC_FAULT_FIRST] = { "fault_first", false },
@@ -85,6 +87,10 @@ static const char *stall_cell(char *buf, size_t len, const struct stall_list *l,
 		if (!s->have_runq)
 			return "-";
 		return wpstat_fmt_duration(buf, len, s->runq_ns);
+	case SC_SLEEP:
+		if (!stall_fault_sleep_ns(s, &worst))
+			return "-";
+		return wpstat_fmt_duration(buf, len, worst);
 	case SC_WORST:
 		if (!stall_worst_ns(s, &worst))
 			return "-";
@@ -208,6 +214,7 @@ static void json_stall(FILE *out, const struct stall_list *l,
 {
 	const struct wpstat_snapshot *cols = &l->snap->cols;
 	const struct wpstat_stall_row *r = it->row;
+	uint64_t sleep;
 	int c;
 
 	fprintf(out, "{\"tgid\": %" PRIu32 ", \"comm\": ", r->tgid);
@@ -232,6 +239,12 @@ static void json_stall(FILE *out, const struct stall_list *l,
 		fprintf(out, ", \"stall_ns\": %" PRIu64, it->stall_ns);
 	else
 		fputs(", \"stall_ns\": null", out);
+	/* Derived: the unnamed time less its CPU and run delay. */
+	fputs(", \"fault_sleep_ns\": ", out);
+	if (stall_fault_sleep_ns(&it->sum, &sleep))
+		fprintf(out, "%" PRIu64, sleep);
+	else
+		fputs("null", out);
 	fputs(", \"dominant_cause\": ", out);
 	json_string(out, stall_dominant(&it->sum));
 	fputc('}', out);
