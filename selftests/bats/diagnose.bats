@@ -460,6 +460,8 @@ reg_trace_stop() {
 	wait "$WPLOAD_PID"
 	assert_success
 	echo "# $(jq -c '[.findings[] | select(.rule == "throttle") | .evidence[] | select(.name == "device_slower") | .value]' <<<"$output")" >&3
+	# A pause counts whole in the window where it ends: more than the
+	# window reads "paused all of the 4.0 s", never over 100 %.
 	# On a KASAN kernel under TCG writeback started on none of the
 	# file's pages in the window (check-debug, 2026-12-06: paused 105 %,
 	# dirtied and cleaned 0.00 MiB/s): the cleaning rate is for
@@ -471,8 +473,9 @@ reg_trace_stop() {
 	fi
 	jq -e --argjson sanitized $sanitized '.findings[] | select(.rule == "throttle") | .evidence[] |
 		select(.name == "device_slower") | .value |
-		test("^yes: paused [0-9]+ % of the 4.0 s;") and
-		(capture("paused (?<p>[0-9]+) %").p | tonumber >= 10) and
+		test("^yes: paused ([0-9]+ % of|all of) the 4.0 s") and
+		(if test("paused all of") then true
+		 else (capture("paused (?<p>[0-9]+) %").p | tonumber | . >= 10 and . < 100) end) and
 		($sanitized or (capture("cleaned by writeback (?<c>[0-9.]+) MiB/s").c | tonumber > 0))' <<<"$output"
 
 	sysctl -q vm.dirty_bytes=$((64 << 20)) vm.dirty_background_bytes=$((16 << 20))
@@ -850,4 +853,72 @@ cold_writer() {
 	run --separate-stderr wpstat diagnose --pid "$WPLOAD_PID" "$SLOW"
 	assert_success
 	refute_output --partial "write faults waited for the filesystem journal"
+}
+
+# The lock rule.  A store to a page another task is reading: the reader
+# (dd, one 128 KiB read: a single readahead window, the whole file) put
+# the file's 32 pages in the page cache locked until the read ends,
+# LOCK_DELAY ms late (dm-delay on reads); the writer's first store faults,
+# filemap_fault() finds page 0 and sleeps for its lock
+# (__folio_lock_killable()), then the fault is retried; the rest of the
+# pages are read by then.  From 6.4 the retry (per-VMA locks) is no major
+# fault and the sleep is a lock wait (wpstat_slowdev's lockwait holds the
+# counts); on 5.10 and 6.1 every retry carries FAULT_FLAG_TRIED, a major
+# fault, and the same sleep is a read-in (the readin rule's).
+# Expected from 6.4: diagnose's first finding for the writer is "lock",
+# at least one lock wait, none longer than LOCK_DELAY and a tick (the
+# store comes some time into the read: wpload polls its start file), no
+# remedy, with the reason (docs/interface.md, "diagnose"): waiting for a
+# read is what the store must do; the writeback case was measured on ZFS,
+# where no setting helped (zfs.bats).  The reader is seen asleep in its
+# read (its wchan) before the writer stores; a read that ends first (a
+# guest descheduled for LOCK_DELAY) is tried again, 5 times at most.
+LOCK_DELAY=300
+
+@test "diagnose: a store to a page another task is reading sleeps on its lock: a lock finding" {
+	local f=$SLOW/lock go=$BATS_TEST_TMPDIR/go reader try waits=0
+	wps_kernel_at_least 6 4 ||
+		skip "before 6.4 the retried fault is major: its lock sleep is a read-in (wpstat_slowdev lockwait)"
+	wpstat level timing >/dev/null
+	wps-slowdev up ext4 0 0 "" $LOCK_DELAY || fail "cannot set up the slow device"
+	wpload --file "$f" --size 128K --mode write --passes 1 --quiet >/dev/null ||
+		fail "cannot write the file"
+	for try in 1 2 3 4 5; do
+		rm -f "$go"
+		wpload --file "$f" --size 128K --passes 1 --no-create --cold --quiet \
+			--start-file "$go" >"$BATS_TEST_TMPDIR/wpload.out" 2>&1 &
+		WPLOAD_PID=$!
+		for _ in $(seq 3000); do
+			[ -e "$go" ] && break
+			kill -0 "$WPLOAD_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		[ -e "$go" ] || fail "wpload did not get ready: $(cat "$BATS_TEST_TMPDIR/wpload.out")"
+		wpstat_control reset
+		dd if="$f" of=/dev/null bs=128K count=1 status=none &
+		reader=$!
+		for _ in $(seq 3000); do
+			[ "$(cat "/proc/$reader/wchan" 2>/dev/null)" = folio_wait_bit_common ] && break
+			kill -0 "$reader" 2>/dev/null || break
+			sleep 0.01
+		done
+		rm -f "$go"
+		wait "$WPLOAD_PID" || fail "wpload failed: $(cat "$BATS_TEST_TMPDIR/wpload.out")"
+		wait "$reader"
+		waits=$(writer_stall lock_waits)
+		echo "# try $try: lock_waits $waits, readin_waits $(writer_stall readin_waits)" >&3
+		[ "$waits" -ge 1 ] && break
+	done
+	[ "$waits" -ge 1 ] || fail "no store met the reader's lock in 5 tries"
+	run --separate-stderr wpstat diagnose --json --pid "$WPLOAD_PID" "$SLOW"
+	assert_success
+	echo "# $(jq -c '{stall_ns, f: [.findings[] | {rule, share}], lock: [.findings[] | select(.rule == "lock") | {file, evidence, remedies}]}' <<<"$output")" >&3
+	jq -e --argjson pid "$WPLOAD_PID" --arg f "$f" --argjson delay $LOCK_DELAY \
+		--argjson tick "$WPS_TICK_MS" '
+		def ev(n): [.evidence[] | select(.name == n) | .value] | first;
+		.findings[0] | .rule == "lock" and .pid == $pid and .file == $f and
+		ev("lock_waits") >= 1 and ev("lock_ns") > 0 and
+		ev("lock_max_ns") <= ($delay + $tick) * 1000000 and
+		(.mechanism | test("folio_wait_bit_common")) and
+		.remedies == [] and (ev("not_remedies") | test("none measured"))' <<<"$output"
 }

@@ -198,3 +198,103 @@ row() {
 	fi
 	FSYNC_PID=
 }
+
+# fio's faults expected from its own I/O log ($1) when it msyncs the
+# mapping after every $2 writes: in each run of $2 writes, the first store
+# to a page faults (first-write if no earlier run wrote it, else
+# write-protect: the msync before cleaned and write-protected it) and its
+# later ones do not (the PTE is writable and dirty until the next msync).
+# Prints "first write-protect".
+predicted_faults() {
+	awk -v every="$2" '$3 == "write" {
+		page = int($4 / 4096)
+		if (n % every == 0)
+			delete in_run
+		n++
+		if (page in in_run)
+			next
+		in_run[page] = 1
+		if (page in seen)
+			wp++
+		else
+			first++
+		seen[page] = 1
+	} END { print first + 0, wp + 0 }' "$1"
+}
+
+# The steady state of a mapped file rewritten and synced all day: a warm
+# 256 KiB file (64 pages), fio storing 512 times at random offsets
+# (--norandommap: pages come back) and msyncing after every 16 writes.
+# Each msync waits for its writeback (10 ms), so no store meets a page
+# under writeback: the faults wait for nothing, their time is
+# ->page_mkwrite's work and the fault's entry and exit, on the CPU.
+# Expected: first-write and write-protect faults as predicted from fio's
+# I/O log (predicted_faults; about 64 and 390), no read-in; diagnose's
+# first finding for fio is "cpu" (write faults cost CPU), more than half
+# of its stall time, its title the fault count and the cost of each, its
+# remedies cutting faults: msync less often (the trigger is fio's own
+# msync) and write(2) instead of stores, never an off-CPU profile; an
+# "unnamed" finding, if any, is the faults' sleep that neither the CPU
+# nor the run queue accounts for.  Both remedies applied, then: msync
+# every 256 writes makes the faults the pages each run touches (about
+# 2 x 63: predicted the same way), and write(2) (fio's psync engine)
+# takes none while the module counts its dirtied pages.  ext4 caches
+# large folios from 6.16 and a fault maps a whole folio: there the
+# faults are at most the prediction.
+@test "fio warm, msync every 16 writes: faults cost CPU, and the remedies cut them" {
+	make_file 256K
+	cat "$FIO_FILE" >/dev/null
+	msync_every() {
+		wpstat_control reset
+		fio_run --size=256K --io_size=2M --norandommap --fsync="$1" --invalidate=0 \
+			--write_iolog="$BATS_TEST_TMPDIR/fio-$1.log"
+		[ "$(fio_json '.jobs[0].write.total_ios')" = 512 ]
+		read -r want_first want_wp < <(predicted_faults "$BATS_TEST_TMPDIR/fio-$1.log" "$1")
+		first=$(row fault_first)
+		wp=$(row fault_wp)
+		echo "# msync every $1: predicted first $want_first wp $want_wp; wpstat first $first wp $wp, cpu $(row fault_cpu_ns) runq $(row fault_runq_ns) unnamed $(row fault_unnamed_ns) of fault $(row fault_ns) ns" >&3
+		[ "$want_wp" -gt 0 ]
+		if wps_kernel_at_least 6 16; then
+			[ "$first" -ge 1 ] && [ $((first + wp)) -le $((want_first + want_wp)) ]
+		else
+			[ "$first" = "$want_first" ] && [ "$wp" = "$want_wp" ]
+		fi
+		[ "$(row readin_waits)" = 0 ]
+	}
+	local first wp want_first want_wp faults16
+	msync_every 16
+	faults16=$((first + wp))
+	run --separate-stderr wpstat diagnose --json --pid "$FIO_PID" "$SLOW"
+	assert_success
+	echo "# $(jq -c '[.findings[] | {rule, title, share}]' <<<"$output")" >&3
+	local sanitized=false
+	wps_kernel_sanitized && sanitized=true
+	jq -e --argjson pid "$FIO_PID" --argjson faults "$faults16" --argjson sanitized $sanitized '
+		def ev(n): [.evidence[] | select(.name == n) | .value] | first;
+		(.findings | map(select(.rule == "cpu")) | length == 1) and
+		(.findings[] | select(.rule == "cpu") |
+		 .pid == $pid and
+		 (.title | startswith("write faults cost CPU: \($faults) faults x ")) and
+		 ev("per_fault_cpu_ns") > 0 and ev("fault_cpu_ns") >= .ns and
+		 ([.remedies[].change | select(startswith("msync(MS_SYNC) less often"))] | length == 1) and
+		 ([.remedies[].change | select(startswith("write(2) or pwrite(2)"))] | length == 1) and
+		 ([.remedies[].change | select(test("off-CPU"))] == [])) and
+		($sanitized or (.findings[0] | .rule == "cpu" and .share > 0.5)) and
+		all(.findings[] | select(.rule == "unnamed"); .ns == ev("fault_sleep_ns"))' <<<"$output"
+	# Remedy: msync less often.
+	msync_every 256
+	echo "# faults: $faults16 with an msync per 16 writes, $((first + wp)) per 256" >&3
+	[ $(((first + wp) * 2)) -le "$faults16" ]
+	# Remedy: write(2) instead of stores.
+	wpstat_control reset
+	fio --name=wpstat --filename="$FIO_FILE" --bs=4k --rw=randwrite --ioengine=psync \
+		--thread --size=256K --io_size=2M --norandommap --fsync=16 --invalidate=0 \
+		--output-format=json >"$BATS_TEST_TMPDIR/fio.json" 2>"$BATS_TEST_TMPDIR/fio.err" &
+	FIO_PID=$!
+	wait "$FIO_PID" || fail "fio failed: $(cat "$BATS_TEST_TMPDIR/fio.err")"
+	[ "$(fio_json '.jobs[0].write.total_ios')" = 512 ]
+	echo "# write(2): $(counter "$FIO_FILE" dirtied) pages dirtied, faults $(counter "$FIO_FILE" mkwrite_first) + $(counter "$FIO_FILE" mkwrite_wp)" >&3
+	[ "$(counter "$FIO_FILE" dirtied)" -gt 0 ]
+	[ "$(counter "$FIO_FILE" mkwrite_first)" = 0 ]
+	[ "$(counter "$FIO_FILE" mkwrite_wp)" = 0 ]
+}

@@ -143,7 +143,7 @@ teardown() {
 	run --separate-stderr wpstat stalls --all --resolve "$WPSTAT_FS_DIR/ext4"
 	assert_success
 	[ "$(awk 'NR == 1 { $1 = $1; print; exit }' <<<"$output")" = \
-		"pid comm cause stall$causes unnamed cpu runq worst events fault_first fault_wp wp_caused cgroup file" ] ||
+		"pid comm cause stall$causes unnamed cpu runq sleep worst events fault_first fault_wp wp_caused cgroup file" ] ||
 		fail "header: ${lines[0]}"
 	run --separate-stderr wpstat stalls -o pid,fault_first --pid "$pid"
 	assert_success
@@ -315,12 +315,13 @@ EOF
 		.fault_unnamed_ns > 0 and
 		.fault_ns - .fault_unnamed_ns == .stable_ns + .wb_ns + .journal_ns + .readin_ns + .lock_ns and
 		.stall_ns == .pause_ns + .stable_ns + .wb_ns + .journal_ns + .readin_ns + .lock_ns + .fault_unnamed_ns and
+		.fault_sleep_ns == .fault_unnamed_ns - .fault_cpu_ns - .fault_runq_ns and .fault_sleep_ns >= 0 and
 		({stable: .stable_ns, wb: .wb_ns, pause: .pause_ns, journal: .journal_ns,
 		  readin: .readin_ns, lock: .lock_ns, fault: .fault_unnamed_ns}) as $own |
 		$own[.dominant_cause] == ([$own[]] | max))' <<<"$output"
-	run --separate-stderr wpstat stalls --pid "$WPLOAD_PID" -o pid,journal,fault,unnamed
+	run --separate-stderr wpstat stalls --pid "$WPLOAD_PID" -o pid,journal,fault,unnamed,cpu,runq,sleep
 	assert_success
-	[[ "${lines[0]}" =~ ^\ *pid\ +journal\ +fault\ +unnamed\ +file$ ]] || fail "header: ${lines[0]}"
+	[[ "${lines[0]}" =~ ^\ *pid\ +journal\ +fault\ +unnamed\ +cpu\ +runq\ +sleep\ +file$ ]] || fail "header: ${lines[0]}"
 	[[ "${lines[1]}" != *" - "* ]] || fail "a column reads '-' at level timing: ${lines[1]}"
 }
 

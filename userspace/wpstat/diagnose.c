@@ -168,13 +168,26 @@ static void device_pace(struct dx_finding *f, const struct dx_input *in,
 	uint64_t pause = dx_item_val(in->stalls, it, STALL_PAUSE_NS);
 	double secs = in->window_ns / 1e9;
 
+	char paused[96];
+
 	if (!in->window_ns)
 		return;
+	/*
+	 * A pause counts whole in the interval where it ends, and a
+	 * process's threads' pauses add up: the sum can exceed the interval,
+	 * and the share is then said as all of it.
+	 */
+	if (pause >= in->window_ns)
+		snprintf(paused, sizeof(paused),
+			 "paused all of the %.1f s (%.1f s of pauses ended in it)",
+			 secs, pause / 1e9);
+	else
+		snprintf(paused, sizeof(paused), "paused %.0f %% of the %.1f s",
+			 100.0 * pause / in->window_ns, secs);
 	/* Only rule_throttle calls this, for a row that paused: always yes. */
 	dx_ev_text(f, "device_slower", "/proc/wpstat/stalls pause_ns; /proc/wpstat/inodes dirtied_pages, mkclean_pages",
-		"yes: paused %.0f %% of the %.1f s; the file's pages dirtied %.2f MiB/s, cleaned by writeback %.2f MiB/s",
-		100.0 * pause / in->window_ns, secs,
-		dx_file_val(in->files, it, "dirtied_pages") * mb / secs,
+		"yes: %s; the file's pages dirtied %.2f MiB/s, cleaned by writeback %.2f MiB/s",
+		paused, dx_file_val(in->files, it, "dirtied_pages") * mb / secs,
 		dx_file_val(in->files, it, "mkclean_pages") * mb / secs);
 }
 
@@ -364,8 +377,9 @@ static void rule_readin(struct dx_report *r, const struct dx_input *in,
 }
 
 /*
- * Page-lock sleeps inside write faults.  The triggers' remedy (sync less
- * often) comes with dx_triggers(); on ZFS none is offered: in the
+ * Page-lock sleeps inside write faults.  No remedy is offered: the
+ * triggers' (sync less often) was measured only on ZFS, and a store to a
+ * page another task is reading (diagnose.bats) can only wait.  On ZFS, in the
  * writer-next-to-an-fsync scenario (ZFS 2.3.2 on 6.12, docs/fs/zfs.md)
  * none of a separate log device, sync=disabled or =always,
  * logbias=throughput, zfs_txg_timeout=1, a small zfs_dirty_data_max,
@@ -390,8 +404,13 @@ static void rule_lock(struct dx_report *r, const struct dx_input *in,
 	memset(&m, 0, sizeof(m));
 	dx_mount_of(it->row->file.major, it->row->file.minor, &m);
 	dx_triggers(f, in, it, dx_where_of(l, it, CAUSE_LOCK));
-	if (strcmp(m.fstype, "zfs"))
+	if (strcmp(m.fstype, "zfs")) {
+		/* Who synced is evidence; fewer syncs is no measured remedy here. */
+		f->nrem = 0;
+		dx_ev_text(f, "not_remedies", "diagnose.bats, zfs.bats, docs/testing.md",
+			   "none measured: a store waits for whoever holds its page's lock; for another task's read (diagnose.bats) the page must be read before it is written, and for writeback setting up its I/O, fewer syncs was measured only on ZFS, where it left these sleeps within the spread");
 		return;
+	}
 	f->mechanism = "ZFS has no page_mkwrite of its own: a store to a mapped ZFS file faults into filemap_page_mkwrite(), which locks the page; ZFS writes mapped pages back through write_cache_pages() and zfs_putpage() (module/os/linux/zfs/zfs_vnops_os.c), which hold the page's lock while they clean it, give it up to take the file's range lock (zfs_rangelock_enter) and take it again to clean it once more and start its writeback; a store to a page being synced sleeps for that lock (folio_wait_bit_common()); with no sync running there were no such sleeps";
 	dx_ev_zfs(f, &m);
 	dx_ev_text(f, "not_remedies", "zfs.bats, docs/fs/zfs.md",
@@ -506,55 +525,115 @@ static void rule_runq(struct dx_report *r, const struct dx_input *in,
 	       "raise the writer's scheduling weight (nice -n -5, or cgroup cpu.weight), or cap the competitors (cpu.max)");
 }
 
-static void rule_unnamed(struct dx_report *r, const struct dx_input *in,
-			 const struct stall_item *it, uint64_t ns)
+/* The row's write faults, and their evidence. */
+static uint64_t dx_fault_evidence(struct dx_finding *f, const struct stall_list *l,
+				  const struct stall_item *it)
 {
-	const struct stall_list *l = in->stalls;
 	uint64_t first = dx_item_val(l, it, STALL_FAULT_FIRST);
 	uint64_t wp = dx_item_val(l, it, STALL_FAULT_WP);
-	struct dx_finding *f;
 
-	if (first >= wp) {
-		f = dx_finding_new(r, "first_write",
-			"first-write faults on fresh pages of the file", ns);
-		if (!f)
-			return;
-		f->mechanism = "the first store to a page not yet written allocates or reserves its blocks in ->page_mkwrite (ext4: block_page_mkwrite -> ext4_da_get_block_prep; xfs: iomap_page_mkwrite; btrfs: btrfs_delalloc_reserve_space), and a hole is zero-filled first";
-		/* Measured (docs/filesystems.md, diagnose.bats): prefault removes them, fallocate trims ext4's. */
-		if (have_populate_write())
-			dx_remedy(f, "the faults themselves, while the process is not latency-bound", "the time, moved earlier; every populated page is dirtied",
-			       "prefault: madvise(MADV_POPULATE_WRITE) the range ahead of use (5.14+), or store once to every page (MAP_POPULATE maps a shared mapping's pages read-only, so the first store still faults; mlock does not prevent write-protect faults either)");
-		else
-			dx_remedy(f, "the faults themselves, while the process is not latency-bound", "the time, moved earlier",
-			       "prefault: store once to every page ahead of use (MADV_POPULATE_WRITE needs 5.14, this is %s; MAP_POPULATE maps a shared mapping's pages read-only, so the first store still faults; mlock does not prevent write-protect faults either)",
-			       kernel_release());
-		dx_remedy(f, "the block reservation inside each fault (ext4: about a third of a first-write fault's time; xfs, btrfs: no measurable change)",
-		       "the space, allocated up front",
-		       "fallocate(2) the file before mapping it (posix_fallocate; a sparse ftruncate allocates nothing)");
-		dx_zfs_unmeasured(f, it, 0,
-			"none offered on ZFS: prefaulting was measured on ext4, xfs and btrfs (diagnose.bats), not on ZFS; fallocate(2) allocates nothing there (copy-on-write: zpl_fallocate() only checks the free space and extends the size)");
-	} else {
-		f = dx_finding_new(r, "unnamed",
-			"time in write faults wpstat cannot attribute to a wait", ns);
-		if (!f)
-			return;
-		f->mechanism = "the part of the write faults' time outside the waits wpstat names (read-in, stable pages, writeback, the journal, dirty throttling): the filesystem's own work in ->page_mkwrite, the fault's CPU time, or a wait it does not probe";
-		dx_remedy(f, "an unnamed wait, once named", "none",
-		       "profile the faulting thread off-CPU (perf sched timehist, or offcputime) to name the wait");
-		/* Write-protect faults: whatever their time is, writeback made them. */
-		dx_triggers(f, in, it, DX_IN_FAULTS);
-		dx_zfs_unmeasured(f, it, 1,
-			"on ZFS only the profiling step: the triggers' remedies were measured on ext4 and xfs; fewer fsyncs left ZFS's page-lock sleeps within the spread (zfs.bats)");
-	}
-	dx_finding_of_item(f, it);
 	dx_ev_num(f, "fault_first", first, "events", "/proc/wpstat/stalls");
 	dx_ev_num(f, "fault_wp", wp, "events", "/proc/wpstat/stalls");
-	dx_ev_num(f, "fault_ns", dx_item_val(l, it, STALL_FAULT_NS), "ns", "/proc/wpstat/stalls");
+	dx_ev_num(f, "fault_ns", dx_item_val(l, it, STALL_FAULT_NS), "ns",
+		  "/proc/wpstat/stalls");
+	return first + wp;
+}
+
+static void rule_first_write(struct dx_report *r, const struct dx_input *in,
+			     const struct stall_item *it, uint64_t ns)
+{
+	const struct stall_list *l = in->stalls;
+	struct dx_finding *f = dx_finding_new(r, "first_write",
+		"first-write faults on fresh pages of the file", ns);
+
+	if (!f)
+		return;
+	dx_finding_of_item(f, it);
+	f->mechanism = "the first store to a page not yet written allocates or reserves its blocks in ->page_mkwrite (ext4: block_page_mkwrite -> ext4_da_get_block_prep; xfs: iomap_page_mkwrite; btrfs: btrfs_delalloc_reserve_space), and a hole is zero-filled first";
+	/* Measured (docs/filesystems.md, diagnose.bats): prefault removes them, fallocate trims ext4's. */
+	if (have_populate_write())
+		dx_remedy(f, "the faults themselves, while the process is not latency-bound", "the time, moved earlier; every populated page is dirtied",
+		       "prefault: madvise(MADV_POPULATE_WRITE) the range ahead of use (5.14+), or store once to every page (MAP_POPULATE maps a shared mapping's pages read-only, so the first store still faults; mlock does not prevent write-protect faults either)");
+	else
+		dx_remedy(f, "the faults themselves, while the process is not latency-bound", "the time, moved earlier",
+		       "prefault: store once to every page ahead of use (MADV_POPULATE_WRITE needs 5.14, this is %s; MAP_POPULATE maps a shared mapping's pages read-only, so the first store still faults; mlock does not prevent write-protect faults either)",
+		       kernel_release());
+	dx_remedy(f, "the block reservation inside each fault (ext4: about a third of a first-write fault's time; xfs, btrfs: no measurable change)",
+	       "the space, allocated up front",
+	       "fallocate(2) the file before mapping it (posix_fallocate; a sparse ftruncate allocates nothing)");
+	dx_zfs_unmeasured(f, it, 0,
+		"none offered on ZFS: prefaulting was measured on ext4, xfs and btrfs (diagnose.bats), not on ZFS; fallocate(2) allocates nothing there (copy-on-write: zpl_fallocate() only checks the free space and extends the size)");
+	dx_fault_evidence(f, l, it);
 	dx_ev_num(f, "fault_unnamed_ns", dx_item_val(l, it, STALL_FAULT_UNNAMED_NS),
 	       "ns", "/proc/wpstat/stalls");
-	if (l->cols.col[STALL_FAULT_RUNQ_NS] >= 0)
-		dx_ev_num(f, "fault_runq_ns", dx_item_val(l, it, STALL_FAULT_RUNQ_NS),
-		       "ns", "/proc/wpstat/stalls");
+}
+
+/*
+ * Write-protect faults whose time is the CPU's: each costs the
+ * filesystem's ->page_mkwrite work, the PTE update and the kernel's entry
+ * and exit, and writeback sets up one per page it cleans.  Its remedies
+ * cut the faults: the trigger's (measured in diagnose.bats: msync less
+ * often), and write(2) instead of stores (fio.bats: no fault at all).
+ */
+static void rule_cpu(struct dx_report *r, const struct dx_input *in,
+		     const struct stall_item *it, uint64_t ns)
+{
+	const struct stall_list *l = in->stalls;
+	struct dx_finding *f;
+	char title[128], each[32];
+	uint64_t faults = dx_item_val(l, it, STALL_FAULT_FIRST) +
+			  dx_item_val(l, it, STALL_FAULT_WP);
+
+	snprintf(title, sizeof(title), "write faults cost CPU: %" PRIu64 " faults x %s each",
+		 faults, wpstat_fmt_duration(each, sizeof(each),
+					     faults ? ns / faults : 0));
+	f = dx_finding_new(r, "cpu", title, ns);
+	if (!f)
+		return;
+	dx_finding_of_item(f, it);
+	f->mechanism = "each store to a page writeback has cleaned takes a write-protect fault (wp_page_shared(), mm/memory.c): the filesystem's ->page_mkwrite (ext4_page_mkwrite(): a journal handle for the mtime update, the buffers' dirtying; iomap_page_mkwrite() on xfs), the PTE made writable and dirty, dirty balancing, and the kernel's entry and exit; the time is on the CPU, not in a wait, and there is one fault per page per clean (folio_mkclean())";
+	dx_fault_evidence(f, l, it);
+	dx_ev_num(f, "fault_cpu_ns", dx_item_val(l, it, STALL_FAULT_CPU_NS), "ns",
+		  "/proc/wpstat/stalls");
+	dx_ev_num(f, "per_fault_cpu_ns", faults ? ns / faults : 0, "ns",
+		  "fault_cpu_ns / (fault_first + fault_wp)");
+	/* Fewer cleans, fewer faults: the trigger's remedy. */
+	dx_triggers(f, in, it, DX_IN_FAULTS);
+	dx_remedy(f, "every fault: a write(2) into the page cache takes none", "a copy and a system call per write; the code's stores become calls",
+		  "write(2) or pwrite(2) the data instead of storing to the mapping (keep the mapping for reads)");
+	dx_zfs_unmeasured(f, it, 0,
+		"none offered on ZFS: fewer syncs and write(2) were measured on ext4 (fio.bats, diagnose.bats), not on ZFS");
+}
+
+/* The residue: faults slept, and no probe says for what. */
+static void rule_unnamed(struct dx_report *r, const struct dx_input *in,
+			 const struct stall_item *it, uint64_t ns, bool have_sleep)
+{
+	const struct stall_list *l = in->stalls;
+	struct dx_finding *f;
+	uint64_t sleep;
+
+	f = dx_finding_new(r, "unnamed", have_sleep ?
+		"write faults slept in a wait wpstat does not name" :
+		"time in write faults outside the named waits (its CPU time not measured)", ns);
+	if (!f)
+		return;
+	f->mechanism = have_sleep ?
+		"the part of the write faults' time off the CPU and not waiting for one, outside the waits wpstat names (read-in, stable pages, writeback, the journal, dirty throttling, the page lock): a sleep below ->page_mkwrite that no probe covers, such as FUSE's wait for its server's reply" :
+		"the part of the write faults' time outside the waits wpstat names: the filesystem's own work in ->page_mkwrite, the fault's CPU time, or a wait it does not probe (this module gives no CPU time to tell them apart)";
+	dx_remedy(f, "an unnamed wait, once named", "none",
+	       "profile the faulting thread off-CPU (perf sched timehist, or offcputime) to name the wait");
+	/* Write-protect faults: whatever their time is, writeback made them. */
+	dx_triggers(f, in, it, DX_IN_FAULTS);
+	dx_zfs_unmeasured(f, it, 1,
+		"on ZFS only the profiling step: the triggers' remedies were measured on ext4 and xfs; fewer fsyncs left ZFS's page-lock sleeps within the spread (zfs.bats)");
+	dx_finding_of_item(f, it);
+	dx_fault_evidence(f, l, it);
+	dx_ev_num(f, "fault_unnamed_ns", dx_item_val(l, it, STALL_FAULT_UNNAMED_NS),
+	       "ns", "/proc/wpstat/stalls");
+	if (stall_fault_sleep_ns(&it->sum, &sleep))
+		dx_ev_num(f, "fault_sleep_ns", sleep, "ns",
+			  "fault_unnamed_ns - fault_cpu_ns - fault_runq_ns");
 }
 
 /* What wpstat itself could not see, from the summary and the level. */
@@ -653,7 +732,7 @@ static int finding_cmp(const void *pa, const void *pb)
 /*
  * The rule of each cause of kmod/wpstat_stalls.def: dx_rule_<id>, so a
  * cause added there without one here does not build.  The fault's own
- * time has two rules of its own (rule_runq, rule_unnamed, below).
+ * time has rules of its own (dx_fault_own, below).
  */
 typedef void dx_rule_fn(struct dx_report *r, const struct dx_input *in,
 			const struct stall_item *it, uint64_t ns);
@@ -673,6 +752,43 @@ static dx_rule_fn *const dx_rules[CAUSE_NR] = {
 #undef WPSTAT_STALL_CAUSE
 #undef WPSTAT_STALL
 };
+
+/*
+ * The faults' own time, outside the named waits: its run delay (rule_runq),
+ * then, where first-write faults are the most, the first writes' work;
+ * else its CPU time (rule_cpu) and what is left, a sleep no probe names
+ * (rule_unnamed).  Without the CPU column the rest is unnamed as a whole.
+ */
+static void dx_fault_own(struct dx_report *r, const struct dx_input *in,
+			 const struct stall_item *it, uint64_t min)
+{
+	const struct stall_sum *s = &it->sum;
+	uint64_t own = stall_fault_own_ns(s);
+	uint64_t runq = s->have_runq ? min_u64(s->runq_ns, own) : 0;
+	uint64_t rest = own - runq, cpu, sleep;
+
+	if (runq >= min && runq)
+		rule_runq(r, in, it, runq);
+	if (!rest)
+		return;
+	if (dx_item_val(in->stalls, it, STALL_FAULT_FIRST) >=
+	    dx_item_val(in->stalls, it, STALL_FAULT_WP)) {
+		if (rest >= min)
+			rule_first_write(r, in, it, rest);
+		return;
+	}
+	if (!s->have_cpu) {
+		if (rest >= min)
+			rule_unnamed(r, in, it, rest, false);
+		return;
+	}
+	cpu = min_u64(s->cpu_ns, rest);
+	sleep = rest - cpu;
+	if (cpu >= min && cpu)
+		rule_cpu(r, in, it, cpu);
+	if (sleep >= min && sleep)
+		rule_unnamed(r, in, it, sleep, true);
+}
 
 void dx_diagnose(const struct dx_input *in, struct dx_report *r)
 {
@@ -696,13 +812,7 @@ void dx_diagnose(const struct dx_input *in, struct dx_report *r)
 		for (k = 0; k < CAUSE_FAULT; k++)
 			if (dx_rules[k] && s->ns[k] >= min && s->ns[k])
 				dx_rules[k](r, in, it, s->ns[k]);
-		uint64_t own = stall_fault_own_ns(s);
-		uint64_t runq = s->have_runq ? min_u64(s->runq_ns, own) : 0;
-
-		if (runq >= min && runq)
-			rule_runq(r, in, it, runq);
-		if (own - runq >= min && own - runq)
-			rule_unnamed(r, in, it, own - runq);
+		dx_fault_own(r, in, it, min);
 	}
 	rule_blind_spots(r, in);
 	rule_limits(r, in);
