@@ -9,7 +9,7 @@
 # Every function returns non-zero on failure and prints nothing of its own
 # on success, so the callers keep their own error handling and logs.  The
 # C selftests that need a slow device build it themselves
-# (slowdev_up()/slowdev_down() in selftests/kselftest/wpstat_test.c: null_blk behind
+# (slowdev_up()/slowdev_down() in selftests/kselftest/wpstat_test_dev.c: null_blk behind
 # dm-delay).
 
 # guest_ramdisks COUNT MIB: COUNT RAM disks /dev/ram0.. of MIB MiB each.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * wps-slowdev: the C suites' slow device (slowdev_up_rw()/slowdev_down() in
- * kselftest/wpstat_test.c) for the bats suites, so both build it the same
+ * kselftest/wpstat_test_dev.c) for the bats suites, so both build it the same
  * way on every kernel (null_blk's parameters or, on 5.10, its configfs):
  *
  *   wps-slowdev up FS DELAY_MS STABLE_WRITES [PARAMS [READ_DELAY_MS]]
