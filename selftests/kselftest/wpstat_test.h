@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers shared by the wpstat kselftests (wpstat_test.c, linked into every
- * test binary): reading one file's counters and the stalls file, writing
- * the control file, reloading the module, the page-touching workloads
- * whose fault counts the tests predict, and a slow device.
+ * Helpers shared by the wpstat kselftests (wpstat_test*.c, in an archive
+ * every test binary links): reading one file's counters and the stalls
+ * file, writing the control file, reloading the module, the page-touching
+ * workloads whose fault counts the tests predict, and a slow device.
  *
  * What needs the harness (ASSERT_*, TH_LOG, _metadata) is a macro here:
  * kselftest_harness.h defines globals and may be included by one
