@@ -27,6 +27,7 @@
 #include <sys/utsname.h>
 
 #include "fmt.h"
+#include "file_key.h"
 #include "wpstat_proc.h"
 
 #define PAGE	4096UL

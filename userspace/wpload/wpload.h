@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "file_key.h"
 #include "wpstat_proc.h"
 
 #define WPLOAD_MIN_CHUNK	64

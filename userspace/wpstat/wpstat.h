@@ -35,6 +35,7 @@
 #include "json.h"
 #include "rows.h"
 #include "strout.h"
+#include "file_key.h"
 #include "wpstat_proc.h"
 
 #define MODULE_NAME		"wpstat"

@@ -14,6 +14,7 @@
 
 #include "delta.h"
 #include "fmt.h"
+#include "file_key.h"
 #include "wpstat_proc.h"
 
 static int ntest, nfail;
