@@ -7,6 +7,11 @@ import csv
 import os
 import re
 import statistics
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+import wpstat_counters  # noqa: E402
 
 # alt-counts and alt-timing: the module of another revision (BENCH_ALT);
 # timing-skip: level timing without the points only it attaches
@@ -26,21 +31,10 @@ PER_FAULT = ("W4",)
 # wpstat's fires.  Results from before W5 have no such runs.
 PER_INODE = ("W5",)
 # The points only level timing attaches (NONE at level counts in
-# kmod/wpstat_probes.def; guest-bench.sh's timing_own, which the
-# configuration timing-skip leaves out): the write fault timed whole, and
-# the journal waits of faults and write(2).
-
-
-def _timing_own():
-    """The kretprobe points of level timing only, from the module's list."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                        "..", "..", "kmod", "wpstat_probes.def")
-    with open(path) as f:
-        return re.findall(r"^WPSTAT_PROBE\(\w+, *(\w+), *[^,]+, *\w+, *NONE, *KRETPROBE\)",
-                          f.read(), re.M)
-
-
-TIMING_OWN = _timing_own()
+# kmod/wpstat_probes.def, read by scripts/lib/wpstat_counters.py; the
+# configuration timing-skip leaves them out): the write fault timed
+# whole, and the journal waits of faults and write(2).
+TIMING_OWN = wpstat_counters.timing_own()
 
 NAN = float("nan")
 

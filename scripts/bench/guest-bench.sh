@@ -57,11 +57,11 @@ mech_module=$(dirname "$module")/bench/wpmech.ko
 rounds=${BENCH_ROUNDS:-5}
 all_configs="base floor-counts counts floor-timing timing timing-skip bt-kprobe bt-kfunc"
 # The kretprobes only level timing attaches (NONE at level counts in
-# kmod/wpstat_probes.def): the whole write fault and the waits it times.
-# timing-skip loads level timing without them.
-timing_own=$(sed -n 's/^WPSTAT_PROBE([A-Z0-9_]*, *\([a-z0-9_]*\), *[^,]*, *[^,]*, *NONE, *KRETPROBE).*/\1/p' \
-	"$top/kmod/wpstat_probes.def" | paste -sd,)
-[ -n "$timing_own" ] || { echo "guest-bench: no timing-only probe in $top/kmod/wpstat_probes.def" >&2; exit 1; }
+# kmod/wpstat_probes.def, read by scripts/lib/wpstat_counters.py): the
+# whole write fault and the waits it times.  timing-skip loads level
+# timing without them.
+timing_own=$(python3 "$top/scripts/lib/wpstat_counters.py" --timing-own | paste -sd,)
+[ -n "$timing_own" ] || { echo "guest-bench: no timing-only probe in the module's list (scripts/lib/wpstat_counters.py --timing-own)" >&2; exit 1; }
 read -r -a configs <<<"${BENCH_CONFIGS:-$all_configs}"
 # Named only, never by default: they need bench.sh's BENCH_ALT.
 known_configs=$all_configs${BENCH_ALT_MODULE:+ alt-counts alt-timing}

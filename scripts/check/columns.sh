@@ -38,29 +38,29 @@ mech_name() {
 	esac
 }
 
+# The lists, read by their one reader.
+lists=$top/scripts/lib/wpstat_counters.py
+
 # "ID name target counts timing" per probe, in wpstat_probes.def's order.
 probes() {
-	sed -n 's/^WPSTAT_PROBE(\([^)]*\)).*/\1/p' "$kmod/wpstat_probes.def" |
-		awk -F', *' '{ print $1, $2, $3, $5, $6 }'
+	python3 "$lists" --fields probes WPSTAT_PROBE id name target counts timing
 }
 
 # "name LEVEL NEEDS" per counter, NEEDS as ID|ID|..., in the .def's order.
 counters() {
-	awk '/^WPSTAT_COUNTER\(/ { l = $0; while (l !~ /\)$/ && (getline n) > 0) l = l " " n; print l }' \
-		"$kmod/wpstat_counters.def" |
-		sed 's/^WPSTAT_COUNTER(//' |
-		awk -F', *' '{ gsub(/WPN\(|\)| /, "", $4); print $2, $5, $4 }'
+	python3 "$lists" --fields counters WPSTAT_COUNTER name level needs
 }
 
 docs() {
 	declare -A pname ptarget pcounts ptiming
-	local id name target c t level needs from p sep
+	local id name target c t level needs from p sep plist clist
+	plist=$(probes) && clist=$(counters) || return 1
 	while read -r id name target c t; do
 		pname[$id]=$name
 		ptarget[$id]=$(target_name "$target")
 		pcounts[$id]=$(mech_name "$c")
 		ptiming[$id]=$(mech_name "$t")
-	done < <(probes)
+	done <<<"$plist"
 	echo "$begin"
 	echo
 	echo "| column | level counts | level timing | made from: point (target): mechanism at counts / at timing |"
@@ -81,7 +81,7 @@ docs() {
 			sep="; "
 		done
 		echo "| $name | $c | yes | $from |"
-	done < <(counters)
+	done <<<"$clist"
 	echo
 	echo "$end"
 }

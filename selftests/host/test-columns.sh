@@ -6,8 +6,8 @@
 # (kmod/wpstat_proc.c's header line) and then one per entry of its list,
 # in order (a later key column, WPSTAT_KEY_COLUMN, where the list has
 # it): kmod/wpstat_counters.def for inodes (and gone),
-# kmod/wpstat_stalls.def for stalls, read here through the C
-# preprocessor as the module reads them.  Each table's columns are
+# kmod/wpstat_stalls.def for stalls, read by their one reader
+# (scripts/lib/wpstat_counters.py).  Each table's columns are
 # recorded, one a line, in selftests/host/columns-inodes.txt and
 # columns-stalls.txt.
 #
@@ -24,7 +24,6 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 update=0
 [ "${1:-}" = --update ] && update=1
-cc=${CC:-cc}
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -41,29 +40,13 @@ key_columns() {
 	' "$top/kmod/wpstat_proc.c" | tr ' ' '\n'
 }
 
-# The names of a .def list, as the compiler sees them (#ifdef'd parts,
-# lines split or joined alike): $1 the file, $2 the macro, $3 its
-# parameter list with "name" the column.  The key's later columns
-# (WPSTAT_KEY_COLUMN) stand where the list has them.
-def_names() {
-	printf '#define %s(%s) WPSTAT_COLUMN name\n#define WPSTAT_KEY_COLUMN(id, name, ...) WPSTAT_COLUMN name\n#include "%s"\n' "$2" "$3" "$1" |
-		"$cc" -E -P -x c -I"$top/kmod" - |
-		grep -o 'WPSTAT_COLUMN [A-Za-z0-9_-]*' | cut -d ' ' -f 2
-}
-
-# The current columns of table $1 into $tmp/$1.
+# The current columns of table $1 into $tmp/$1: the key's first ones,
+# then the list's, read by the lists' one reader (the key's later
+# columns, WPSTAT_KEY_COLUMN, where the list has them).
 current() {
-	case $1 in
-	inodes)
-		key_columns inodes_show
-		def_names wpstat_counters.def WPSTAT_COUNTER 'id, name, ...'
-		;;
-	stalls)
-		key_columns stalls_show
-		def_names wpstat_stalls.def WPSTAT_STALL 'id, name, ...'
-		;;
-	esac >"$tmp/$1"
-}
+	key_columns "$1_show"
+	python3 "$top/scripts/lib/wpstat_counters.py" --columns "$1"
+} >"$tmp/$1"
 
 # The recorded columns of table $1 (comment lines left out).
 recorded() {
