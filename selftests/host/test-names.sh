@@ -14,18 +14,17 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 # check DESCRIPTION COMMAND...: one TAP line
 . "$top/scripts/lib/tap.sh"
 
+# The lists, through their one reader (scripts/lib/wpstat_counters.py).
+lists() {
+	python3 "$top/scripts/lib/wpstat_counters.py" "$@"
+}
+
 def_counters() {
-	sed -n 's/^WPSTAT_COUNTER([A-Z0-9_]*, *\([a-z0-9_]*\),.*/\1/p' "$top/kmod/wpstat_counters.def"
+	lists --fields counters WPSTAT_COUNTER name
 }
 
 stall_columns() {
-	sed -n 's/^WPSTAT_STALL([A-Z0-9_]*, *\([a-z0-9_]*\),.*/\1/p' "$top/kmod/wpstat_stalls.def"
-}
-
-# A list's columns in the order /proc prints them: its entries (macro
-# $2) and the key's later columns (WPSTAT_KEY_COLUMN) where it has them.
-def_columns() {
-	sed -n "s/^\($2\|WPSTAT_KEY_COLUMN\)([A-Z0-9_]*, *\([a-z0-9_]*\),.*/\2/p" "$top/kmod/$1"
+	lists --fields stalls WPSTAT_STALL name
 }
 
 # The line of docs/interface.md's code block that starts with @1.
@@ -39,19 +38,16 @@ same_list() {	# same_list NAME1 FILE1 NAME2 FILE2
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-def_counters >"$tmp/def"
-stall_columns >"$tmp/stalls"
+def_counters >"$tmp/def" 2>"$tmp/err" || true
+stall_columns >"$tmp/stalls" 2>>"$tmp/err" || true
 
-check "kmod lists are readable ($(wc -l <"$tmp/def") counters, $(wc -l <"$tmp/stalls") stall columns)" \
-	test "$(wc -l <"$tmp/def")" -ge 20 -a "$(wc -l <"$tmp/stalls")" -ge 10
-python3 "$top/scripts/lib/wpstat_counters.py" >"$tmp/py"
-check "scripts/lib/wpstat_counters.py (the reports' list) reads the same names" \
-	same_list wpstat_counters.def "$tmp/def" wpstat_counters.py "$tmp/py"
-{ printf '%s\n' dev ino gen; def_columns wpstat_counters.def WPSTAT_COUNTER; } >"$tmp/def-header"
+check "the module's lists are readable ($(wc -l <"$tmp/def") counters, $(wc -l <"$tmp/stalls") stall columns)" \
+	bash -c '[ "$(wc -l <"$1")" -ge 20 ] && [ "$(wc -l <"$2")" -ge 10 ] || { cat "$3"; exit 1; }' _ "$tmp/def" "$tmp/stalls" "$tmp/err"
+{ printf '%s\n' dev ino gen; lists --columns inodes; } >"$tmp/def-header"
 doc_header "dev ino gen" >"$tmp/doc-inodes"
 check "docs/interface.md's /proc/wpstat/inodes header is wpstat_counters.def's order" \
 	same_list wpstat_counters.def "$tmp/def-header" docs/interface.md "$tmp/doc-inodes"
-{ printf '%s\n' tgid comm dev ino gen cgroup; def_columns wpstat_stalls.def WPSTAT_STALL; } >"$tmp/stalls-header"
+{ printf '%s\n' tgid comm dev ino gen cgroup; lists --columns stalls; } >"$tmp/stalls-header"
 doc_header "tgid comm dev ino gen cgroup" >"$tmp/doc-stalls"
 check "docs/interface.md's /proc/wpstat/stalls header is wpstat_stalls.def's order" \
 	same_list wpstat_stalls.def "$tmp/stalls-header" docs/interface.md "$tmp/doc-stalls"
@@ -90,6 +86,12 @@ machine_paths() {
 machine_paths >"$tmp/paths" || true
 check "no page in README.md or docs/ carries a path of the machine that wrote it" \
 	bash -c '[ ! -s "$1" ] || { head -n 5 "$1"; exit 1; }' _ "$tmp/paths"
+
+# Nor any file of the tree: the checkout's own path, or a home directory,
+# is one machine's (the suites derive theirs from where they are).
+git -C "$top" grep -nI -e "$top/" -e '/home/[a-z]' >"$tmp/tree-paths" 2>/dev/null || true
+check "no tracked file names this checkout's path or a home directory" \
+	bash -c '[ ! -s "$1" ] || { head -n 5 "$1"; exit 1; }' _ "$tmp/tree-paths"
 
 # The README is a map, not the manual: a screenful of pitch,
 # session and commands, and a link to every page or directory of docs/.
