@@ -144,22 +144,21 @@ host_checks() {
 	for t in "$top"/build/lib/tests/*; do
 		"$t" >"$out/host/lib-${t##*/}.tap" 2>&1
 	done
-	# Names written for people (docs/interface.md, man page) against kmod's lists.
-	"$top/selftests/host/test-names.sh" >"$out/host/names.tap" 2>&1
-	# The docs' relative links resolve; each results page says what makes it.
-	"$top/selftests/host/test-doc-links.sh" >"$out/host/doc-links.tap" 2>&1
-	# /proc's columns are append only: kmod's lists against their record.
-	"$top/selftests/host/test-columns.sh" >"$out/host/columns.tap" 2>&1
-	# The registry of guest suites against the suites and the docs.
-	"$top/selftests/host/test-suites.sh" >"$out/host/suites.tap" 2>&1
-	# The watchdog that guards every guest suite, on fake suites.
-	"$top/selftests/host/test-watchdog.sh" >"$out/host/watchdog.tap" 2>&1
-	# kmod/'s files call only downwards (wpstat.h's order), from the objects.
-	"$top/selftests/host/test-kmod-layers.sh" >"$out/host/kmod-layers.tap" 2>&1
-	# setup's choice of kernels, against a fake apt-cache.
-	"$top/selftests/host/test-kernels.sh" >"$out/host/kernels.tap" 2>&1
-	# make install/uninstall, DKMS and man pages, in private trees.
-	KVERS="$host_kvers" "$top/selftests/host/test-packaging.sh" >"$out/host/packaging.tap" 2>"$out/host/packaging.log"
+	# Every selftests/host/test-NAME.sh into NAME.tap (each one's first
+	# comment says what it checks): a new one runs without being listed.
+	local t name
+	for t in "$top"/selftests/host/test-*.sh; do
+		name=${t##*/test-}
+		name=${name%.sh}
+		case $name in
+		# Renders the guests' experiment results: run after them, below.
+		experiment-report) ;;
+		# make install/uninstall and DKMS for the host's own kernels; its
+		# builds' output apart from the TAP.
+		packaging) KVERS="$host_kvers" "$t" >"$out/host/$name.tap" 2>"$out/host/$name.log" ;;
+		*) "$t" >"$out/host/$name.tap" 2>&1 ;;
+		esac
+	done
 	echo "check: host checks took $SECONDS s" >&2
 }
 
