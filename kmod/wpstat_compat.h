@@ -117,6 +117,26 @@ static inline void wpstat_ftrace_free_filter(struct ftrace_ops *ops)
 #endif
 
 /*
+ * make bench's wpmech.ko (kmod/bench) only: what wpstat itself does not
+ * use, kept here so that the tree has one compat layer.  fprobe handlers
+ * get struct ftrace_regs since 6.14, pt_regs before.  6.16's
+ * DECLARE_TRACE(x) declares trace_x_tp(): WPSTAT_DECLARE_TRACE_TP(x)
+ * declares trace_x_tp() on every kernel.
+ */
+#ifdef WPSTAT_HAVE_FPROBE_FTRACE_REGS
+#define WPSTAT_FPROBE_REGS	ftrace_regs
+#else
+#define WPSTAT_FPROBE_REGS	pt_regs
+#endif
+#ifdef WPSTAT_HAVE_DECLARE_TRACE_TP
+#define WPSTAT_DECLARE_TRACE_TP(name, proto, args)			\
+	DECLARE_TRACE(name, PARAMS(proto), PARAMS(args))
+#else
+#define WPSTAT_DECLARE_TRACE_TP(name, proto, args)			\
+	DECLARE_TRACE(name##_tp, PARAMS(proto), PARAMS(args))
+#endif
+
+/*
  * The probed functions and tracepoints, by kernel: wpstat_probes.def
  * names them through these, so debugfs wpstat/probes shows the real
  * target.  5.10 has the page-based functions; the folio conversions

@@ -29,14 +29,11 @@
  * fire is reported as an error instead of as free; a mechanism this kernel
  * does not have is refused with EOPNOTSUPP (recorded as not available).
  *
- * Kbuild feature-probes the kernel's headers, as kmod/Kbuild does for
- * wpstat (kmod/wpstat_compat.h has the same differences):
- * WPMECH_HAVE_FTRACE_REGS (5.11: callbacks get struct ftrace_regs, and
- * with DYNAMIC_FTRACE_WITH_ARGS the argument registers without
- * SAVE_REGS), WPMECH_HAVE_FTRACE_RECURSION_TRYLOCK (5.11: the callback
- * guards itself; on 5.10 ftrace's assist function does it for an ops
- * without FTRACE_OPS_FL_RECURSION_SAFE, as for wpstat's),
- * WPMECH_HAVE_FTRACE_FREE_FILTER (exported since 6.2).
+ * The kernels' differences are wpstat's own: the feature probes of
+ * kmod/Kbuild.common and the wrappers of kmod/wpstat_compat.h (the
+ * ftrace callback's arguments and recursion guard, ftrace_free_filter(),
+ * fprobe's handler registers, 6.16's DECLARE_TRACE()), so a callback
+ * here is registered as wpstat registers its own.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -47,50 +44,14 @@
 #include <linux/moduleparam.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
-#ifdef WPMECH_HAVE_FTRACE_RECURSION_TRYLOCK
-#include <linux/trace_recursion.h>
-#endif
 #ifdef CONFIG_FPROBE
 #include <linux/fprobe.h>
 #endif
 
-#ifdef WPMECH_HAVE_FTRACE_REGS
-#define WPMECH_FTRACE_REGS	ftrace_regs
-/* The flags of an ops that gets the arguments (wpstat's). */
-#define WPMECH_ARGS_FLAGS	0
-#else
-#define WPMECH_FTRACE_REGS	pt_regs
-#define WPMECH_ARGS_FLAGS	FTRACE_OPS_FL_SAVE_REGS
-#endif
+#include "wpstat_compat.h"
 
-#ifdef WPMECH_HAVE_FTRACE_RECURSION_TRYLOCK
-#define wpmech_trylock(ip, parent_ip)	ftrace_test_recursion_trylock(ip, parent_ip)
-#define wpmech_unlock(bit)		ftrace_test_recursion_unlock(bit)
-#else
-static __always_inline int wpmech_trylock(unsigned long ip,
-					  unsigned long parent_ip)
-{
-	return 0;
-}
-
-static __always_inline void wpmech_unlock(int bit)
-{
-}
-#endif
-
-#ifdef WPMECH_HAVE_FTRACE_FREE_FILTER
-#define wpmech_free_filter(ops)		ftrace_free_filter(ops)
-#else
-/* An empty filter: ftrace frees the hash (the ops is unregistered). */
-#define wpmech_free_filter(ops)		ftrace_set_filter(ops, NULL, 0, 1)
-#endif
-
-/* 6.16's DECLARE_TRACE() appends _tp to the name it is given. */
-#ifdef WPMECH_HAVE_DECLARE_TRACE_TP
-DECLARE_TRACE(wpmech, TP_PROTO(unsigned long x), TP_ARGS(x));
-#else
-DECLARE_TRACE(wpmech_tp, TP_PROTO(unsigned long x), TP_ARGS(x));
-#endif
+/* Declares trace_wpmech_tp() on every kernel. */
+WPSTAT_DECLARE_TRACE_TP(wpmech, TP_PROTO(unsigned long x), TP_ARGS(x));
 DEFINE_TRACE(wpmech_tp, TP_PROTO(unsigned long x), TP_ARGS(x));
 
 static char *mech = "none";
@@ -118,16 +79,14 @@ static void wpmech_tp_probe(void *data, unsigned long x)
 	hits++;
 }
 
-static void notrace wpmech_ftrace(unsigned long ip, unsigned long parent_ip,
-				  struct ftrace_ops *op,
-				  struct WPMECH_FTRACE_REGS *fregs)
+static void notrace wpmech_ftrace(WPSTAT_FTRACE_CB_PROTO)
 {
-	int bit = wpmech_trylock(ip, parent_ip);
+	int bit = wpstat_ftrace_trylock(ip, parent_ip);
 
 	if (bit < 0)
 		return;
 	hits++;
-	wpmech_unlock(bit);
+	wpstat_ftrace_unlock(bit);
 }
 
 static struct ftrace_ops wpmech_ops[2] = {
@@ -170,15 +129,8 @@ static struct kretprobe wpmech_krp = {
 };
 
 #ifdef CONFIG_FPROBE
-/* fprobe handlers get struct ftrace_regs since 6.14, pt_regs before. */
-#ifdef WPMECH_HAVE_FPROBE_FTRACE_REGS
-#define WPMECH_FPROBE_REGS	ftrace_regs
-#else
-#define WPMECH_FPROBE_REGS	pt_regs
-#endif
-
 static int wpmech_fp_entry(struct fprobe *fp, unsigned long entry_ip,
-			   unsigned long ret_ip, struct WPMECH_FPROBE_REGS *regs,
+			   unsigned long ret_ip, struct WPSTAT_FPROBE_REGS *regs,
 			   void *data)
 {
 	hits++;
@@ -186,7 +138,7 @@ static int wpmech_fp_entry(struct fprobe *fp, unsigned long entry_ip,
 }
 
 static void wpmech_fp_exit(struct fprobe *fp, unsigned long entry_ip,
-			   unsigned long ret_ip, struct WPMECH_FPROBE_REGS *regs,
+			   unsigned long ret_ip, struct WPSTAT_FPROBE_REGS *regs,
 			   void *data)
 {
 }
@@ -207,7 +159,12 @@ static int wpmech_ops_add(struct ftrace_ops *ops, unsigned long flags)
 static void wpmech_ops_del(struct ftrace_ops *ops)
 {
 	unregister_ftrace_function(ops);
-	wpmech_free_filter(ops);
+	/*
+	 * Empty the filter, which frees its hash where ftrace_free_filter()
+	 * is not exported (wpstat_ftrace_free_filter() then does nothing).
+	 */
+	ftrace_set_filter(ops, NULL, 0, 1);
+	wpstat_ftrace_free_filter(ops);
 }
 
 static int wpmech_attach(void)
@@ -219,7 +176,7 @@ static int wpmech_attach(void)
 	if (!strcmp(mech, "tracepoint"))
 		return register_trace_wpmech_tp(wpmech_tp_probe, NULL);
 	if (!strcmp(mech, "ftrace")) {
-#ifdef WPMECH_HAVE_FTRACE_REGS
+#ifdef WPSTAT_HAVE_FTRACE_REGS
 		return wpmech_ops_add(&wpmech_ops[0], 0);
 #else
 		pr_info("ftrace: no struct ftrace_regs: a callback gets arguments only with SAVE_REGS (ftrace_regs)\n");
@@ -229,10 +186,10 @@ static int wpmech_attach(void)
 	if (!strcmp(mech, "ftrace_regs"))
 		return wpmech_ops_add(&wpmech_ops[0], FTRACE_OPS_FL_SAVE_REGS);
 	if (!strcmp(mech, "ftrace2")) {
-		ret = wpmech_ops_add(&wpmech_ops[0], WPMECH_ARGS_FLAGS);
+		ret = wpmech_ops_add(&wpmech_ops[0], WPSTAT_FTRACE_OPS_FLAGS);
 		if (ret)
 			return ret;
-		ret = wpmech_ops_add(&wpmech_ops[1], WPMECH_ARGS_FLAGS);
+		ret = wpmech_ops_add(&wpmech_ops[1], WPSTAT_FTRACE_OPS_FLAGS);
 		if (ret)
 			wpmech_ops_del(&wpmech_ops[0]);
 		return ret;
@@ -240,7 +197,7 @@ static int wpmech_attach(void)
 	if (!strcmp(mech, "kprobe"))
 		return register_kprobe(&wpmech_kp);
 	if (!strcmp(mech, "ftrace_kprobe")) {
-		ret = wpmech_ops_add(&wpmech_ops[0], WPMECH_ARGS_FLAGS);
+		ret = wpmech_ops_add(&wpmech_ops[0], WPSTAT_FTRACE_OPS_FLAGS);
 		if (ret)
 			return ret;
 		ret = register_kprobe(&wpmech_kp);
