@@ -6,7 +6,8 @@ verdicts.
 from bench_results import LEVELS, NAN, fmt_pct, fmt_ratio, med, pos, ratio, \
     verdict
 
-# Throughput loss, % (#47): level counts pays no per-write ftrace point.
+# Throughput loss, %: level counts pays no per-write ftrace point, since
+# most buffered writes come from programs that never map a file.
 # W5, inodes destroyed that are none of wpstat's (pipes, sockets): the
 # evict point reads the inode's type and returns, and level counts, the
 # level a fleet runs, must cost such a machine under 1 %; level timing's

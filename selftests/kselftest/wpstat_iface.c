@@ -433,7 +433,8 @@ TEST(counters_file_lists_every_column)
 		EXPECT_STREQ(wps_names[n], name);
 		/*
 		 * Times, the PTE count, what a return probe names, and the
-		 * per-call denominators (a callback on every write, #47).
+		 * per-call denominators: their only source is a callback on
+		 * every write(2), which level counts does not pay for.
 		 */
 		timing_only = !strcmp(name, "mkwrite_ns") ||
 			      !strcmp(name, "stable_calls") ||

@@ -30,8 +30,11 @@ static void dx_ev_zfs(struct dx_finding *f, const struct dx_mount *m)
 }
 
 /*
- * On ZFS a finding offers only remedies seen to help there (#49).  A rule
- * whose remedies were measured on other filesystems keeps its first @keep
+ * On ZFS a finding offers only remedies seen to help there: ZFS's mmap
+ * path differs from every other filesystem's (no page_mkwrite of its own,
+ * no stable pages, writeback held until the ZIL or the txg commits), so
+ * a remedy measured elsewhere is no evidence for it.  A rule whose
+ * remedies were measured on other filesystems keeps its first @keep
  * (those that change nothing of the filesystem's) and says why it offers
  * no more.
  */
