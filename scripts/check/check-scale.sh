@@ -16,7 +16,7 @@
 #              report, default docs/results/scale.md; empty: none)
 #
 # A 64-vCPU guest boots in about 5 minutes under TCG on 2 cores; a run of
-# both kernels with the soak takes about an hour.
+# its two kernels (6.12 and 7.2) with the soak takes about an hour.
 
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
