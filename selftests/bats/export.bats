@@ -18,10 +18,9 @@ bats_require_minimum_version 1.5.0
 
 load helpers
 
-PY=${WPSTAT_TOP:-/work/main}/.venv/bin/python3
 NODE_PORT=19100
 PROM_PORT=19090
-DASHBOARD=${WPSTAT_TOP:-/work/main}/docs/grafana/wpstat.json
+DASHBOARD=$WPSTAT_TOP/docs/grafana/wpstat.json
 
 # ---- helpers -----------------------------------------------------------
 

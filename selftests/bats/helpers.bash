@@ -5,12 +5,23 @@
 bats_load_library bats-support
 bats_load_library bats-assert
 
+# The checkout the suites are in: guest-run.sh exports it; run by hand, the
+# suites find it from their own place (selftests/bats, selftests/clients).
+WPSTAT_TOP=${WPSTAT_TOP:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
+# The checkout's Python (scripts/setup.sh's .venv: prometheus_client).
+PY=$WPSTAT_TOP/.venv/bin/python3
 WPSTAT_FS_DIR=${WPSTAT_FS_DIR:-/tmp/wpstat}
 # A scheduler tick, in ms: dm-delay releases a bio up to a tick before its
 # delay has passed (msecs_to_jiffies, dm-delay.c); HZ=250 in Debian's
 # amd64 kernels (selftests/kselftest/wpstat_test.h: WPS_TICK_MS).
 WPS_TICK_MS=4
 PATH=$WPSTAT_TOP/build/bin:$PATH
+
+# The module's lists (kmod/*.def), through their one reader:
+# scripts/lib/wpstat_counters.py's options (--fields LIST KIND FIELD...).
+wpstat_lists() {
+	python3 "$WPSTAT_TOP/scripts/lib/wpstat_counters.py" "$@"
+}
 
 # Fail (not skip) when the module is missing: a test that passes without
 # the module proves nothing.

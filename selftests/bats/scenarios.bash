@@ -8,7 +8,9 @@
 # (wps-slowdev: null_blk behind a 20 ms dm-delay, at /tmp/wpstat-slow).
 
 SLOW=/tmp/wpstat-slow
-PY=/usr/bin/python3
+# The system's python3 runs the fsync loop (helpers.bash's PY is the
+# checkout's venv).
+SYS_PY=/usr/bin/python3
 
 # The fsync loop of the scenario, in the background: FSYNC_PID.  It
 # fsyncs once before saying it is ready, so the writer meets a rhythm.
@@ -17,7 +19,7 @@ PY=/usr/bin/python3
 start_fsync_loop() {
 	local f=$1
 	rm -f "$f.ready"
-	"$PY" "$WPSTAT_TOP/scripts/lib/fsync-loop.py" "$f" "${SYNC_GAP_MS:-30}" ${SYNC_MODE:+"$SYNC_MODE"} &
+	"$SYS_PY" "$WPSTAT_TOP/scripts/lib/fsync-loop.py" "$f" "${SYNC_GAP_MS:-30}" ${SYNC_MODE:+"$SYNC_MODE"} &
 	FSYNC_PID=$!
 	for _ in $(seq 600); do
 		[ -e "$f.ready" ] && return 0

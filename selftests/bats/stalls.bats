@@ -21,8 +21,6 @@ bats_require_minimum_version 1.5.0
 
 load helpers
 
-PY=${WPSTAT_TOP:-/work/main}/.venv/bin/python3
-
 # ---- helpers -----------------------------------------------------------
 
 # The summary's histogram scope: the rest of its line ("all", "dev 8:1").
@@ -137,8 +135,7 @@ teardown() {
 	assert_line --regexp "^ *$pid wpload .* $f\$"
 	# --all: a column per cause, in kmod/wpstat_stalls.def's order, after
 	# the stall and before the fault's own parts.
-	causes=$(awk -F'[(,]' '/^WPSTAT_STALL_CAUSE\(/ { gsub(/ /, "", $3); printf " %s", $3 }' \
-		"$WPSTAT_TOP/kmod/wpstat_stalls.def")
+	causes=$(wpstat_lists --fields stalls WPSTAT_STALL_CAUSE name | sed 's/^/ /' | tr -d '\n')
 	[[ $causes == *" readin"* ]] || fail "no causes read from wpstat_stalls.def: '$causes'"
 	run --separate-stderr wpstat stalls --all --resolve "$WPSTAT_FS_DIR/ext4"
 	assert_success
