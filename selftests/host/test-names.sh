@@ -4,7 +4,8 @@
 # module's own lists, kmod/wpstat_counters.def (the /proc/wpstat/inodes
 # columns) and kmod/wpstat_stalls.def (the /proc/wpstat/stalls columns):
 # the C tools and tests read names from /proc or include the .defs;
-# these are the copies written for people (docs/interface.md, the man
+# these are the copies written for people (docs/interface.md and
+# docs/stalls.md, the man
 # page), which nothing else would check.  And no page carries a path of
 # the machine it was generated on.
 
@@ -27,9 +28,9 @@ stall_columns() {
 	lists --fields stalls WPSTAT_STALL name
 }
 
-# The line of docs/interface.md's code block that starts with @1.
+# The line of a code block of docs/@1 that starts with @2.
 doc_header() {
-	grep -m1 "^$1 " "$top/docs/interface.md" | tr ' ' '\n'
+	grep -m1 "^$2 " "$top/docs/$1" | tr ' ' '\n'
 }
 
 same_list() {	# same_list NAME1 FILE1 NAME2 FILE2
@@ -44,16 +45,16 @@ stall_columns >"$tmp/stalls" 2>>"$tmp/err" || true
 check "the module's lists are readable ($(wc -l <"$tmp/def") counters, $(wc -l <"$tmp/stalls") stall columns)" \
 	bash -c '[ "$(wc -l <"$1")" -ge 20 ] && [ "$(wc -l <"$2")" -ge 10 ] || { cat "$3"; exit 1; }' _ "$tmp/def" "$tmp/stalls" "$tmp/err"
 { printf '%s\n' dev ino gen; lists --columns inodes; } >"$tmp/def-header"
-doc_header "dev ino gen" >"$tmp/doc-inodes"
+doc_header interface.md "dev ino gen" >"$tmp/doc-inodes"
 check "docs/interface.md's /proc/wpstat/inodes header is wpstat_counters.def's order" \
 	same_list wpstat_counters.def "$tmp/def-header" docs/interface.md "$tmp/doc-inodes"
 { printf '%s\n' tgid comm dev ino gen cgroup; lists --columns stalls; } >"$tmp/stalls-header"
-doc_header "tgid comm dev ino gen cgroup" >"$tmp/doc-stalls"
-check "docs/interface.md's /proc/wpstat/stalls header is wpstat_stalls.def's order" \
-	same_list wpstat_stalls.def "$tmp/stalls-header" docs/interface.md "$tmp/doc-stalls"
+doc_header stalls.md "tgid comm dev ino gen cgroup" >"$tmp/doc-stalls"
+check "docs/stalls.md's /proc/wpstat/stalls header is wpstat_stalls.def's order" \
+	same_list wpstat_stalls.def "$tmp/stalls-header" docs/stalls.md "$tmp/doc-stalls"
 
-# Every counter has a row in docs/interface.md's column table, and is in
-# the man page.
+# Every counter has a row in docs/interface.md's column table, every
+# stall column one in docs/stalls.md's, and each is in the man page.
 missing_from() {	# missing_from FILE PATTERN-PREFIX NAMES-FILE
 	local file=$1 prefix=$2 name missing=
 	while read -r name; do
@@ -63,8 +64,8 @@ missing_from() {	# missing_from FILE PATTERN-PREFIX NAMES-FILE
 }
 check "every counter has a row in docs/interface.md's inodes column table" \
 	missing_from "$top/docs/interface.md" '^\| ([a-z0-9_]+, )*' "$tmp/def"
-check "every stall column has a row in docs/interface.md's stalls column table" \
-	missing_from "$top/docs/interface.md" '^\| ([a-z0-9_]+, )*' "$tmp/stalls"
+check "every stall column has a row in docs/stalls.md's column table" \
+	missing_from "$top/docs/stalls.md" '^\| ([a-z0-9_]+, )*' "$tmp/stalls"
 check "docs/interface.md's columns-by-level table is scripts/check/columns.sh's, from the .defs" \
 	"$top/scripts/check/columns.sh" check
 check "every counter is described in the wpstat(8) man page" \
