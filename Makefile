@@ -71,7 +71,7 @@ selftests: userspace
 	$(MAKE) -C selftests
 
 checkpatch:
-	perl build/linux-src/scripts/checkpatch.pl --no-tree -f kmod/*.c kmod/*.h kmod/*.def kmod/bench/*.c
+	perl build/linux-src/scripts/checkpatch.pl --no-tree -f kmod/*.c kmod/*.h uapi/*.def kmod/bench/*.c
 
 # setup runs first and the rest in a fresh make, so that KVERS sees the
 # kernels setup just installed.

@@ -31,7 +31,7 @@ PER_FAULT = ("W4",)
 # wpstat's fires.  Results from before W5 have no such runs.
 PER_INODE = ("W5",)
 # The points only level timing attaches (NONE at level counts in
-# kmod/wpstat_probes.def, read by scripts/lib/wpstat_counters.py; the
+# uapi/wpstat_probes.def, read by scripts/lib/wpstat_counters.py; the
 # configuration timing-skip leaves them out): the write fault timed
 # whole, and the journal waits of faults and write(2).
 TIMING_OWN = wpstat_counters.timing_own()

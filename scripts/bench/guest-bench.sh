@@ -57,7 +57,7 @@ mech_module=$(dirname "$module")/bench/wpmech.ko
 rounds=${BENCH_ROUNDS:-5}
 all_configs="base floor-counts counts floor-timing timing timing-skip bt-kprobe bt-kfunc"
 # The kretprobes only level timing attaches (NONE at level counts in
-# kmod/wpstat_probes.def, read by scripts/lib/wpstat_counters.py): the
+# uapi/wpstat_probes.def, read by scripts/lib/wpstat_counters.py): the
 # whole write fault and the waits it times.  timing-skip loads level
 # timing without them.
 timing_own=$(python3 "$top/scripts/lib/wpstat_counters.py" --timing-own | paste -sd,)
@@ -279,11 +279,11 @@ save_attachments() {
 
 # ---- one run ---------------------------------------------------------------
 # runs.csv: the hits of every attachment point and the event counters
-# (every counter of kmod/wpstat_counters.def that counts events, not ns;
+# (every counter of uapi/wpstat_counters.def that counts events, not ns;
 # then the summary's untracked_events), both only known in the counts and
 # timing configurations ("" elsewhere, and "" for what the level does not
 # produce or the module does not list).  The points are those of
-# kmod/wpstat_probes.def, in its order (set in counter_columns); values
+# uapi/wpstat_probes.def, in its order (set in counter_columns); values
 # are taken by name, so a module with more or fewer points still fills the
 # right columns.
 points=
@@ -494,7 +494,7 @@ overflow() {
 	for c in mkwrite_first mkwrite_wp mkclean_calls stable_calls wb_waits dirtied bdp_calls bdp_throttled bdp_pauses; do
 		case " $all_counters " in
 		*" $c "*) ;;
-		*) die "overflow: counter $c is not in kmod/wpstat_counters.def" ;;
+		*) die "overflow: counter $c is not in uapi/wpstat_counters.def" ;;
 		esac
 	done
 	tot=$(awk '{ v[$1] = $2 } END { print v["mkwrite_first"] + v["mkwrite_wp"] + v["mkclean_calls"] + v["stable_calls"] + v["wb_waits"] + v["dirtied"] + v["bdp_calls"] + v["bdp_throttled"] + 2 * v["bdp_pauses"] }' /proc/wpstat/summary)

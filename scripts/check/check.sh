@@ -124,10 +124,10 @@ summarise() {	# LABEL DIR: count the TAP files of one run
 # The host's checks run beside the guests (started after the first guest,
 # below) and are summarised first.
 host_checks() {
-	# checkpatch from Debian's linux-source: one TAP test per kmod/ file.
+	# checkpatch from Debian's linux-source: one TAP test per kmod/ and uapi/ file.
 	checkpatch=$top/build/linux-src/scripts/checkpatch.pl
 	{
-		files=("$top"/kmod/*.c "$top"/kmod/*.h "$top"/kmod/*.def "$top"/kmod/bench/*.c)
+		files=("$top"/kmod/*.c "$top"/kmod/*.h "$top"/uapi/*.def "$top"/kmod/bench/*.c)
 		echo "1..${#files[@]}"
 		n=0
 		for f in "${files[@]}"; do

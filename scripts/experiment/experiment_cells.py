@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
 import wpstat_counters  # noqa: E402
 
-# The module's counters (kmod/wpstat_counters.def), in /proc column order.
+# The module's counters (uapi/wpstat_counters.def), in /proc column order.
 COUNTERS = wpstat_counters.names()
 # guest-experiment.sh's vmstat_keys.
 VMSTAT = ["pgfault", "pgmajfault", "nr_dirtied", "nr_written", "pgpgin",
@@ -46,7 +46,7 @@ def unknown(kernel, cell, what, have, known, source):
 def add_counters(kernel, cell, row, counters):
     counters = counters or {}
     unknown(kernel, cell, "counter", counters, COUNTERS,
-            "kmod/wpstat_counters.def")
+            "uapi/wpstat_counters.def")
     for k, v in counters.items():
         row[k] = "" if v is None else v
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The one reader of the module's lists, kmod/wpstat_counters.def,
-kmod/wpstat_stalls.def and kmod/wpstat_probes.def, for the reports, the
+"""The one reader of the module's lists, uapi/wpstat_counters.def,
+uapi/wpstat_stalls.def and uapi/wpstat_probes.def, for the reports, the
 shell scripts and the tests: the .defs are the only copy of the names, and
 no script parses them on its own.
 
@@ -51,7 +51,7 @@ import signal
 import sys
 
 DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                    "..", "..", "kmod"))
+                                    "..", "..", "uapi"))
 LISTS = ("counters", "stalls", "probes")
 # The lists whose entries are columns of a /proc table (and gone's).
 TABLES = {"inodes": ("counters", "WPSTAT_COUNTER"),

@@ -17,7 +17,7 @@ WPSTAT_FS_DIR=${WPSTAT_FS_DIR:-/tmp/wpstat}
 WPS_TICK_MS=4
 PATH=$WPSTAT_TOP/build/bin:$PATH
 
-# The module's lists (kmod/*.def), through their one reader:
+# The module's lists (uapi/*.def), through their one reader:
 # scripts/lib/wpstat_counters.py's options (--fields LIST KIND FIELD...).
 wpstat_lists() {
 	python3 "$WPSTAT_TOP/scripts/lib/wpstat_counters.py" "$@"

@@ -133,7 +133,7 @@ teardown() {
 	[ "$(awk 'NR == 1 { $1 = $1; print; exit }' <<<"$output")" = \
 		"pid comm cause stall worst fault_first fault_wp file" ] || fail "header: ${lines[0]}"
 	assert_line --regexp "^ *$pid wpload .* $f\$"
-	# --all: a column per cause, in kmod/wpstat_stalls.def's order, after
+	# --all: a column per cause, in uapi/wpstat_stalls.def's order, after
 	# the stall and before the fault's own parts.
 	causes=$(wpstat_lists --fields stalls WPSTAT_STALL_CAUSE name | sed 's/^/ /' | tr -d '\n')
 	[[ $causes == *" readin"* ]] || fail "no causes read from wpstat_stalls.def: '$causes'"

@@ -5,8 +5,8 @@
 # name.  The columns a module prints are its key columns
 # (kmod/wpstat_proc.c's header line) and then one per entry of its list,
 # in order (a later key column, WPSTAT_KEY_COLUMN, where the list has
-# it): kmod/wpstat_counters.def for inodes (and gone),
-# kmod/wpstat_stalls.def for stalls, read by their one reader
+# it): uapi/wpstat_counters.def for inodes (and gone),
+# uapi/wpstat_stalls.def for stalls, read by their one reader
 # (scripts/lib/wpstat_counters.py).  Each table's columns are
 # recorded, one a line, in selftests/host/columns-inodes.txt and
 # columns-stalls.txt.

@@ -8,7 +8,7 @@
 #
 #   test-experiment-report.sh RESULTS KVER...
 #
-# Made-up cells: a counter the module's list (kmod/wpstat_counters.def)
+# Made-up cells: a counter the module's list (uapi/wpstat_counters.def)
 # does not have makes the report fail, naming it, instead of dropping its
 # column; and the verdict rules: "clearly" only where the rounds' ranges do
 # not overlap, no verdict from a cell with fewer than 3 good rounds or from
@@ -96,13 +96,13 @@ made_up_report() {
 }
 
 n=$((n + 1))
-t="experiment report fails on a counter not in kmod/wpstat_counters.def"
+t="experiment report fails on a counter not in uapi/wpstat_counters.def"
 src=$results/unknown-counter
 if ! made_up_report mkwrite_wp; then
 	echo "not ok $n $t: the made-up cell with known counters failed: $(tail -n 1 "$src/report.log")"
 elif made_up_report no_such_counter; then
 	echo "not ok $n $t: it exited 0"
-elif ! grep -q 'counter no_such_counter in a ram cell: not in kmod/wpstat_counters.def' "$src/report.log"; then
+elif ! grep -q 'counter no_such_counter in a ram cell: not in uapi/wpstat_counters.def' "$src/report.log"; then
 	echo "not ok $n $t: failed without naming the counter: $(tail -n 1 "$src/report.log")"
 else
 	echo "ok $n $t"

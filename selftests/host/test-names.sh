@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Host check (TAP): what is written twice agrees with its source.  The
 # counter and column names written outside the module agree with the
-# module's own lists, kmod/wpstat_counters.def (the /proc/wpstat/inodes
-# columns) and kmod/wpstat_stalls.def (the /proc/wpstat/stalls columns):
+# module's own lists, uapi/wpstat_counters.def (the /proc/wpstat/inodes
+# columns) and uapi/wpstat_stalls.def (the /proc/wpstat/stalls columns):
 # the C tools and tests read names from /proc or include the .defs;
 # these are the copies written for people (docs/interface.md and
 # docs/stalls.md, the man

@@ -52,7 +52,7 @@ void wpstat_snapshot_free(struct wpstat_snapshot *s);
 int wpstat_counter_index(const struct wpstat_snapshot *s, const char *name);
 /*
  * Whether a counter is a maximum (kind MAX in the module's lists,
- * kmod/wpstat_counters.def and kmod/wpstat_stalls.def): the worst single
+ * uapi/wpstat_counters.def and uapi/wpstat_stalls.def): the worst single
  * event, which is neither summed nor subtracted.  A column neither list
  * names (a newer module's) is taken as a sum.  The readers keep the
  * answer per column in a snapshot's max[].

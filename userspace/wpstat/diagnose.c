@@ -733,7 +733,7 @@ static int finding_cmp(const void *pa, const void *pb)
 }
 
 /*
- * The rule of each cause of kmod/wpstat_stalls.def: dx_rule_<id>, so a
+ * The rule of each cause of uapi/wpstat_stalls.def: dx_rule_<id>, so a
  * cause added there without one here does not build.  The fault's own
  * time has rules of its own (dx_fault_own, below).
  */

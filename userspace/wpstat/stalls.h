@@ -11,7 +11,7 @@
 
 /*
  * Why a task waited, and the columns that say how often and how long
- * (kmod/wpstat_stalls.def's WPSTAT_STALL_CAUSE list).  fault is the time
+ * (uapi/wpstat_stalls.def's WPSTAT_STALL_CAUSE list).  fault is the time
  * of the whole write fault, which includes the read-in, stable-page,
  * writeback, journal and pause waits made in it; its unnamed part is the
  * rest.  The waits come first, the fault last (CAUSE_FAULT).
@@ -35,7 +35,7 @@ struct stall_cause_info {
 
 extern const struct stall_cause_info stall_causes[CAUSE_NR];
 
-/* The module's stall fields (kmod/wpstat_stalls.def), in its order. */
+/* The module's stall fields (uapi/wpstat_stalls.def), in its order. */
 enum stall_field {
 #define WPSTAT_STALL(id, ...) STALL_##id,
 #include "wpstat_stalls.def"

@@ -7,7 +7,7 @@
 /*
  * The table's columns, the file last; text columns are left-aligned.
  * After the stall, one column per cause (its time), in the module's
- * order (kmod/wpstat_stalls.def): SC_CAUSE0 + CAUSE_<id>.
+ * order (uapi/wpstat_stalls.def): SC_CAUSE0 + CAUSE_<id>.
  */
 enum {
 	SC_PID, SC_COMM, SC_CAUSE, SC_STALL,
