@@ -8,7 +8,7 @@
  *
  *   wpstat_main.c      init and exit
  *   wpstat_debugfs.c   debugfs wpstat/ and the control parser (reset)
- *   wpstat_proc.c      /proc/wpstat/{inodes,stalls,summary,gone,counters}
+ *   wpstat_procfs.c    /proc/wpstat/{inodes,stalls,summary,gone,counters}
  *   wpstat_attach.c    attachment registry: levels, skip_probes, floor
  *   wpstat_handlers.c  the entry-only callbacks; the handlers' set-up
  *   wpstat_tracepoints.c  the tracepoint probes
@@ -794,7 +794,7 @@ void wpstat_probes_show(struct seq_file *m);
 u64 wpstat_probe_missed(enum wpstat_probe_id p);
 const char *wpstat_probe_name(enum wpstat_probe_id p);
 
-/* ---- wpstat_proc.c / wpstat_debugfs.c ----------------------------------- */
+/* ---- wpstat_procfs.c / wpstat_debugfs.c --------------------------------- */
 int wpstat_proc_init(void);
 void wpstat_proc_exit(void);
 void wpstat_debugfs_init(void);

@@ -3,7 +3,7 @@
  * wpstat_rows.c - the cold half shared by both tables (wpstat_table.c, the
  * inodes; wpstat_stalls.c, process x file): the row store's allocation and
  * release, and the size parameters.  The /proc read pass over a row store
- * is in wpstat_proc.c.  Each table keeps its own hot lookup, inline, over
+ * is in wpstat_procfs.c.  Each table keeps its own hot lookup, inline, over
  * the store's fields.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt

@@ -3,7 +3,7 @@
 # that read /proc/wpstat/inodes or /proc/wpstat/stalls by position, and
 # every saved table, rely on a column staying where it was under its
 # name.  The columns a module prints are its key columns
-# (kmod/wpstat_proc.c's header line) and then one per entry of its list,
+# (kmod/wpstat_procfs.c's header line) and then one per entry of its list,
 # in order (a later key column, WPSTAT_KEY_COLUMN, where the list has
 # it): uapi/wpstat_counters.def for inodes (and gone),
 # uapi/wpstat_stalls.def for stalls, read by their one reader
@@ -28,7 +28,7 @@ update=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# The key columns: the header string wpstat_proc.c's show function ($1)
+# The key columns: the header string wpstat_procfs.c's show function ($1)
 # prints before the list's names.
 key_columns() {
 	awk -v fn="$1" '
@@ -37,7 +37,7 @@ key_columns() {
 			sub(/.*seq_puts\(m, "/, ""); sub(/".*/, ""); print; exit
 		}
 		inside && /^}/ { exit }
-	' "$top/kmod/wpstat_proc.c" | tr ' ' '\n'
+	' "$top/kmod/wpstat_procfs.c" | tr ' ' '\n'
 }
 
 # The current columns of table $1 into $tmp/$1: the key's first ones,
@@ -109,7 +109,7 @@ for table in inodes stalls; do
 	keys=$(grep -c . <<<"$(key_columns "${table}_show")" || true)
 	if [ "$keys" -lt 3 ] || [ "$(wc -l <"$tmp/$table")" -le "$keys" ]; then
 		check "/proc/wpstat/$table: its columns are readable" \
-			bash -c "echo 'no key columns in kmod/wpstat_proc.c ${table}_show(), or no names from its .def'; exit 1"
+			bash -c "echo 'no key columns in kmod/wpstat_procfs.c ${table}_show(), or no names from its .def'; exit 1"
 		continue
 	fi
 	if [ $update = 1 ]; then

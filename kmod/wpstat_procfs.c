@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * wpstat_proc.c - /proc/wpstat/{inodes,stalls,summary,gone,counters}: the
+ * wpstat_procfs.c - /proc/wpstat/{inodes,stalls,summary,gone,counters}: the
  * readers of the tables (wpstat_table.c, wpstat_stalls.c), which know
  * nothing of the files.
  *
