@@ -5,8 +5,8 @@
  * every --interval.
  *
  * The number of series is bounded whatever the table holds: per-inode
- * series only for the --top N files with the most stable-page wait and
- * dirty-throttling time (then the most write-protect faults), one "other"
+ * series only for the --top N files with the most stall time (wpstat
+ * show's stall column; then the most write-protect faults), one "other"
  * series per filesystem for the rest of its files, and per-filesystem
  * totals.  Both "other" and the totals include the rows the module
  * recycled (/proc/wpstat/gone), so that for every summed counter
@@ -28,17 +28,6 @@
 #define EXPORT_DEFAULT_TOP	20
 #define EXPORT_MAX_TOP		10000
 #define EXPORT_MAX_DEVS		256
-
-/*
- * What ranks a file for --top first: its stable-page waits plus its
- * dirty-throttling sleeps, as docs/fleet.md and the Grafana panel of
- * stall time per file have it.  Not wpstat show's stall column, which
- * adds the writeback, journal and read-in waits and the faults' unnamed
- * time (kmod/wpstat_stalls.def's causes).
- */
-static const char *const stall_ns_counters[] = {
-	"stable_wait_ns", "bdp_pause_ns",
-};
 
 struct export_opts {
 	const char *dir;
@@ -62,7 +51,7 @@ struct dev_sums {
 struct export_ctx {
 	const struct export_opts *o;
 	struct path_cache cache;
-	int stall_col[ARRAY_SIZE(stall_ns_counters)];
+	struct stall_parts_at stall;	/* what ranks a file for --top first */
 	int wp_col;
 };
 
@@ -111,15 +100,16 @@ static void dev_sum_add(struct dev_sum *d, const struct wpstat_snapshot *s,
 	}
 }
 
+/*
+ * What ranks a file for --top first: its stall time, wpstat show's stall
+ * column (every cause's time the level counts: at level counts the
+ * stable-page, writeback and dirty-throttling waits).
+ */
 static uint64_t stall_ns(const struct export_ctx *x, const struct file_row *f)
 {
-	uint64_t ns = 0;
-	size_t i;
+	bool any = false;
 
-	for (i = 0; i < ARRAY_SIZE(x->stall_col); i++)
-		if (x->stall_col[i] >= 0 && f->avail[x->stall_col[i]])
-			ns += f->val[x->stall_col[i]];
-	return ns;
+	return file_stall_ns(&x->stall, f, &any);
 }
 
 static uint64_t wp_faults(const struct export_ctx *x, const struct file_row *f)
@@ -176,7 +166,7 @@ static void write_page(FILE *out, const struct wpstat_snapshot *s,
 			continue;
 		prom_metric_name(metric, sizeof(metric), "wpstat_", s->names[c]);
 		prom_family(out, metric, s->names[c],
-			    "per file: the top files by stall time; ino=\"other\": the rest of the filesystem");
+			    "per file: the top files by stall time, as wpstat show's stall column; ino=\"other\": the rest of the filesystem");
 		prom_file_samples(out, metric, l, top, c);
 		for (i = 0; i < other->n; i++) {
 			if (!other->d[i].sum.avail[c])
@@ -349,8 +339,7 @@ again:
 			ret = runtime_error("out of memory");
 			goto out_snap;
 		}
-		for (i = 0; i < ARRAY_SIZE(stall_ns_counters); i++)
-			x->stall_col[i] = wpstat_counter_index(&s, stall_ns_counters[i]);
+		stall_parts_find(&s, &x->stall);
 		x->wp_col = wpstat_counter_index(&s, "mkwrite_wp");
 		qsort_r(l.rows, l.n, sizeof(*l.rows), rank_cmp, x);
 		top = l.n < x->o->top ? l.n : x->o->top;

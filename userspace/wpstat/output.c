@@ -114,6 +114,8 @@ static const char *const stall_parts[] = {
 #undef WPSTAT_STALL_CAUSE
 #undef WPSTAT_STALL
 };
+_Static_assert(ARRAY_SIZE(stall_parts) <= WPSTAT_MAX_COUNTERS,
+	       "struct stall_parts_at holds every cause's column");
 
 /*
  * Where the counters the computed columns read are in a snapshot (-1:
@@ -121,7 +123,7 @@ static const char *const stall_parts[] = {
  */
 struct file_cols_at {
 	int trigger[NR_MKCLEAN_TRIGGERS];
-	int stall[ARRAY_SIZE(stall_parts)];	/* the stall column's */
+	struct stall_parts_at stall;	/* the stall column's */
 	int max_ns[WPSTAT_MAX_COUNTERS];	/* the worst column's */
 	int nmax;
 };
@@ -134,8 +136,7 @@ static void file_cols_at(const struct wpstat_snapshot *s,
 
 	for (i = 0; i < NR_MKCLEAN_TRIGGERS; i++)
 		at->trigger[i] = wpstat_counter_index(s, mkclean_triggers[i].column);
-	for (i = 0; i < ARRAY_SIZE(stall_parts); i++)
-		at->stall[i] = wpstat_counter_index(s, stall_parts[i]);
+	stall_parts_find(s, &at->stall);
 	/* worst: every maximum the module has (kind MAX in its lists). */
 	at->nmax = 0;
 	for (c = 0; c < s->ncounters; c++)
@@ -150,6 +151,24 @@ static uint64_t value_at(const struct file_row *f, int c, bool *any)
 		return 0;
 	*any = true;
 	return f->val[c];
+}
+
+void stall_parts_find(const struct wpstat_snapshot *s,
+		      struct stall_parts_at *at)
+{
+	for (at->n = 0; at->n < ARRAY_SIZE(stall_parts); at->n++)
+		at->col[at->n] = wpstat_counter_index(s, stall_parts[at->n]);
+}
+
+uint64_t file_stall_ns(const struct stall_parts_at *at,
+		       const struct file_row *f, bool *any)
+{
+	uint64_t ns = 0;
+	size_t i;
+
+	for (i = 0; i < at->n; i++)
+		ns += value_at(f, at->col[i], any);
+	return ns;
 }
 
 /* Cell @col of @f as text. */
@@ -181,8 +200,7 @@ static const char *file_cell(char *buf, size_t len, const struct file_list *l,
 		}
 		return buf;
 	case ICOL_STALL:
-		for (i = 0, v = 0; i < ARRAY_SIZE(at->stall); i++)
-			v += value_at(f, at->stall[i], &any);
+		v = file_stall_ns(&at->stall, f, &any);
 		return any ? wpstat_fmt_duration(buf, len, v) : "-";
 	case ICOL_WORST:
 		for (i = 0; i < (size_t)at->nmax; i++) {

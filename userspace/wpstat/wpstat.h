@@ -252,6 +252,21 @@ extern const struct mkclean_trigger {
 	const char *column;
 	const char *name;	/* as run and cleaned_by print it */
 } mkclean_triggers[NR_MKCLEAN_TRIGGERS];
+/*
+ * A file's stall, as the stall column and the stalls table have it: the
+ * time of each cause of wpstat_stalls.def (the named waits and the
+ * write faults' unnamed time) summed; wpstat export --top ranks by it
+ * too.  stall_parts_find() finds the causes' columns in a snapshot once;
+ * file_stall_ns() sets *@any when one of them is available.
+ */
+struct stall_parts_at {
+	size_t n;
+	int col[WPSTAT_MAX_COUNTERS];	/* -1: absent */
+};
+void stall_parts_find(const struct wpstat_snapshot *s,
+		      struct stall_parts_at *at);
+uint64_t file_stall_ns(const struct stall_parts_at *at,
+		       const struct file_row *f, bool *any);
 int file_cols_select(const struct wpstat_snapshot *s, const char *spec,
 		     bool all, struct col_sel *sel);
 void print_table(FILE *out, const struct file_list *l, size_t limit,
