@@ -21,7 +21,7 @@
  * series and its filesystem's "other": per-file rates are for the files
  * that stay on top; per-filesystem totals never go back.
  */
-#include "wpstat.h"
+#include "wpstat_cli.h"
 
 #define EXPORT_DEFAULT_DIR	"/var/lib/prometheus/node-exporter"
 #define EXPORT_FILE		"wpstat.prom"

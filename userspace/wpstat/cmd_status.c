@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-#include "wpstat.h"
+#include "wpstat_cli.h"
 
 /* ---- status ------------------------------------------------------------- */
 

@@ -2,7 +2,7 @@
 #ifndef WPSTAT_DIAGNOSE_H
 #define WPSTAT_DIAGNOSE_H
 
-#include "wpstat.h"
+#include "wpstat_cli.h"
 #include "stalls.h"
 
 /*

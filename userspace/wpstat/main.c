@@ -10,7 +10,7 @@
  * Errors are one line on stderr starting "wpstat: "; exit status 1 for
  * run-time errors, 2 for usage errors (run: the command's own status).
  */
-#include "wpstat.h"
+#include "wpstat_cli.h"
 
 /* Where a command's help starts when its synopsis leaves room. */
 #define HELP_COLUMN		22

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-#include "wpstat.h"
+#include "wpstat_cli.h"
 
 /* ---- output: table, JSON, Prometheus ------------------------------------ */
 
@@ -103,7 +103,7 @@ int file_cols_select(const struct wpstat_snapshot *s, const char *spec,
  * The stall column: the same number as the stalls table's stall, from
  * the inode counters: the named waits' times, wherever they were (in a
  * fault or in write(2)), and the write faults' unnamed time, one counter
- * per cause (the time of kmod/wpstat_stalls.def's WPSTAT_STALL_CAUSE).
+ * per cause (the time of uapi/wpstat_stalls.def's WPSTAT_STALL_CAUSE).
  * Adding mkwrite_ns instead would count twice the waits inside the
  * faults.
  */

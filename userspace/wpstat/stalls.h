@@ -2,7 +2,7 @@
 #ifndef WPSTAT_STALLS_H
 #define WPSTAT_STALLS_H
 
-#include "wpstat.h"
+#include "wpstat_cli.h"
 
 #define TOP_DEFAULT_LIMIT	20
 #define CGROUP2_DEFAULT_MOUNT	"/sys/fs/cgroup"

@@ -237,7 +237,7 @@ int col_sel_parse(const char *spec, bool lenient,
 /* output.c */
 /*
  * What started the writeback that write-protected pages: the
- * mkclean_<trigger> counters (kmod/wpstat_counters.def's
+ * mkclean_<trigger> counters (uapi/wpstat_counters.def's
  * WPSTAT_MKCLEAN_TRIGGER list), TRIG_<id> in its order.
  */
 enum mkclean_trigger_id {
