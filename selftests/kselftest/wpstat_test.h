@@ -43,7 +43,7 @@
 
 /*
  * One file's counters, in /proc/wpstat/inodes column order; -1 = "-".
- * The fields are the module's counter list (kmod/wpstat_counters.def), so
+ * The fields are the module's counter list (uapi/wpstat_counters.def), so
  * a counter the module gains is here, and in wps_names[], without an edit.
  * Maxima (kind MAX) are the worst single event: a delta of two reads is
  * meaningless, read them directly.
@@ -279,7 +279,7 @@ int wps_account_check(const struct wps_account *a, char *why, size_t len);
 
 /*
  * One row of /proc/wpstat/stalls, fields by header name; -1 for "-".  The
- * causes are the module's list (kmod/wpstat_stalls.def), so a field the
+ * causes are the module's list (uapi/wpstat_stalls.def), so a field the
  * module gains is here without an edit: read_stalls() refuses a header
  * whose causes are not these, in order.
  */
