@@ -10,6 +10,12 @@ guest_ramdisks 1 64
 guest_mkfs_mount ext4 /dev/ram0 /tmp/demo
 # No periodic writeback: only msync cleans pages.
 guest_writeback_quiet
+# Count the demo's filesystem only, from now on.  Otherwise the table has
+# a second row with no name: /dev/ram0's own page cache, which mkfs.ext4
+# wrote and fsynced (the kernel's block-device inode: dev 0:N of its
+# internal bdev filesystem, mounted nowhere, and ino the device number).
+wpstat filter path /tmp/demo >/dev/null
+wpstat reset >/dev/null
 
 echo "== The workload: 256 pages of a shared mapping, one store per page, msync after each of 3 passes"
 wpload --file /tmp/demo/data --size 1M --passes 3 --sync msync
@@ -33,7 +39,7 @@ printf '  %4s pages write-protected by the 3 msyncs (folio_mkclean) (%s)\n' \
 printf '  %4s write-protect faults in passes 2-3: read-only PTEs again (%s)\n' \
 	"$wp" "$(verdict "$wp" 512)"
 echo
-echo "== wpstat show --resolve /tmp/demo"
+echo "== wpstat show --resolve /tmp/demo (the module counts only /tmp/demo's filesystem: wpstat filter path)"
 wpstat show --resolve /tmp/demo --top 3
 echo
 echo "Next: 'make readme-session' (a writer stalled by another process's fsync),"
