@@ -73,6 +73,43 @@ check "every counter is described in the wpstat(8) man page" \
 check "every stall column is described in the wpstat(8) man page" \
 	missing_from "$top/docs/man/wpstat.8" '(^|[^a-z0-9_])' "$tmp/stalls"
 
+# The waits a write fault's time holds are the causes wpstat_stalls.def
+# marks IN: every list written for people of the waits the unnamed time
+# is outside, "in none of the named waits (...)", names exactly those
+# (the two unnamed columns' help in the .defs, interface.md, stalls.md and
+# the man page: six lists).
+lists --fields stalls WPSTAT_STALL_CAUSE name --where fault=IN | sort >"$tmp/in-fault"
+{
+	lists --fields counters WPSTAT_COUNTER help
+	lists --fields stalls WPSTAT_STALL help
+	cat "$top/docs/interface.md" "$top/docs/stalls.md" "$top/docs/man/wpstat.8"
+} >"$tmp/named-waits-texts"
+named_waits_lists() {	# named_waits_lists IN-FAULT TEXTS
+	python3 - "$1" "$2" <<'PY'
+import re, sys
+want = sorted(open(sys.argv[1]).read().split())
+text = " ".join(open(sys.argv[2]).read().split())
+found = re.findall(r"none of the named waits \(([^)]*)\)", text)
+bad = 0
+for lst in found:
+    names = sorted(n.strip(" `") for n in re.split(r"[;:]", lst)[0].split(","))
+    if names != want:
+        print("lists %s, not the IN causes %s: (%s)" % (" ".join(names), " ".join(want), lst))
+        bad = 1
+if len(found) < 6 or not want:
+    print("%d lists of named waits found (6 expected), IN causes: %s" % (len(found), " ".join(want)))
+    bad = 1
+sys.exit(bad)
+PY
+}
+check "every list of the named waits a fault holds is wpstat_stalls.def's IN causes" \
+	named_waits_lists "$tmp/in-fault" "$tmp/named-waits-texts"
+# A cause added to the .def as IN, and to no list, fails the check above.
+{ cat "$tmp/in-fault"; echo throwaway; } | sort >"$tmp/in-fault-plus"
+fails() { ! "$@" >/dev/null; }
+check "a throwaway IN cause that no list names fails that check" \
+	fails named_waits_lists "$tmp/in-fault-plus" "$tmp/named-waits-texts"
+
 # A path into a checkout (…/build/, …/selftests/, …/scripts/, …/kmod/,
 # …/userspace/ after an absolute directory) is the machine's that wrote
 # the page: generated pages must write them relative to the checkout.

@@ -608,10 +608,30 @@ static void rule_cpu(struct dx_report *r, const struct dx_input *in,
 		"none offered on ZFS: fewer syncs and write(2) were measured on ext4 (fio.bats, diagnose.bats), not on ZFS");
 }
 
+/* The causes a fault's time holds (the .def's IN ones), named. */
+static const char *dx_in_fault_causes(void)
+{
+	static char list[128];
+	size_t len;
+	int k;
+
+	if (list[0])
+		return list;
+	for (k = 0; k < CAUSE_FAULT; k++) {
+		if (stall_causes[k].where != STALL_IN_FAULT)
+			continue;
+		len = strlen(list);
+		snprintf(list + len, sizeof(list) - len, "%s%s", len ? ", " : "",
+			 stall_causes[k].name);
+	}
+	return list;
+}
+
 /* The residue: faults slept, and no probe says for what. */
 static void rule_unnamed(struct dx_report *r, const struct dx_input *in,
 			 const struct stall_item *it, uint64_t ns, bool have_sleep)
 {
+	static char mechanism[512];	/* the same text each time */
 	const struct stall_list *l = in->stalls;
 	struct dx_finding *f;
 	uint64_t sleep;
@@ -621,9 +641,11 @@ static void rule_unnamed(struct dx_report *r, const struct dx_input *in,
 		"time in write faults outside the named waits (its CPU time not measured)", ns);
 	if (!f)
 		return;
-	f->mechanism = have_sleep ?
-		"the part of the write faults' time off the CPU and not waiting for one, outside the waits wpstat names (read-in, stable pages, writeback, the journal, dirty throttling, the page lock): a sleep below ->page_mkwrite that no probe covers, such as FUSE's wait for its server's reply" :
-		"the part of the write faults' time outside the waits wpstat names: the filesystem's own work in ->page_mkwrite, the fault's CPU time, or a wait it does not probe (this module gives no CPU time to tell them apart)";
+	snprintf(mechanism, sizeof(mechanism), have_sleep ?
+		 "the part of the write faults' time off the CPU and not waiting for one, outside the waits wpstat names (%s): a sleep below ->page_mkwrite that no probe covers, such as FUSE's wait for its server's reply" :
+		 "the part of the write faults' time outside the waits wpstat names (%s): the filesystem's own work in ->page_mkwrite, the fault's CPU time, or a wait it does not probe (this module gives no CPU time to tell them apart)",
+		 dx_in_fault_causes());
+	f->mechanism = mechanism;
 	dx_remedy(f, "an unnamed wait, once named", "none",
 	       "profile the faulting thread off-CPU (perf sched timehist, or offcputime) to name the wait");
 	/* Write-protect faults: whatever their time is, writeback made them. */

@@ -109,7 +109,7 @@ int file_cols_select(const struct wpstat_snapshot *s, const char *spec,
  */
 static const char *const stall_parts[] = {
 #define WPSTAT_STALL(...)
-#define WPSTAT_STALL_CAUSE(id, name, unit, time) col_##time,
+#define WPSTAT_STALL_CAUSE(id, name, unit, time, ...) col_##time,
 #include "wpstat_stalls.def"
 #undef WPSTAT_STALL_CAUSE
 #undef WPSTAT_STALL

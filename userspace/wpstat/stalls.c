@@ -38,7 +38,11 @@ int read_stalls(struct wpstat_stall_snapshot *s)
 
 const struct stall_cause_info stall_causes[CAUSE_NR] = {
 #define WPSTAT_STALL(...)
-#define WPSTAT_STALL_CAUSE(id, name, unit, ...) [CAUSE_##id] = { #name, #unit },
+#define STALL_WHERE_IN		STALL_IN_FAULT
+#define STALL_WHERE_OUT		STALL_OUTSIDE
+#define STALL_WHERE_SELF	STALL_SELF
+#define WPSTAT_STALL_CAUSE(id, name, unit, time, fault)		\
+	[CAUSE_##id] = { #name, #unit, STALL_WHERE_##fault },
 #include "wpstat_stalls.def"
 #undef WPSTAT_STALL_CAUSE
 #undef WPSTAT_STALL
@@ -151,12 +155,18 @@ uint64_t stall_waits_ns(const struct stall_sum *s)
 /*
  * Time in write faults that is not one of the waits counted on their
  * own: the module's unnamed time, measured fault by fault, where it has
- * it; else fault less the waits, exact for a process that only stores to
- * mappings (a stable, journal or pause wait may also be in write(2)).
+ * it; else fault less the waits that can be made inside one (IN), exact
+ * for a process that only stores to mappings (a stable, journal or pause
+ * wait may also be in write(2)); a sync's own waits (OUT) never are.
  */
 uint64_t stall_fault_own_ns(const struct stall_sum *s)
 {
-	uint64_t waits = stall_waits_ns(s);
+	uint64_t waits = 0;
+	int k;
+
+	for (k = 0; k < CAUSE_FAULT; k++)
+		if (stall_causes[k].where == STALL_IN_FAULT)
+			waits += s->ns[k];
 
 	if (s->have_unnamed)
 		return s->unnamed_ns;

@@ -12,9 +12,9 @@
 /*
  * Why a task waited, and the columns that say how often and how long
  * (uapi/wpstat_stalls.def's WPSTAT_STALL_CAUSE list).  fault is the time
- * of the whole write fault, which includes the read-in, stable-page,
- * writeback, journal and pause waits made in it; its unnamed part is the
- * rest.  The waits come first, the fault last (CAUSE_FAULT).
+ * of the whole write fault, which includes the waits made in it (the
+ * causes the .def marks IN); its unnamed part is the rest.  The waits
+ * come first, the fault last (CAUSE_FAULT).
  */
 enum stall_cause {
 #define WPSTAT_STALL(...)
@@ -28,9 +28,13 @@ enum stall_cause {
 _Static_assert(CAUSE_FAULT == CAUSE_NR - 1,
 	       "wpstat_stalls.def: the fault is the last cause, after the waits");
 
+/* Where a cause's waits are made (the .def's fault attribute). */
+enum stall_where { STALL_IN_FAULT, STALL_OUTSIDE, STALL_SELF };
+
 struct stall_cause_info {
 	const char *name;
 	const char *unit;	/* what its events are, for the run report */
+	enum stall_where where;
 };
 
 extern const struct stall_cause_info stall_causes[CAUSE_NR];
