@@ -17,7 +17,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${WPSTAT_CHECK_OUT:-$top/results/check-flavours}
 kvers=$(echo ${KVERS:-$("$top/scripts/vm/kernels.sh" flavours installed)})
-suites=${SUITES-ksft:wpstat_iface ksft:wpstat_predict bats:predictions}
+suites=${SUITES-ksft:wpstat_iface ksft:wpstat_levels ksft:wpstat_predict ksft:wpstat_predict_read ksft:wpstat_predict_copy bats:predictions}
 # shellcheck source=scripts/check/summary.sh
 . "$top/scripts/check/summary.sh"
 

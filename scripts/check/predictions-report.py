@@ -251,7 +251,10 @@ def read_results(resdir):
         rows = []
         # Each suite at level counts, then at level timing where it ran
         # there too (SUITE@timing.tap): the times are measured there.
-        for suite in [s + lv for s in ("wpstat_predict", "wpstat_slowdev",
+        for suite in [s + lv for s in ("wpstat_predict", "wpstat_predict_read",
+                                       "wpstat_predict_copy", "wpstat_stable",
+                                       "wpstat_journal", "wpstat_throttle",
+                                       "wpstat_faultwait", "wpstat_scopes",
                                        "wpstat_stalls", "predictions",
                                        "wpstat_lmdb", "wpstat_fs",
                                        "wpstat_fuse", "wpstat_nfs")
@@ -313,8 +316,9 @@ def main():
           f"Rendered on {datetime.date.today()} from `make check` (kernels: "
           f"{', '.join(kernels)}; QEMU TCG guest, RAM-disk and null_blk "
           "devices). N = 64 pages. The tests state the exact numbers; "
-          "see `selftests/kselftest/wpstat_predict.c`, "
-          "`wpstat_slowdev.c`, `wpstat_stalls.c`, "
+          "see `selftests/kselftest/wpstat_predict*.c`, "
+          "`wpstat_stable.c`, `wpstat_throttle.c`, `wpstat_faultwait.c`, "
+          "`wpstat_stalls.c`, "
           "`selftests/bats/predictions.bats`, `wpstat_fs.c`, `wpstat_fuse.c`, `wpstat_nfs.c` and "
           "`selftests/clients/wpstat_lmdb.c`; "
           "the Java clients (`make clients`) are in "

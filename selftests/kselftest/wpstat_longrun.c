@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * wpstat_longrun: what a module left loaded for weeks meets.
+ * wpstat_longrun: a table churned through many more files than it holds,
+ * as a module left loaded for weeks meets it.
  *
  *   soak.waves        with max_inodes=4096, waves of files created,
  *                     written, deleted and dropped (21,000 files; 1,001,000
@@ -9,19 +10,13 @@
  *                     exact, every wave's files get rows although the table
  *                     filled many times over, memory stays flat, and every
  *                     event is accounted: rows + gone + untracked = totals.
- *   reset.under_writers  100 resets while 4 writers run on 2 CPUs: after
- *                     the last one and a quiet period, the totals equal the
- *                     sum of the rows exactly (per-table per-CPU sums).
- *   filter.pid_reuse  a pid filter on a process that exits does not follow
- *                     the next process that gets the same pid (forced with
- *                     ns_last_pid in a pid namespace).
  *   churn.totals_never_decrease  with max_inodes=512, waves of 300 files
  *                     make compaction run again and again while a child
  *                     samples the summary and `wpstat export`: no total
  *                     and no per-filesystem series ever decreases.
- *   summary.reader_vs_resets  a non-root reader looping on the summary and
- *                     root resetting both make progress, each operation
- *                     bounded.
+ *
+ * Resets under writers and readers: wpstat_resets; a pid filter and pid
+ * reuse: wpstat_pidreuse.
  *
  * Runs as root in a guest with wpstat.ko loaded and $WPSTAT_FS_DIR/ext4
  * mounted (scripts/check/guest-check.sh); reloads the module and puts the
@@ -217,224 +212,6 @@ TEST_F(soak, waves)
 	ASSERT_EQ(0, wps_control("enable"));
 }
 
-/* ---- resets under writers ------------------------------------------------ */
-
-FIXTURE(writers) {
-	pid_t kids[4];
-	int *stop;
-};
-
-FIXTURE_SETUP(writers)
-{
-	self->stop = mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE,
-			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, self->stop);
-}
-
-FIXTURE_TEARDOWN(writers)
-{
-	int k;
-
-	*self->stop = 1;
-	for (k = 0; k < 4; k++)
-		if (self->kids[k] > 0) {
-			kill(self->kids[k], SIGKILL);
-			waitpid(self->kids[k], NULL, 0);
-		}
-	wps_control("enable");
-	munmap(self->stop, sizeof(int));
-}
-
-/* Two mmap+msync writers and two pwrite writers, each on its own file. */
-static void writer(int k, volatile int *stop)
-{
-	char path[256], buf[PAGE];
-	int fd = wps_scratch("ext4", k < 2 ? "reset-mmap" : "reset-pwrite", 32,
-			     path, sizeof(path));
-	char *map;
-	int p;
-
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (fd < 0)
-		_exit(1);
-	memset(buf, k, sizeof(buf));
-	map = k < 2 ? mmap(NULL, 32 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED,
-			   fd, 0) : NULL;
-	if (map == MAP_FAILED)
-		_exit(1);
-	while (!*stop) {
-		if (map) {
-			wps_store_pages(map, 32, k);
-			msync(map, 32 * PAGE, MS_SYNC);
-		} else {
-			for (p = 0; p < 32; p++)
-				if (pwrite(fd, buf, PAGE, p * PAGE) != PAGE)
-					_exit(1);
-			fsync(fd);
-		}
-	}
-	_exit(0);
-}
-
-TEST_F(writers, resets_leave_exact_totals)
-{
-	uint64_t t0, worst = 0;
-	struct wps_account a;
-	int k, i, status;
-
-	for (k = 0; k < 4; k++) {
-		self->kids[k] = fork();
-		ASSERT_LE(0, self->kids[k]);
-		if (!self->kids[k])
-			writer(k, self->stop);
-	}
-	usleep(200 * 1000);
-	for (i = 0; i < 100; i++) {
-		t0 = wpstat_now_ns();
-		ASSERT_EQ(0, wps_control("reset"));
-		if (wpstat_now_ns() - t0 > worst)
-			worst = wpstat_now_ns() - t0;
-	}
-	*self->stop = 1;
-	for (k = 0; k < 4; k++) {
-		ASSERT_EQ(self->kids[k], waitpid(self->kids[k], &status, 0));
-		self->kids[k] = 0;
-		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
-	}
-	TH_LOG("100 resets under 4 writers, the slowest %.1f ms", worst / 1e6);
-	/* A quiet period: writeback the writers started has finished. */
-	ASSERT_EQ(0, system("sync"));
-	usleep(500 * 1000);
-	ASSERT_EQ(0, wps_control("disable"));
-	ASSERT_EQ(0, wps_read_account(&a));
-	EXPECT_ACCOUNTED(&a);
-	for (i = 0; i < (int)WPS_N; i++)
-		EXPECT_EQ(0, a.gone[i]) TH_LOG("%s: no row was reclaimed or lost",
-					      wps_names[i]);
-	EXPECT_LT(0, a.total[0] + a.total[1] + a.total[10]) TH_LOG("counted nothing");
-}
-
-/* ---- pid filter and pid reuse --------------------------------------------- */
-
-/* Store to @npages of a fresh ext4 file and msync; its key in @key. */
-static int touch_new_file(const char *tag, struct wpstat_file_key *key)
-{
-	char path[256];
-	char *map;
-	int fd = wps_scratch("ext4", tag, 4, path, sizeof(path));
-
-	if (fd < 0)
-		return fd;
-	map = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED)
-		return -errno;
-	wps_store_pages(map, 4, 1);
-	msync(map, 4 * PAGE, MS_SYNC);
-	munmap(map, 4 * PAGE);
-	wpstat_fd_key(fd, key);
-	close(fd);
-	unlink(path);
-	return 0;
-}
-
-struct reuse_result {
-	pid_t first, second;		/* pids inside the namespace */
-	struct wpstat_file_key first_key, second_key;
-	int filter_ret;
-	int step;
-};
-
-/* A child of the namespace's init that touches a file and exits. */
-static pid_t spawn_toucher(const char *tag, struct wpstat_file_key *key,
-			   int go_fd)
-{
-	pid_t pid = fork();
-	char c;
-
-	if (pid == 0) {
-		if (go_fd >= 0 && read(go_fd, &c, 1) != 1)
-			_exit(2);
-		_exit(touch_new_file(tag, key) ? 1 : 0);
-	}
-	return pid;
-}
-
-/*
- * Runs as pid 1 of a new pid namespace: filter on its child (pid 2), let
- * the child write and exit, set ns_last_pid to 1 and fork again: the new
- * child is pid 2 as well.
- */
-static int reuse_init(struct reuse_result *res)
-{
-	int go[2], status;
-	char cmd[64];
-	FILE *f;
-
-	if (pipe(go))
-		return 10;
-	res->first = spawn_toucher("reuse-first", &res->first_key, go[0]);
-	if (res->first < 0)
-		return 11;
-	snprintf(cmd, sizeof(cmd), "filter pid %d", res->first);
-	res->filter_ret = wps_control(cmd);
-	if (write(go[1], "g", 1) != 1)
-		return 12;
-	if (waitpid(res->first, &status, 0) != res->first || status)
-		return 13;
-	res->step = 1;
-	f = fopen("/proc/sys/kernel/ns_last_pid", "we");
-	if (!f || fprintf(f, "%d", res->first - 1) < 0 || fclose(f))
-		return 14;
-	res->second = spawn_toucher("reuse-second", &res->second_key, -1);
-	if (res->second < 0 || waitpid(res->second, &status, 0) != res->second ||
-	    status)
-		return 15;
-	res->step = 2;
-	return 0;
-}
-
-TEST(pid_filter_does_not_follow_a_reused_pid)
-{
-	struct reuse_result *res;
-	struct wps w1, w2;
-	int status;
-	pid_t outer;
-
-	/* ns_last_pid exists only with CONFIG_CHECKPOINT_RESTORE. */
-	if (access("/proc/sys/kernel/ns_last_pid", W_OK))
-		SKIP(return, "no writable /proc/sys/kernel/ns_last_pid (a kernel without CONFIG_CHECKPOINT_RESTORE): a pid cannot be forced");
-	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
-		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, res);
-	outer = fork();
-	ASSERT_LE(0, outer);
-	if (outer == 0) {
-		pid_t init;
-
-		if (unshare(CLONE_NEWPID))
-			_exit(20);
-		init = fork();	/* pid 1 of the new namespace */
-		if (init == 0)
-			_exit(reuse_init(res));
-		_exit(waitpid(init, &status, 0) == init && WIFEXITED(status) ?
-		      WEXITSTATUS(status) : 21);
-	}
-	ASSERT_EQ(outer, waitpid(outer, &status, 0));
-	wps_control("filter none");
-	ASSERT_TRUE(WIFEXITED(status));
-	ASSERT_EQ(0, WEXITSTATUS(status)) TH_LOG("namespace set-up failed at step %d",
-						 res->step);
-	ASSERT_EQ(0, res->filter_ret);
-	ASSERT_EQ(res->first, res->second) TH_LOG("ns_last_pid did not force the pid");
-	ASSERT_EQ(0, wps_read_key(&res->first_key, &w1));
-	ASSERT_EQ(0, wps_read_key(&res->second_key, &w2));
-	/* The filtered process was counted, its namesake was not. */
-	EXPECT_EQ(4, w1.mkwrite_first);
-	EXPECT_EQ(0, w2.mkwrite_first);
-	EXPECT_EQ(0, w2.dirtied);
-	munmap(res, sizeof(*res));
-}
-
 /* ---- totals during compaction ---------------------------------------------- */
 
 /*
@@ -625,79 +402,6 @@ TEST_F(churn, totals_never_decrease)
 	EXPECT_EQ(0, sm->decreases) TH_LOG("%s", sm->what);
 	EXPECT_EQ(0, sm->page_decreases) TH_LOG("%s", sm->what);
 	munmap(sm, sizeof(*sm));
-}
-
-/* ---- summary readers and resets ------------------------------------------- */
-
-FIXTURE(progress) {
-};
-
-FIXTURE_SETUP(progress)
-{
-}
-
-FIXTURE_TEARDOWN(progress)
-{
-}
-
-TEST_F(progress, summary_reader_and_resets)
-{
-	struct progress {
-		long reads;
-		uint64_t worst;
-		int stop;
-	} *pr;
-	uint64_t t0, bound, worst = 0;
-	int i, status;
-	pid_t reader;
-
-	pr = mmap(NULL, sizeof(*pr), PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, pr);
-	reader = fork();
-	ASSERT_LE(0, reader);
-	if (reader == 0) {
-		char buf[8192];
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (drop_privileges())
-			_exit(1);
-		while (!pr->stop) {
-			uint64_t s = wpstat_now_ns();
-
-			if (wps_slurp(WPSTAT_SUMMARY_PATH, buf, sizeof(buf)) <= 0)
-				_exit(2);
-			s = wpstat_now_ns() - s;
-			if (s > pr->worst)
-				pr->worst = s;
-			pr->reads++;
-		}
-		_exit(0);
-	}
-	usleep(100 * 1000);
-	for (i = 0; i < 50; i++) {
-		t0 = wpstat_now_ns();
-		ASSERT_EQ(0, wps_control("reset"));
-		if (wpstat_now_ns() - t0 > worst)
-			worst = wpstat_now_ns() - t0;
-	}
-	pr->stop = 1;
-	ASSERT_EQ(reader, waitpid(reader, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	ASSERT_EQ(0, WEXITSTATUS(status)) TH_LOG("the reader failed");
-	TH_LOG("50 resets (slowest %.1f ms) beside %ld summary reads by nobody (slowest %.1f ms)",
-	       worst / 1e6, pr->reads, pr->worst / 1e6);
-	EXPECT_LT(50, pr->reads);
-	/*
-	 * Neither waits on the other: generous bounds, for a TCG guest.
-	 * KASAN+lockdep makes a reset's frees and RCU waits ten times
-	 * slower (check-debug beside two guests, 2026-11-29: 4580.6 ms,
-	 * the reads' worst 796.6 ms), so ten times the bound there.
-	 */
-	bound = (wps_kernel_sanitized() ? 10 : 1) * 2000000000ULL;
-	EXPECT_GT(bound, worst);
-	EXPECT_GT(bound, pr->worst);
-	munmap(pr, sizeof(*pr));
 }
 
 TEST_HARNESS_MAIN

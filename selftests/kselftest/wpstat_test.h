@@ -213,6 +213,8 @@ int drop_privileges(void);
  */
 int wps_scratch(const char *fs, const char *name, size_t npages,
 		char *path, size_t pathlen);
+/* Write back, then drop clean page cache, dentries and inodes: 0 or -errno. */
+int wps_drop_caches(void);
 /* One store to the first byte of each page. */
 void wps_store_pages(char *map, size_t npages, char val);
 /* One load from each page. */
@@ -421,5 +423,26 @@ int slowdev_up(const char *fs, const char *params, int write_delay_ms,
 /* The same, reads too completing @read_delay_ms late (once mounted). */
 int slowdev_up_rw(const char *fs, const char *params, int read_delay_ms,
 		  int write_delay_ms, int stable_writes);
+
+/*
+ * null_blk's parameters for a device of about 2 MB/s: one 4 KiB request
+ * in flight, each completing after 2 ms (null_blk's own mbps= limit
+ * stalled mkfs for minutes).  Dirty throttling's device.
+ */
+#define SLOWDEV_2MBPS	"irqmode=2 completion_nsec=2000000 hw_queue_depth=1 max_sectors=8"
+
+/*
+ * The machine's dirty limits, to put back as they were.  Each limit is
+ * set either in bytes or as a ratio (writing one zeroes the other), and
+ * the kernel refuses a dirty_bytes below two pages, 0 included: so the
+ * one that was set is written back, never a 0.
+ */
+struct dirty_limits {
+	long long bytes, bg_bytes, ratio, bg_ratio;
+};
+
+/* The four limits now: 0, or -1 when one cannot be read. */
+int dirty_limits_save(struct dirty_limits *d);
+void dirty_limits_restore(const struct dirty_limits *d);
 
 #endif

@@ -214,3 +214,35 @@ int slowdev_up_rw(const char *fs, const char *params, int read_delay_ms,
 			  " wpslow %s", dev);
 	return sh("mkdir -p " SLOW_DIR " && mount %s " SLOW_DIR, dev);
 }
+
+/* ---- dirty limits --------------------------------------------------------- */
+
+static long long vm_sysctl(const char *name)
+{
+	char path[64], buf[64];
+
+	snprintf(path, sizeof(path), "/proc/sys/vm/%s", name);
+	return wps_slurp(path, buf, sizeof(buf)) > 0 ? atoll(buf) : -1;
+}
+
+int dirty_limits_save(struct dirty_limits *d)
+{
+	d->bytes = vm_sysctl("dirty_bytes");
+	d->bg_bytes = vm_sysctl("dirty_background_bytes");
+	d->ratio = vm_sysctl("dirty_ratio");
+	d->bg_ratio = vm_sysctl("dirty_background_ratio");
+	return d->bytes < 0 || d->bg_bytes < 0 || d->ratio < 0 ||
+	       d->bg_ratio < 0 ? -1 : 0;
+}
+
+void dirty_limits_restore(const struct dirty_limits *d)
+{
+	if (d->bytes)
+		sh("sysctl -q vm.dirty_bytes=%lld", d->bytes);
+	else
+		sh("sysctl -q vm.dirty_ratio=%lld", d->ratio);
+	if (d->bg_bytes)
+		sh("sysctl -q vm.dirty_background_bytes=%lld", d->bg_bytes);
+	else
+		sh("sysctl -q vm.dirty_background_ratio=%lld", d->bg_ratio);
+}

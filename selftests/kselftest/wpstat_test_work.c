@@ -28,6 +28,12 @@ int wps_scratch(const char *fs, const char *name, size_t npages,
 	return fd;
 }
 
+int wps_drop_caches(void)
+{
+	sync();
+	return wps_put("/proc/sys/vm/drop_caches", "3");
+}
+
 void wps_store_pages(char *map, size_t npages, char val)
 {
 	size_t i;
