@@ -413,8 +413,13 @@ static int journal_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct journal_data *d = (void *)ri->data;
 	struct wpstat_tctx *c;
 
-	/* Reclaim in the call (an inode evicted: ext4_evict_inode) is not it. */
-	if (current->flags & PF_MEMALLOC)
+	/*
+	 * Only while level timing counts: its journal probes are attached
+	 * before the level flips and detached after (wpstat_set_level()).
+	 * Reclaim in the call (an inode evicted: ext4_evict_inode) is not it.
+	 */
+	if (READ_ONCE(wpstat_counting_level) != WPL_TIMING ||
+	    (current->flags & PF_MEMALLOC))
 		return 1;
 	c = wpstat_tctx_find();
 	/* A fault waiting for its retry is over once the task goes on. */
