@@ -12,7 +12,7 @@
 
 #include <linux/backing-dev.h>
 #include <linux/exportfs.h>
-#include <linux/fdtable.h>
+#include <linux/file.h>
 #include <linux/uaccess.h>
 #include <asm/syscall.h>
 
@@ -116,10 +116,22 @@ bool wpstat_write_syscall(void)
  * can be written back: *key and *counted (the filters let it count).  A
  * stacking filesystem's file (overlayfs), whose writes dirty another
  * file's pages, names that file if @real (d_real(): the upper file the
- * write copied up), else none.  The write holds the file; the table is
- * read as fget would, with preemption disabled for RCU.  Another thread
- * that closes and reopens the descriptor during the write can make this
- * name the new file: a race the writer made.
+ * write copied up), else none.
+ *
+ * The file is held by a reference while it is read (fget_raw()): under
+ * RCU alone, another thread's close() or dup2() on the descriptor could
+ * drop the last reference meanwhile and, on a lazily unmounted filesystem,
+ * the superblock's last active reference with it, and
+ * generic_shutdown_super() frees its s_bdi (bdi_put(), a kfree() that RCU
+ * does not delay), which the key (wpstat_sb_id()) and
+ * mapping_can_writeback() read.  fput() is safe where this runs, task
+ * context with preemption disabled (a kretprobe's entry handler on an
+ * ftrace site, a kretprobe's return handler): a last reference is put
+ * through task_work at the return to user space.  Not in NMI context (a
+ * kprobe hit through int3), where fput() would queue delayed work: there
+ * the file is not named.  Another thread that closes and reopens the
+ * descriptor during the write can make this name the new file: a race
+ * the writer made.
  */
 bool wpstat_write_fd_key(struct wpstat_key *key, bool *counted, bool real)
 {
@@ -127,24 +139,26 @@ bool wpstat_write_fd_key(struct wpstat_key *key, bool *counted, bool real)
 	unsigned long args[6];
 	struct inode *inode;
 	struct file *file;
+	bool named = false;
 
-	if (!wpstat_write_syscall() || !current->files)
+	if (!wpstat_write_syscall() || in_nmi() || !current->files)
 		return false;
 	syscall_get_arguments(current, task_pt_regs(current), args);
-	rcu_read_lock();
-	file = files_lookup_fd_raw(current->files, (unsigned int)args[0]);
-	mapping = file ? READ_ONCE(file->f_mapping) : NULL;
+	file = fget_raw((unsigned int)args[0]);
+	if (!file)
+		return false;
+	mapping = READ_ONCE(file->f_mapping);
 	if (mapping && !mapping_can_writeback(mapping) && real) {
 		inode = d_inode(wpstat_d_real(file->f_path.dentry));
 		mapping = inode ? inode->i_mapping : NULL;
 	}
-	if (!mapping || !mapping->host || !mapping_can_writeback(mapping)) {
-		rcu_read_unlock();
-		return false;
+	if (mapping && mapping->host && mapping_can_writeback(mapping)) {
+		*counted = wpstat_want_task() &&
+			   wpstat_key_of_mapping(mapping, key);
+		named = true;
 	}
-	*counted = wpstat_want_task() && wpstat_key_of_mapping(mapping, key);
-	rcu_read_unlock();
-	return true;
+	fput(file);
+	return named;
 }
 
 /*
