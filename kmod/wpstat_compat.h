@@ -572,6 +572,20 @@ static inline unsigned long wpstat_task_switches(const struct task_struct *t)
 }
 
 /*
+ * The page faults the current task has completed: mm_account_fault(), at
+ * the end of handle_mm_fault(), adds one to min_flt or maj_flt for every
+ * fault that neither failed (VM_FAULT_ERROR) nor asked for a retry
+ * (VM_FAULT_RETRY), GUP's included, after the fault's dirty balancing
+ * (fault_dirty_shared_page()); the task's own count, written by the task
+ * only.  The same fields and rule from 5.10 (mm/memory.c, since 5.9) to
+ * 7.2; 6.4 only moved the PGFAULT event before the error test.
+ */
+static __always_inline unsigned long wpstat_task_faults(void)
+{
+	return READ_ONCE(current->min_flt) + READ_ONCE(current->maj_flt);
+}
+
+/*
  * The entry-only callbacks read arguments from ftrace_regs without
  * SAVE_REGS, or (5.10) from the saved pt_regs; stable-page waits are
  * recognised from a stack trace.

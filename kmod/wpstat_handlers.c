@@ -12,25 +12,27 @@
  *
  *   do_page_mkwrite        first vs write-protect from vmf->pte at entry;
  *                          a first write retried (FAULT_FLAG_TRIED) had to
- *                          have its page read in
+ *                          have its page read in; the task's slot says for
+ *                          which inode, should balance_dirty_pages() follow
  *   folio_mkclean          a call (its PTE count needs the return: timing)
- *   writeback_dirty_folio  tracepoint; a per-CPU record says for which
- *                          inode, should balance_dirty_pages() follow
+ *   writeback_dirty_folio  tracepoint
  *
  * Level timing adds the per-call denominators, one callback per write:
  *
  *   folio_wait_stable      a call
  *   balance_dirty_pages_ratelimited_flags
  *                          a call; from a fault if its caller (parent_ip) is
- *                          fault_dirty_shared_page(); the per-CPU record
- *                          again, for a call that dirtied nothing new
+ *                          fault_dirty_shared_page(); a per-CPU record of
+ *                          its mapping, for balance_dirty_pages()
  *
  * What runs only when a task is about to sleep may pay more:
  *
  *   balance_dirty_pages    kretprobe: the throttle, for the inode of the
- *                          per-CPU record if it is still the task's own;
- *                          pauses timed from the balance_dirty_pages
- *                          tracepoint to the next one or the return
+ *                          ratelimited call's record (timing), of a write
+ *                          system call's descriptor, or of the task's write
+ *                          fault (bdp_writer()); pauses timed from the
+ *                          balance_dirty_pages tracepoint to the next one or
+ *                          the return
  *   folio_wait_writeback   tracepoint: a writeback wait; a stable-page wait
  *                          if the stack shows it was tail-called from a
  *                          folio_wait_stable() call site
@@ -51,6 +53,8 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include "wpstat_probe.h"
+
+#include <linux/slab.h>
 
 /* ---- entry-only callbacks (one ftrace_ops, wpstat_entry()) ------------- */
 
@@ -129,13 +133,36 @@ static noinline void mkwrite_timed(const struct wpstat_key *key, bool first,
 	c->fault_mkwrite = true;
 }
 
+/*
+ * The task's write fault is for @key (@counted: the filters let it count),
+ * should it enter balance_dirty_pages() (wpstat_fault_rec).  A slot
+ * another task is filling is left to it.
+ */
+static __always_inline void fault_note(const struct wpstat_key *key,
+				       bool counted)
+{
+	struct wpstat_fault_rec *r = wpstat_fault_rec_mine();
+	unsigned long seq;
+
+	if (!wpstat_fault_rec_begin(r, &seq))
+		return;
+	r->task = (unsigned long)current;
+	r->faults = wpstat_task_faults();
+	r->counted = counted;
+	if (counted)
+		r->key = *key;
+	wpstat_fault_rec_end(r, seq);
+}
+
 static __always_inline void mkwrite_enter(struct pt_regs *args)
 {
 	struct wpstat_key key;
-	bool first, readin;
+	bool first, readin, counted;
 
 	wpstat_hit(WPP_MKWRITE);
-	if (!mkwrite_key(wpstat_mkwrite_vmf(args), &key, &first, &readin))
+	counted = mkwrite_key(wpstat_mkwrite_vmf(args), &key, &first, &readin);
+	fault_note(&key, counted);
+	if (!counted)
 		return;
 	if (READ_ONCE(wpstat_counting_level) == WPL_TIMING)
 		mkwrite_timed(&key, first, readin);
@@ -172,10 +199,11 @@ static __always_inline void bdp_rl_enter(unsigned long parent_ip,
 	struct wpstat_ref ref;
 
 	wpstat_hit(WPP_BDP_RL);
-	r = wpstat_bdp_note();
-	if (!r)
+	if (!in_task())		/* only a task's write is throttled */
 		return;
-	r->from_call = true;
+	r = this_cpu_ptr(wpstat_bdp_record);
+	r->task = (unsigned long)current;
+	r->switches = wpstat_task_switches(current);
 	r->counted = wpstat_want_task() &&
 		     wpstat_key_of_mapping(wpstat_bdp_rl_mapping(args), &r->key);
 	if (!r->counted)
@@ -274,10 +302,13 @@ const struct wpstat_handler_set wpstat_entry_handlers[WPP_NR] = {
 
 /* ---- set-up --------------------------------------------------------------- */
 
+#define WPSTAT_FAULT_RECS	(1U << WPSTAT_FAULT_REC_BITS)
+
 size_t wpstat_handlers_bytes(size_t *cpu)
 {
 	*cpu += sizeof(struct wpstat_bdp_record);
-	return sizeof(struct wpstat_bdp_record) * num_possible_cpus();
+	return sizeof(struct wpstat_bdp_record) * num_possible_cpus() +
+	       sizeof(struct wpstat_fault_rec) * WPSTAT_FAULT_RECS;
 }
 
 int wpstat_handlers_init(void)
@@ -286,8 +317,14 @@ int wpstat_handlers_init(void)
 
 	if (ret)
 		return ret;
+	wpstat_fault_recs = kvcalloc(WPSTAT_FAULT_RECS,
+				     sizeof(*wpstat_fault_recs), GFP_KERNEL);
 	wpstat_bdp_record = alloc_percpu(struct wpstat_bdp_record);
-	return wpstat_bdp_record ? 0 : -ENOMEM;
+	if (!wpstat_fault_recs || !wpstat_bdp_record) {
+		wpstat_handlers_exit();
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /* After every handler is gone. */
@@ -295,5 +332,7 @@ void wpstat_handlers_exit(void)
 {
 	free_percpu(wpstat_bdp_record);
 	wpstat_bdp_record = NULL;
+	kvfree(wpstat_fault_recs);
+	wpstat_fault_recs = NULL;
 	put_pid(xchg(&wpstat_filter_pid, NULL));
 }

@@ -14,11 +14,12 @@
 #include "wpstat_probe.h"
 
 /*
- * What the last folio dirtied or balance_dirty_pages_ratelimited_flags()
- * call on each CPU was for (wpstat_bdp_note() records it; bdp_entry()
- * reads it).
+ * What the last balance_dirty_pages_ratelimited_flags() call on each CPU
+ * was for (level timing: bdp_rl_enter() records it), and each task's
+ * latest write fault (fault_note()); bdp_writer() reads them.
  */
 struct wpstat_bdp_record __percpu *wpstat_bdp_record;
+struct wpstat_fault_rec *wpstat_fault_recs;
 
 /*
  * Whether the task is inside one of the timed calls @scope names
@@ -276,30 +277,58 @@ void wpstat_bdp_close_pause(struct wpstat_tctx *c, u64 now)
 }
 
 /*
- * Whose write entered balance_dirty_pages(): the mapping of the
- * ratelimited call where level timing's callback recorded it; else, in a
- * write system call, its descriptor's file (6.12's
- * generic_perform_write() makes the ratelimited call before each
- * write_begin, so the folio the task dirtied last is its previous
- * write's, maybe of another file); else the file whose folio the task
- * dirtied last (a fault dirties its folio right before its call).  A
- * record is trusted only if the task has not left the CPU since it was
- * made (it slept creating a cgroup wb, or was preempted and another task
- * took the record).  False: lost.
+ * The task's latest write fault, if it is the one throttling now: the
+ * slot is the task's, whole, and the task has completed no fault since
+ * it was written (mm_account_fault() counts a fault after its dirty
+ * balancing).  Not if the fault failed or was not retried and the task
+ * enters balance_dirty_pages() elsewhere before it completes another
+ * (docs/testing.md).
+ */
+static bool fault_writer(struct wpstat_key *key, bool *counted)
+{
+	struct wpstat_fault_rec *r = wpstat_fault_rec_mine();
+	/* Pairs with wpstat_fault_rec_end(): the fields after the sequence. */
+	unsigned long seq = smp_load_acquire(&r->seq);
+	bool mine;
+
+	if (seq & 1)
+		return false;
+	mine = READ_ONCE(r->task) == (unsigned long)current &&
+	       READ_ONCE(r->faults) == wpstat_task_faults();
+	*key = r->key;
+	*counted = READ_ONCE(r->counted);
+	smp_rmb();	/* the fields before the sequence again */
+	return mine && READ_ONCE(r->seq) == seq;
+}
+
+/*
+ * Whose write entered balance_dirty_pages(), which only
+ * balance_dirty_pages_ratelimited_flags() calls:
+ *  - level timing: the mapping of that call, recorded at its entry, if
+ *    the task has not left the CPU since (it may sleep creating a cgroup
+ *    wb, and another task on the CPU take the record);
+ *  - in a write system call (write(2) and its forms, sendfile, splice,
+ *    copy_file_range), the file it writes to, by its descriptor;
+ *  - in a write fault, the file of the task's latest one (fault_writer());
+ *  - else nobody's (io_uring, io-wq, a kernel thread, a fault on a file
+ *    without ->page_mkwrite): false, and the throttle is unattributed.
+ * Never the folio the task dirtied last: a fault on a page already dirty
+ * dirties nothing before its call, and 6.12's generic_perform_write()
+ * makes its call before write_begin, so the last folio dirtied is the
+ * previous write's, maybe of another file.
  */
 static bool bdp_writer(struct wpstat_key *key, bool *counted)
 {
 	struct wpstat_bdp_record *r = this_cpu_ptr(wpstat_bdp_record);
-	bool fresh = r->task == (unsigned long)current &&
-		     r->switches == wpstat_task_switches(current);
 
-	if (!(fresh && r->from_call) && wpstat_write_fd_key(key, counted, false))
+	if (r->task == (unsigned long)current &&
+	    r->switches == wpstat_task_switches(current)) {
+		*key = r->key;
+		*counted = r->counted;
 		return true;
-	if (!fresh)
-		return false;
-	*key = r->key;
-	*counted = r->counted;
-	return true;
+	}
+	return wpstat_write_fd_key(key, counted, true) ||
+	       fault_writer(key, counted);
 }
 
 /* balance_dirty_pages(): entered only outside the free-run zone. */
@@ -488,7 +517,7 @@ static int journal_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 			return 0;
 		key = c->fault_key;
 		wpstat_fault_wait_done(c, ns, d->w.cpu0, d->w.runq0);
-	} else if (!wpstat_write_fd_key(&key, &counted, true) || !counted) {
+	} else if (!wpstat_write_fd_key(&key, &counted, false) || !counted) {
 		return 0;
 	}
 	/* Count and time in one row of each table: no reset splits them. */

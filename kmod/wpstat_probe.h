@@ -17,6 +17,7 @@
 #define _WPSTAT_PROBE_H
 
 #include <linux/fs.h>
+#include <linux/hash.h>
 #include <linux/kallsyms.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -116,7 +117,7 @@ enum wpstat_wait_kind {
 };
 
 enum wpstat_wait_kind wpstat_wait_classify(bool stable_mapping);
-bool wpstat_write_fd_key(struct wpstat_key *key, bool *counted, bool real);
+bool wpstat_write_fd_key(struct wpstat_key *key, bool *counted, bool copies);
 bool wpstat_write_syscall(void);
 int wpstat_probe_core_init(void);
 
@@ -131,37 +132,83 @@ enum wpstat_counter wpstat_mkclean_trigger(void);
 
 /*
  * What the last balance_dirty_pages_ratelimited_flags() call on this CPU
- * was for.  balance_dirty_pages() is called only from there, so if the
- * record is the current task's and the task has not left the CPU since
- * (its context-switch count is unchanged), the record is of the call that
- * is throttling it.
+ * was for: level timing's entry callback on it writes it.
+ * balance_dirty_pages() is called only from there, so if the record is the
+ * current task's and the task has not left the CPU since (its
+ * context-switch count is unchanged), the record is of the call that is
+ * throttling it.
  */
 struct wpstat_bdp_record {
 	unsigned long task;		/* identity, never dereferenced */
 	unsigned long switches;
 	struct wpstat_key key;
 	bool counted;			/* the filters let the call count */
-	bool from_call;			/* a ratelimited call's (level timing) */
 };
 extern struct wpstat_bdp_record __percpu *wpstat_bdp_record;
 
 /*
- * The task's write about to reach balance_dirty_pages_ratelimited() is for
- * @key (counted: the filters let it count), as far as this CPU knows.
- * Only task context: a folio dirtied in an interrupt is no task's write.
+ * Each task's latest write fault that reached do_page_mkwrite(), in a
+ * slot of a table indexed by a hash of the task: do_page_mkwrite()'s
+ * entry callback fills it at both levels, for a balance_dirty_pages()
+ * entry inside the same fault (bdp_writer()).  Not per CPU: ->page_mkwrite
+ * often sleeps (a stable page, the journal, the page lock) and the task
+ * may come back on another CPU, or after another task faulted on this
+ * one.  The fault is still the one throttling if the slot is the task's
+ * and the task has completed no fault since (wpstat_task_faults():
+ * mm_account_fault() counts a fault after its dirty balancing).  Tasks
+ * whose hashes collide take the slot from each other: the loser's throttle
+ * is unattributed, never given another task's file.  seq is odd while a
+ * writer fills the slot; a second writer that finds it so leaves it.
  */
-static __always_inline struct wpstat_bdp_record *wpstat_bdp_note(void)
-{
-	struct wpstat_bdp_record *r;
+struct wpstat_fault_rec {
+	unsigned long seq;
+	unsigned long task;		/* identity, never dereferenced */
+	unsigned long faults;		/* wpstat_task_faults() at the fault */
+	struct wpstat_key key;
+	bool counted;			/* the filters let the fault count */
+} ____cacheline_aligned;
 
-	if (!in_task())
-		return NULL;
-	r = this_cpu_ptr(wpstat_bdp_record);
-	r->task = (unsigned long)current;
-	r->switches = wpstat_task_switches(current);
-	r->counted = false;
-	r->from_call = false;
-	return r;
+#define WPSTAT_FAULT_REC_BITS	10
+extern struct wpstat_fault_rec *wpstat_fault_recs;
+
+static __always_inline struct wpstat_fault_rec *wpstat_fault_rec_mine(void)
+{
+	return &wpstat_fault_recs[hash_ptr(current, WPSTAT_FAULT_REC_BITS)];
+}
+
+/*
+ * Start filling slot @r (*@seq: its sequence before): false if another
+ * task is filling it; wpstat_fault_rec_end() ends it.
+ */
+static __always_inline bool wpstat_fault_rec_begin(struct wpstat_fault_rec *r,
+						   unsigned long *seq)
+{
+	*seq = READ_ONCE(r->seq);
+	return !(*seq & 1) && cmpxchg(&r->seq, *seq, *seq + 1) == *seq;
+}
+
+static __always_inline void wpstat_fault_rec_end(struct wpstat_fault_rec *r,
+						 unsigned long seq)
+{
+	/* The fields before the even sequence (fault_writer() reads them). */
+	smp_store_release(&r->seq, seq + 2);
+}
+
+/*
+ * The current task is exiting: its slot stops naming it, so that a task
+ * given the same task_struct later never takes it for its own.
+ */
+static __always_inline void wpstat_fault_rec_exit_task(void)
+{
+	struct wpstat_fault_rec *r = wpstat_fault_rec_mine();
+	unsigned long seq;
+
+	if (READ_ONCE(r->task) != (unsigned long)current ||
+	    !wpstat_fault_rec_begin(r, &seq))
+		return;
+	if (r->task == (unsigned long)current)
+		r->task = 0;
+	wpstat_fault_rec_end(r, seq);
 }
 
 /* Writeback runs in kworkers: the task filter does not apply to mkclean. */

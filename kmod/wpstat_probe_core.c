@@ -97,8 +97,14 @@ static bool calls_stable(unsigned long ret)
 
 #define WPSTAT_STACK_DEPTH	16
 
-/* A write system call: its writeback waits are the writer's stalls. */
-bool wpstat_write_syscall(void)
+/*
+ * The argument naming the file the current system call writes to, or -1:
+ * write(2), pwrite(2), writev(2), pwritev(2), pwritev2(2) (fd, args[0]);
+ * with @copies, the calls that copy into a file from another descriptor
+ * too: sendfile(2) (out_fd, args[0]), splice(2) and copy_file_range(2)
+ * (fd_out, args[2]).  x86-64 numbers.
+ */
+static int write_fd_arg(bool copies)
 {
 	switch (wpstat_syscall_nr()) {
 	case __NR_write:
@@ -106,17 +112,28 @@ bool wpstat_write_syscall(void)
 	case __NR_writev:
 	case __NR_pwritev:
 	case __NR_pwritev2:
-		return true;
+		return 0;
+	case __NR_sendfile:
+		return copies ? 0 : -1;
+	case __NR_splice:
+	case __NR_copy_file_range:
+		return copies ? 2 : -1;
 	}
-	return false;
+	return -1;
+}
+
+/* A write(2)-family call: its writeback waits are the writer's stalls. */
+bool wpstat_write_syscall(void)
+{
+	return write_fd_arg(false) >= 0;
 }
 
 /*
- * In a write system call, the file its descriptor names, if its mapping
- * can be written back: *key and *counted (the filters let it count).  A
- * stacking filesystem's file (overlayfs), whose writes dirty another
- * file's pages, names that file if @real (d_real(): the upper file the
- * write copied up), else none.
+ * In a write system call (write_fd_arg(@copies)), the file it writes to,
+ * if its mapping can be written back: *key and *counted (the filters let
+ * it count).  A stacking filesystem's file (overlayfs), whose writes dirty
+ * another file's pages, names that file (d_real(): the upper file the
+ * write copied up; it neither sleeps nor looks lower layers up for it).
  *
  * The file is held by a reference while it is read (fget_raw()): under
  * RCU alone, another thread's close() or dup2() on the descriptor could
@@ -133,22 +150,23 @@ bool wpstat_write_syscall(void)
  * descriptor during the write can make this name the new file: a race
  * the writer made.
  */
-bool wpstat_write_fd_key(struct wpstat_key *key, bool *counted, bool real)
+bool wpstat_write_fd_key(struct wpstat_key *key, bool *counted, bool copies)
 {
+	int arg = write_fd_arg(copies);
 	struct address_space *mapping;
 	unsigned long args[6];
 	struct inode *inode;
 	struct file *file;
 	bool named = false;
 
-	if (!wpstat_write_syscall() || in_nmi() || !current->files)
+	if (arg < 0 || in_nmi() || !current->files)
 		return false;
 	syscall_get_arguments(current, task_pt_regs(current), args);
-	file = fget_raw((unsigned int)args[0]);
+	file = fget_raw((unsigned int)args[arg]);
 	if (!file)
 		return false;
 	mapping = READ_ONCE(file->f_mapping);
-	if (mapping && !mapping_can_writeback(mapping) && real) {
+	if (mapping && !mapping_can_writeback(mapping)) {
 		inode = d_inode(wpstat_d_real(file->f_path.dentry));
 		mapping = inode ? inode->i_mapping : NULL;
 	}

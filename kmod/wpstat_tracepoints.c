@@ -13,17 +13,13 @@
 #include <trace/events/writeback.h>
 
 /*
- * A folio went clean to dirty: the only place a task's nr_dirtied grows
- * (folio_account_dirtied()).  The record names this inode for a
- * balance_dirty_pages() entry that follows on this CPU with no switch
- * between, where nothing better does: a fault's call comes right after
- * its dirtying, but 6.12's write(2) calls before it, so bdp_writer()
- * asks the write's descriptor first, and level timing's entry callback
- * on the call itself comes before both.
+ * A folio went clean to dirty (folio_account_dirtied()).  Not whose
+ * throttle follows: a fault on a page already dirty dirties nothing, and
+ * 6.12's write(2) calls the ratelimiter before it dirties (bdp_writer()
+ * says who).
  */
 static void notrace tp_dirty_folio(WPSTAT_TP_FOLIO_PROTO)
 {
-	struct wpstat_bdp_record *rec = wpstat_bdp_note();
 	struct wpstat_ref r;
 	struct wpstat_key key;
 
@@ -34,10 +30,6 @@ static void notrace tp_dirty_folio(WPSTAT_TP_FOLIO_PROTO)
 	r = wpstat_lookup(&key);
 	wpstat_add(r, WPC_DIRTIED, 1);
 	wpstat_add(r, WPC_DIRTIED_PAGES, wpstat_tp_folio_nr_pages(folio));
-	if (rec) {
-		rec->key = key;
-		rec->counted = true;
-	}
 }
 
 /* Traced once per loop in folio_wait_writeback(), right before it sleeps. */
@@ -181,8 +173,10 @@ static void notrace tp_process_exit(WPSTAT_TP_EXIT_PROTO)
 	 */
 	if (!atomic_read(&p->signal->live))
 		wpstat_stalls_note_death();
-	if (p == current)
+	if (p == current) {
 		wpstat_tctx_exit_task();
+		wpstat_fault_rec_exit_task();
+	}
 }
 
 /*
