@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# What the wpstat diagnose suites share (diagnose*.bats: one file per
+# family of rules), loaded after helpers.bash and scenarios.bash: the
+# per-test set-up and the teardown that undoes what any of their
+# scenarios leaves (the fsync loop, the writer, a remounted xfs, a FUSE
+# mount, the slow device, a cgroup, the dirty limits, a tracefs instance).
+
+# Counter $1 (a /proc/wpstat/stalls column: readin_waits, fault_wp, ...)
+# of the writer's stall rows (WPLOAD_PID), summed over its files.
+writer_stall() {
+	wpstat stalls --json --pid "$WPLOAD_PID" |
+		jq --arg c "$1" '[.stalls[] | .[$c]] | add // 0'
+}
+
+setup_file() {
+	grep -q '^wpstat ' /proc/modules || insmod "$WPSTAT_MODULE"
+}
+
+setup() {
+	require_module
+	wpstat_control filter none
+	wpstat_control enable
+	wpstat_control reset
+	FSYNC_PID=
+	WPLOAD_PID=
+	XFS_REMOUNT=
+	FUSE_MNT=
+}
+
+teardown() {
+	reg_trace_stop 2>/dev/null || true
+	if [ -n "${XFS_REMOUNT:-}" ]; then
+		modprobe xfs
+		mount "$XFS_REMOUNT" "$WPSTAT_FS_DIR/xfs"
+		XFS_REMOUNT=
+	fi
+	[ -z "${FSYNC_PID:-}" ] || kill "$FSYNC_PID" 2>/dev/null || true
+	[ -z "${WPLOAD_PID:-}" ] || kill "$WPLOAD_PID" 2>/dev/null || true
+	if [ -n "${FUSE_MNT:-}" ]; then
+		{ sleep 0.5; umount "$FUSE_MNT"; } 2>/dev/null || umount -l "$FUSE_MNT" 2>/dev/null || true
+		FUSE_MNT=
+	fi
+	wps-slowdev down
+	[ -z "${CGROUP_DIR:-}" ] || rmdir "$CGROUP_DIR" 2>/dev/null || true
+	CGROUP_DIR=
+	module_loaded || insmod "$WPSTAT_MODULE"
+	[ "$(module_level)" = counts ] || wpstat_control level counts
+	if [ -n "${SAVED_DIRTY:-}" ]; then
+		# A *_bytes of 0 is refused (the ratio was in force): the
+		# ratios after them put it back.
+		# shellcheck disable=SC2086
+		sysctl -q $SAVED_DIRTY 2>/dev/null || true
+		SAVED_DIRTY=
+	fi
+	rm -f "$WPSTAT_FS_DIR"/*/"$BATS_TEST_NAME".*
+}
+
+# register_kretprobe() calls, counted by a kprobe event in a tracefs
+# instance of the test's own (removed by reg_trace_stop and teardown).
+REG_TRACE=/sys/kernel/tracing/instances/wpstat-reg
+reg_trace_start() {
+	reg_trace_stop
+	echo 'p:wpstat_test/reg register_kretprobe' >>/sys/kernel/tracing/kprobe_events ||
+		fail "cannot add a kprobe event on register_kretprobe"
+	mkdir "$REG_TRACE"
+	echo 1 >"$REG_TRACE/events/wpstat_test/reg/enable"
+}
+reg_trace_count() {
+	grep -c ' reg: ' "$REG_TRACE/trace" || true
+}
+reg_trace_stop() {
+	[ -d "$REG_TRACE" ] && { echo 0 >"$REG_TRACE/events/wpstat_test/reg/enable"; rmdir "$REG_TRACE"; }
+	echo '-:wpstat_test/reg' >>/sys/kernel/tracing/kprobe_events 2>/dev/null || true
+}
