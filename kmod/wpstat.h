@@ -76,7 +76,7 @@ struct wpstat_counter_info {
 };
 
 /* Unsized: its BUILD_BUG_ON (wpstat_table.c) sees what the .def made. */
-extern const struct wpstat_counter_info wpstat_counters[];
+extern const struct wpstat_counter_info wpstat_counters[WPC_NR];
 
 /* Log2-ns duration histograms. */
 enum wpstat_hist_id {
@@ -622,7 +622,7 @@ struct wpstat_stall_field_info {
 	bool max;			/* merged by maximum (compaction) */
 	bool events;			/* counts events (not ns) */
 };
-extern const struct wpstat_stall_field_info wpstat_stall_fields[];
+extern const struct wpstat_stall_field_info wpstat_stall_fields[WPS_NR];
 
 extern unsigned int wpstat_max_stalls;
 extern struct wpstat_stalls __rcu *wpstat_stalls;
@@ -746,6 +746,29 @@ struct wpstat_handler_set {
 	size_t krp_data_size;
 	void *tp;
 };
+
+/*
+ * The handler tables, made from wpstat_probes.def: the table of mechanism
+ * @mech has @item(id) for every probe whose counts or timing mechanism is
+ * @mech, and nothing for the others (WPSTAT_PROBE(id, ...) passes the
+ * .def's line on: WPSTAT_HANDLERS_OF(mech, item, id, __VA_ARGS__)).  The items name the probe's own
+ * handlers (krp_<id>, tp_<id>, krp_size_<id>), so a probe the .def gives a
+ * kretprobe or a tracepoint without them in the handler file does not
+ * build.  WPSTAT_USES() is 1 or 0 (__is_defined(), linux/kconfig.h).
+ */
+#define WPSTAT_USES_FTRACE_FTRACE		1
+#define WPSTAT_USES_KRETPROBE_KRETPROBE		1
+#define WPSTAT_USES_TRACEPOINT_TRACEPOINT	1
+#define WPSTAT_USES(mech, m)	__is_defined(WPSTAT_USES_##mech##_##m)
+#define WPSTAT_HANDLERS_OF(mech, item, id, name, target, home, counts, timing) \
+	__WPSTAT_HANDLERS_OF(WPSTAT_USES(mech, counts),			\
+			     WPSTAT_USES(mech, timing), item, id, name, target, home)
+#define __WPSTAT_HANDLERS_OF(c, t, ...)	___WPSTAT_HANDLERS_OF(c, t, __VA_ARGS__)
+#define ___WPSTAT_HANDLERS_OF(c, t, ...)	WPSTAT_HANDLERS_OF_##c##t(__VA_ARGS__)
+#define WPSTAT_HANDLERS_OF_00(...)
+#define WPSTAT_HANDLERS_OF_01(item, id, ...)	item(id)
+#define WPSTAT_HANDLERS_OF_10(item, id, ...)	item(id)
+#define WPSTAT_HANDLERS_OF_11(item, id, ...)	item(id)
 
 /* Each mechanism's handlers, in the file of its kind; the floor's. */
 extern const struct wpstat_handler_set wpstat_entry_handlers[WPP_NR];

@@ -40,32 +40,38 @@ static void notrace floor_tp_wb(WPSTAT_TP_WB_WORK_PROTO)
 {
 }
 
-/* Same data_size as the real handlers: the same instance pools. */
-#define FLOOR_KRP(id, size)						\
-	[id] = { .ftrace = floor_entry, .krp_entry = floor_krp_entry,	\
-		 .krp_return = floor_krp_return, .krp_data_size = size }
-
+/*
+ * Every point of wpstat_probes.def, by each mechanism it has at some
+ * level: the empty handlers, with the real handlers' data_size (the same
+ * instance pools, krp_size_<id>) and a probe of each tracepoint's
+ * prototype (floor_tp_<id>).
+ */
+#define floor_tp_TP_DIRTY	floor_tp_folio
+#define floor_tp_TP_WAIT	floor_tp_folio
+#define floor_tp_TP_BDP		floor_tp_bdp
+#define floor_tp_TP_WB_START	floor_tp_wb
+#define floor_tp_TP_WB_WRITTEN	floor_tp_wb
+#define floor_tp_TP_EXIT	floor_tp_exit
+#define floor_ftrace_item(id)						\
+	[WPP_##id].ftrace = floor_entry,
+#define floor_krp_item(id)						\
+	[WPP_##id].krp_entry = floor_krp_entry,				\
+	[WPP_##id].krp_return = floor_krp_return,			\
+	[WPP_##id].krp_data_size = krp_size_##id,
+#define floor_tp_item(id)						\
+	[WPP_##id].tp = floor_tp_##id,
 const struct wpstat_handler_set wpstat_floor_handlers[WPP_NR] = {
-	FLOOR_KRP(WPP_FAULT, 0),
-	[WPP_MKWRITE] = { .ftrace = floor_entry },
-	FLOOR_KRP(WPP_MKCLEAN, sizeof(struct mkclean_data)),
-	[WPP_STABLE] = { .ftrace = floor_entry },
-	[WPP_BDP_RL] = { .ftrace = floor_entry },
-	[WPP_EVICT] = { .ftrace = floor_entry },
-	FLOOR_KRP(WPP_BDP, 0),
-	FLOOR_KRP(WPP_WAIT_BIT, sizeof(struct wait_start)),
-	[WPP_TP_DIRTY] = { .tp = floor_tp_folio },
-	[WPP_TP_WAIT] = { .tp = floor_tp_folio },
-	[WPP_TP_BDP] = { .tp = floor_tp_bdp },
-	[WPP_TP_WB_START] = { .tp = floor_tp_wb },
-	[WPP_TP_WB_WRITTEN] = { .tp = floor_tp_wb },
-	[WPP_TP_EXIT] = { .tp = floor_tp_exit },
-	FLOOR_KRP(WPP_JBD2_START, sizeof(struct journal_data)),
-	FLOOR_KRP(WPP_JBD2_ACCESS, sizeof(struct journal_data)),
-	FLOOR_KRP(WPP_XFS_TIME, sizeof(struct journal_data)),
-	FLOOR_KRP(WPP_ZFS_TX, sizeof(struct journal_data)),
-	FLOOR_KRP(WPP_LOCK, sizeof(struct sleep_data)),
-	FLOOR_KRP(WPP_ZFS_FSYNC, 0),
-	FLOOR_KRP(WPP_ZIL_COMMIT, sizeof(struct sleep_data)),
+#define WPSTAT_PROBE(id, ...)						\
+	WPSTAT_HANDLERS_OF(FTRACE, floor_ftrace_item, id, __VA_ARGS__)
+#include "wpstat_probes.def"
+#undef WPSTAT_PROBE
+#define WPSTAT_PROBE(id, ...)						\
+	WPSTAT_HANDLERS_OF(KRETPROBE, floor_krp_item, id, __VA_ARGS__)
+#include "wpstat_probes.def"
+#undef WPSTAT_PROBE
+#define WPSTAT_PROBE(id, ...)						\
+	WPSTAT_HANDLERS_OF(TRACEPOINT, floor_tp_item, id, __VA_ARGS__)
+#include "wpstat_probes.def"
+#undef WPSTAT_PROBE
 };
 

@@ -268,6 +268,8 @@ static noinline void notrace wpstat_entry_counted(unsigned long ip,
 		mkclean_enter(args);
 	else if (ip == wpstat_entry_ip[WPP_EVICT])
 		evict_enter(args);	/* counted in its hits below */
+	else
+		WARN_ONCE(1, "wpstat: no entry handler for %pS\n", (void *)ip);
 	wpstat_ftrace_unlock(bit);
 }
 
@@ -291,13 +293,18 @@ static void notrace wpstat_entry(WPSTAT_FTRACE_CB_PROTO)
 	wpstat_entry_counted(ip, parent_ip, args);
 }
 
-/* The entry-only points' callback (wpstat_attach.c filters it on them). */
+/*
+ * The entry-only points' callback (wpstat_attach.c filters it on them),
+ * for each probe wpstat_probes.def gives an ftrace entry; its dispatch,
+ * wpstat_entry_counted(), warns once of an address it has no branch for.
+ */
+#define entry_item(id)							\
+	[WPP_##id] = { .ftrace = wpstat_entry },
 const struct wpstat_handler_set wpstat_entry_handlers[WPP_NR] = {
-	[WPP_MKWRITE] = { .ftrace = wpstat_entry },
-	[WPP_STABLE] = { .ftrace = wpstat_entry },
-	[WPP_BDP_RL] = { .ftrace = wpstat_entry },
-	[WPP_EVICT] = { .ftrace = wpstat_entry },
-	[WPP_MKCLEAN] = { .ftrace = wpstat_entry },
+#define WPSTAT_PROBE(id, ...)						\
+	WPSTAT_HANDLERS_OF(FTRACE, entry_item, id, __VA_ARGS__)
+#include "wpstat_probes.def"
+#undef WPSTAT_PROBE
 };
 
 /* ---- set-up --------------------------------------------------------------- */

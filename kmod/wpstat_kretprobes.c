@@ -707,33 +707,28 @@ static int lock_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(lock_return);
 
-/* The kretprobe points' handlers (wpstat_attach.c registers them). */
+/*
+ * The kretprobe points' handlers (wpstat_attach.c registers them), one
+ * krp_<id> for each probe wpstat_probes.def gives a kretprobe.
+ */
+#define KRP(entry, ret, id)						\
+	{ .krp_entry = entry, .krp_return = ret, .krp_data_size = krp_size_##id }
+#define krp_FAULT		KRP(fault_entry, fault_return, FAULT)
+#define krp_MKCLEAN		KRP(mkclean_entry, mkclean_return, MKCLEAN)
+#define krp_BDP			KRP(bdp_entry, bdp_return, BDP)
+#define krp_WAIT_BIT		KRP(wait_bit_entry, wait_bit_return, WAIT_BIT)
+#define krp_JBD2_START		KRP(jbd2_start_entry, journal_return, JBD2_START)
+#define krp_JBD2_ACCESS		KRP(jbd2_access_entry, journal_return, JBD2_ACCESS)
+#define krp_XFS_TIME		KRP(xfs_time_entry, journal_return, XFS_TIME)
+#define krp_ZFS_TX		KRP(zfs_tx_entry, journal_return, ZFS_TX)
+#define krp_LOCK		KRP(lock_entry, lock_return, LOCK)
+#define krp_ZFS_FSYNC		KRP(zfs_fsync_entry, zfs_fsync_return, ZFS_FSYNC)
+#define krp_ZIL_COMMIT		KRP(zil_commit_entry, zil_commit_return, ZIL_COMMIT)
+#define krp_item(id)							\
+	[WPP_##id] = krp_##id,
 const struct wpstat_handler_set wpstat_krp_handlers[WPP_NR] = {
-	[WPP_FAULT] = { .krp_entry = fault_entry, .krp_return = fault_return },
-	[WPP_MKCLEAN] = { .krp_entry = mkclean_entry,
-			  .krp_return = mkclean_return,
-			  .krp_data_size = sizeof(struct mkclean_data) },
-	[WPP_BDP] = { .krp_entry = bdp_entry, .krp_return = bdp_return },
-	[WPP_WAIT_BIT] = { .krp_entry = wait_bit_entry,
-			   .krp_return = wait_bit_return,
-			   .krp_data_size = sizeof(struct wait_start) },
-	[WPP_JBD2_START] = { .krp_entry = jbd2_start_entry,
-			     .krp_return = journal_return,
-			     .krp_data_size = sizeof(struct journal_data) },
-	[WPP_JBD2_ACCESS] = { .krp_entry = jbd2_access_entry,
-			      .krp_return = journal_return,
-			      .krp_data_size = sizeof(struct journal_data) },
-	[WPP_XFS_TIME] = { .krp_entry = xfs_time_entry,
-			   .krp_return = journal_return,
-			   .krp_data_size = sizeof(struct journal_data) },
-	[WPP_ZFS_TX] = { .krp_entry = zfs_tx_entry,
-			 .krp_return = journal_return,
-			 .krp_data_size = sizeof(struct journal_data) },
-	[WPP_LOCK] = { .krp_entry = lock_entry, .krp_return = lock_return,
-		       .krp_data_size = sizeof(struct sleep_data) },
-	[WPP_ZFS_FSYNC] = { .krp_entry = zfs_fsync_entry,
-			    .krp_return = zfs_fsync_return },
-	[WPP_ZIL_COMMIT] = { .krp_entry = zil_commit_entry,
-			     .krp_return = zil_commit_return,
-			     .krp_data_size = sizeof(struct sleep_data) },
+#define WPSTAT_PROBE(id, ...)						\
+	WPSTAT_HANDLERS_OF(KRETPROBE, krp_item, id, __VA_ARGS__)
+#include "wpstat_probes.def"
+#undef WPSTAT_PROBE
 };

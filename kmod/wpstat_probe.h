@@ -274,4 +274,21 @@ struct sleep_data {
 	unsigned long nvcsw;
 };
 
+/*
+ * Each kretprobe point's instance data, for its real handlers and the
+ * floor's (the same pools): krp_size_<id>, one per probe the .def gives
+ * a kretprobe at some level (WPSTAT_HANDLERS_OF, wpstat.h).
+ */
+#define krp_size_FAULT		0
+#define krp_size_MKCLEAN	sizeof(struct mkclean_data)
+#define krp_size_BDP		0
+#define krp_size_WAIT_BIT	sizeof(struct wait_start)
+#define krp_size_JBD2_START	sizeof(struct journal_data)
+#define krp_size_JBD2_ACCESS	sizeof(struct journal_data)
+#define krp_size_XFS_TIME	sizeof(struct journal_data)
+#define krp_size_ZFS_TX		sizeof(struct journal_data)
+#define krp_size_LOCK		sizeof(struct sleep_data)
+#define krp_size_ZFS_FSYNC	0
+#define krp_size_ZIL_COMMIT	sizeof(struct sleep_data)
+
 #endif /* _WPSTAT_PROBE_H */

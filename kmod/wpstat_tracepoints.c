@@ -197,12 +197,21 @@ static void __maybe_unused wpstat_check_tp_types(void)
 }
 
 
-/* The tracepoint points' probes (wpstat_attach.c registers them). */
+/*
+ * The tracepoint points' probes (wpstat_attach.c registers them), one
+ * tp_<id> for each probe wpstat_probes.def gives a tracepoint.
+ */
+#define tp_TP_DIRTY		tp_dirty_folio
+#define tp_TP_WAIT		tp_wait_writeback
+#define tp_TP_BDP		tp_balance_dirty_pages
+#define tp_TP_WB_START		tp_wb_start
+#define tp_TP_WB_WRITTEN	tp_wb_written
+#define tp_TP_EXIT		tp_process_exit
+#define tp_item(id)							\
+	[WPP_##id] = { .tp = tp_##id },
 const struct wpstat_handler_set wpstat_tp_handlers[WPP_NR] = {
-	[WPP_TP_DIRTY] = { .tp = tp_dirty_folio },
-	[WPP_TP_WAIT] = { .tp = tp_wait_writeback },
-	[WPP_TP_BDP] = { .tp = tp_balance_dirty_pages },
-	[WPP_TP_WB_START] = { .tp = tp_wb_start },
-	[WPP_TP_WB_WRITTEN] = { .tp = tp_wb_written },
-	[WPP_TP_EXIT] = { .tp = tp_process_exit },
+#define WPSTAT_PROBE(id, ...)						\
+	WPSTAT_HANDLERS_OF(TRACEPOINT, tp_item, id, __VA_ARGS__)
+#include "wpstat_probes.def"
+#undef WPSTAT_PROBE
 };
