@@ -62,11 +62,8 @@
 #define WPSTAT_UNIT_EVENTS_PTES		true
 #define WPSTAT_UNIT_EVENTS_CPU		false
 #define WPSTAT_UNIT_EVENTS_RUNQ		false
-/*
- * Unsized: wpstat_stalls_init() checks that the list made every field,
- * the last one included.
- */
-const struct wpstat_stall_field_info wpstat_stall_fields[] = {
+/* Every field of the .def, by its enum (both made from the same list). */
+const struct wpstat_stall_field_info wpstat_stall_fields[WPS_NR] = {
 #define WPSTAT_STALL(id, nm, lk, knd, unit, ...)			\
 	[WPS_##id] = { .name = #nm, .like = WPC_##lk,			\
 		       .max = WPK_##knd == WPK_MAX,			\
@@ -733,7 +730,6 @@ int wpstat_stalls_init(void)
 {
 	struct wpstat_stalls *s;
 
-	BUILD_BUG_ON(ARRAY_SIZE(wpstat_stall_fields) != WPS_NR);
 	s = wpstat_stalls_alloc(wpstat_max_stalls, 0);
 
 	init_irq_work(&wpstat_stalls_iw, wpstat_stalls_irq_work);

@@ -55,15 +55,12 @@ static struct wpstat_table __rcu *wpstat_table_moving;
 static DEFINE_MUTEX(wpstat_table_mutex);	/* serialises table swaps */
 struct wpstat_probe_stats __percpu *wpstat_probe_stats;
 
-/*
- * Unsized: wpstat_table_init() checks that the list made every counter,
- * the last one included.
- */
+/* Every counter of the .def, by its enum (both made from the same list). */
 #define WPN(p) BIT(WPP_##p)
 #define WPSTAT_COUNTER(id, nm, knd, need, lvl, hlp)			\
 	[WPC_##id] = { .name = #nm, .help = hlp, .needs = need,		\
 		       .level = WPL_##lvl, .kind = WPK_##knd },
-const struct wpstat_counter_info wpstat_counters[] = {
+const struct wpstat_counter_info wpstat_counters[WPC_NR] = {
 #include "wpstat_counters.def"
 };
 #undef WPSTAT_COUNTER
@@ -956,8 +953,6 @@ int wpstat_table_init(void)
 {
 	struct wpstat_table *t;
 	int hist_err;
-
-	BUILD_BUG_ON(ARRAY_SIZE(wpstat_counters) != WPC_NR);
 
 	init_irq_work(&wpstat_compact_iw, wpstat_compact_irq_work);
 	INIT_DELAYED_WORK(&wpstat_compact_work, wpstat_compact_workfn);

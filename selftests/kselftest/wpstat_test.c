@@ -20,8 +20,9 @@ const char *const wps_names[] = {
 #undef WPSTAT_COUNTER
 };
 
+/* WPS_N counts struct wps by size: it must hold nothing but the counters. */
 _Static_assert(sizeof(wps_names) / sizeof(wps_names[0]) == WPS_N,
-	       "struct wps and wps_names[] are both the .def's list");
+	       "struct wps holds one int64_t per counter and nothing else");
 
 /* Which counters are maxima: the .def's kind. */
 #define WPS_KIND_SUM	0
