@@ -2,7 +2,7 @@
 /*
  * wpstat_attribution: a dirty throttle is charged to the file whose write
  * entered balance_dirty_pages(), or to bdp_unattributed, never to another
- * file (issue #62).
+ * file: a wrong file would send its user to the wrong writer.
  *
  * balance_dirty_pages() is called only by
  * balance_dirty_pages_ratelimited_flags() (5.10: _ratelimited()), once
