@@ -96,47 +96,12 @@
 #define ROUNDS		3
 #define GLOBAL_LIMIT	(4 << 20)
 
-#define TRACEFS		"/sys/kernel/tracing"
 #define INST		TRACEFS "/instances/wpstat-attribution"
 #define KP_RL		"wpstat_attr/bdp_rl"
 #define KP_BDP		"wpstat_attr/bdp_entry"
 #define EV_PAUSE	INST "/events/writeback/balance_dirty_pages"
 
 enum how { BY_MMAP, BY_COPY_FILE_RANGE, BY_SENDFILE, BY_SPLICE };
-
-static int put_file(const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int put_file(const char *path, const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-	int fd, n, ret = 0;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, buf, n) != n)
-		ret = -errno ?: -EIO;
-	close(fd);
-	return ret;
-}
-
-static int append_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC), ret = 0;
-	ssize_t n = strlen(text);
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, n) != n)
-		ret = -errno ?: -EIO;
-	close(fd);
-	return ret;
-}
 
 /* ---- the witness ------------------------------------------------------- */
 
@@ -155,12 +120,8 @@ static int trace_setup(bool *mounted)
 {
 	int ret;
 
-	*mounted = false;
-	if (access(TRACEFS "/instances", F_OK)) {
-		if (sh("mount -t tracefs nodev " TRACEFS))
-			return -ENODEV;
-		*mounted = true;
-	}
+	if (wps_tracefs_mount(mounted))
+		return -ENODEV;
 	rmdir(INST);		/* a leftover of a killed run */
 	append_file(TRACEFS "/kprobe_events", "-:" KP_RL "\n");
 	append_file(TRACEFS "/kprobe_events", "-:" KP_BDP "\n");

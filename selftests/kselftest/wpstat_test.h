@@ -410,6 +410,16 @@ void wps_fsync_loop(int fd, uint64_t end_ns, long gap_ms)
 	__attribute__((noreturn));
 /* system() of a printf-formatted command. */
 int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* tracefs, for the suites that set kprobes and trace instances of their own. */
+#define TRACEFS		"/sys/kernel/tracing"
+/* Mount tracefs unless it is (*@mounted: this call did): 0 or -ENODEV. */
+int wps_tracefs_mount(bool *mounted);
+/* Write a printf-formatted line over a control file: 0 or -errno. */
+int put_file(const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Append @text to a control file (kprobe_events): 0 or -errno. */
+int append_file(const char *path, const char *text);
 void slowdev_down(void);
 /*
  * Filesystem @fs on a fresh null_blk device with @params, mounted at

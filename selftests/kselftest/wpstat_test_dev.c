@@ -122,6 +122,48 @@ int sh(const char *fmt, ...)
 	return system(cmd);
 }
 
+int wps_tracefs_mount(bool *mounted)
+{
+	*mounted = false;
+	if (!access(TRACEFS "/instances", F_OK))
+		return 0;
+	if (sh("mount -t tracefs nodev " TRACEFS))
+		return -ENODEV;
+	*mounted = true;
+	return 0;
+}
+
+int put_file(const char *path, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	int fd, n, ret = 0;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, buf, n) != n)
+		ret = -errno ?: -EIO;
+	close(fd);
+	return ret;
+}
+
+int append_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC), ret = 0;
+	ssize_t n = strlen(text);
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, n) != n)
+		ret = -errno ?: -EIO;
+	close(fd);
+	return ret;
+}
+
 #define NULLB_CONFIG	"/sys/kernel/config/nullb/nullb0"
 
 void wps_fsync_loop(int fd, uint64_t end_ns, long gap_ms)

@@ -47,7 +47,6 @@ FIXTURE(throttle) {
  * in a tracefs instance of our own (its own buffer, event switch and
  * filter; removed in teardown), filtered to the null_blk device.
  */
-#define TRACEFS		"/sys/kernel/tracing"
 #define BIO_TRACE	TRACEFS "/instances/wpstat-throttle"
 #define BIO_EVENT	BIO_TRACE "/events/block/block_bio_queue"
 /*
@@ -79,53 +78,14 @@ struct bio_census {
 	char others[160];		/* who the others were */
 };
 
-static int put_file(const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int put_file(const char *path, const char *fmt, ...)
-{
-	char buf[128];
-	va_list ap;
-	int fd, n, ret = 0;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, buf, n) != n)
-		ret = -errno ?: -EIO;
-	close(fd);
-	return ret;
-}
-
-/* Appends @text to a tracefs control file (kprobe_events): 0 or -errno. */
-static int append_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC), ret = 0;
-	ssize_t n = strlen(text);
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, n) != n)
-		ret = -errno ?: -EIO;
-	close(fd);
-	return ret;
-}
-
 /* The instance, its event filtered to @dir's device, not yet enabled. */
 static int bio_trace_setup(const char *dir, bool *mounted)
 {
 	struct stat st;
 	int ret;
 
-	*mounted = false;
-	if (access(TRACEFS "/instances", F_OK)) {
-		if (sh("mount -t tracefs nodev " TRACEFS))
-			return -ENODEV;
-		*mounted = true;
-	}
+	if (wps_tracefs_mount(mounted))
+		return -ENODEV;
 	rmdir(BIO_TRACE);		/* a leftover of a killed run */
 	if (mkdir(BIO_TRACE, 0700))
 		return -errno;
