@@ -170,7 +170,6 @@ static void device_pace(struct dx_finding *f, const struct dx_input *in,
 	const double mb = (double)sysconf(_SC_PAGESIZE) / (1 << 20);
 	uint64_t pause = dx_item_val(in->stalls, it, STALL_PAUSE_NS);
 	double secs = in->window_ns / 1e9;
-
 	char paused[96];
 
 	if (!in->window_ns)
