@@ -14,6 +14,23 @@ writer_stall() {
 		jq --arg c "$1" '[.stalls[] | .[$c]] | add // 0'
 }
 
+# wpload "${@:2}" in the background (WPLOAD_PID; its output in
+# $BATS_TEST_TMPDIR/wpload.out), once it is set up and waits for its
+# start file $1 to be removed.
+wpload_ready() {
+	local go=$1
+	shift
+	rm -f "$go"
+	wpload "$@" --start-file "$go" >"$BATS_TEST_TMPDIR/wpload.out" 2>&1 &
+	WPLOAD_PID=$!
+	for _ in $(seq 3000); do
+		[ -e "$go" ] && break
+		kill -0 "$WPLOAD_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ -e "$go" ] || fail "wpload did not get ready: $(cat "$BATS_TEST_TMPDIR/wpload.out")"
+}
+
 setup_file() {
 	grep -q '^wpstat ' /proc/modules || insmod "$WPSTAT_MODULE"
 }

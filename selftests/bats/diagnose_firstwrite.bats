@@ -101,16 +101,7 @@ cold_writer() {
 	# The data, written through write(2): blocks allocated and on the device.
 	wpload --file "$SLOW/cold" --size 256K --mode write --passes 1 --quiet >/dev/null ||
 		fail "cannot write the file"
-	rm -f "$go"
-	wpload --file "$SLOW/cold" --size 256K --passes 1 --quiet --start-file "$go" "$@" \
-		>"$BATS_TEST_TMPDIR/wpload.out" 2>&1 &
-	WPLOAD_PID=$!
-	for _ in $(seq 3000); do
-		[ -e "$go" ] && break
-		kill -0 "$WPLOAD_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	[ -e "$go" ] || fail "wpload did not get ready: $(cat "$BATS_TEST_TMPDIR/wpload.out")"
+	wpload_ready "$go" --file "$SLOW/cold" --size 256K --passes 1 --quiet "$@"
 	# Reads started by a remedy (MADV_WILLNEED) finish within this.
 	sleep "${SETTLE:-0}"
 	wpstat_control reset

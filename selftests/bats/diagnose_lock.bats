@@ -105,16 +105,7 @@ LOCK_DELAY=300
 	wpload --file "$f" --size 128K --mode write --passes 1 --quiet >/dev/null ||
 		fail "cannot write the file"
 	for try in 1 2 3 4 5; do
-		rm -f "$go"
-		wpload --file "$f" --size 128K --passes 1 --no-create --cold --quiet \
-			--start-file "$go" >"$BATS_TEST_TMPDIR/wpload.out" 2>&1 &
-		WPLOAD_PID=$!
-		for _ in $(seq 3000); do
-			[ -e "$go" ] && break
-			kill -0 "$WPLOAD_PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		[ -e "$go" ] || fail "wpload did not get ready: $(cat "$BATS_TEST_TMPDIR/wpload.out")"
+		wpload_ready "$go" --file "$f" --size 128K --passes 1 --no-create --cold --quiet
 		wpstat_control reset
 		dd if="$f" of=/dev/null bs=128K count=1 status=none &
 		reader=$!
