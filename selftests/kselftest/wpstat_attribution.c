@@ -123,13 +123,8 @@ static int trace_setup(bool *mounted)
 	if (wps_tracefs_mount(mounted))
 		return -ENODEV;
 	rmdir(INST);		/* a leftover of a killed run */
-	append_file(TRACEFS "/kprobe_events", "-:" KP_RL "\n");
 	append_file(TRACEFS "/kprobe_events", "-:" KP_BDP "\n");
-	ret = append_file(TRACEFS "/kprobe_events", "p:" KP_RL
-			  " balance_dirty_pages_ratelimited_flags mapping=%di:x64\n");
-	if (ret)	/* 5.10: no _flags variant */
-		ret = append_file(TRACEFS "/kprobe_events", "p:" KP_RL
-				  " balance_dirty_pages_ratelimited mapping=%di:x64\n");
+	ret = wps_kprobe_bdp_ratelimited(KP_RL);
 	if (ret)
 		return ret;
 	ret = append_file(TRACEFS "/kprobe_events",

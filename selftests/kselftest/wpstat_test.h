@@ -420,6 +420,12 @@ int put_file(const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Append @text to a control file (kprobe_events): 0 or -errno. */
 int append_file(const char *path, const char *text);
+/*
+ * The kprobe event @event (group/name) on
+ * balance_dirty_pages_ratelimited_flags(), _ratelimited() on 5.10, with
+ * its mapping argument, replacing one of that name: 0 or -errno.
+ */
+int wps_kprobe_bdp_ratelimited(const char *event);
 void slowdev_down(void);
 /*
  * Filesystem @fs on a fresh null_blk device with @params, mounted at

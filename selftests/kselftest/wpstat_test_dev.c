@@ -151,6 +151,26 @@ int put_file(const char *path, const char *fmt, ...)
 	return ret;
 }
 
+int wps_kprobe_bdp_ratelimited(const char *event)
+{
+	static const char *const fn[] = {
+		"balance_dirty_pages_ratelimited_flags",
+		"balance_dirty_pages_ratelimited",	/* 5.10 */
+	};
+	char line[160];
+	int ret = -ENOENT;
+	size_t i;
+
+	snprintf(line, sizeof(line), "-:%s\n", event);
+	append_file(TRACEFS "/kprobe_events", line);
+	for (i = 0; ret && i < sizeof(fn) / sizeof(fn[0]); i++) {
+		snprintf(line, sizeof(line), "p:%s %s mapping=%%di:x64\n",
+			 event, fn[i]);
+		ret = append_file(TRACEFS "/kprobe_events", line);
+	}
+	return ret;
+}
+
 int append_file(const char *path, const char *text)
 {
 	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC), ret = 0;

@@ -494,12 +494,7 @@ TEST_F(throttle, alternating_writer_throttles_the_file_of_the_call)
 
 	if (variant->use_mmap)
 		SKIP(return, "the alternation is of write(2)s: the pwrite variant runs it");
-	append_file(TRACEFS "/kprobe_events", "-:" BDP_RL_KPROBE "\n");
-	ret = append_file(TRACEFS "/kprobe_events", "p:" BDP_RL_KPROBE
-			  " balance_dirty_pages_ratelimited_flags mapping=%di:x64\n");
-	if (ret)	/* 5.10: no _flags variant */
-		ret = append_file(TRACEFS "/kprobe_events", "p:" BDP_RL_KPROBE
-				  " balance_dirty_pages_ratelimited mapping=%di:x64\n");
+	ret = wps_kprobe_bdp_ratelimited(BDP_RL_KPROBE);
 	ASSERT_EQ(0, ret) TH_LOG("no kprobe event on the ratelimited function");
 	bfd = wps_scratch("ext4", "alternate", 1, bpath, sizeof(bpath));
 	ASSERT_LE(0, bfd);
