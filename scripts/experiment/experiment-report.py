@@ -4,7 +4,12 @@
 Reads RESULTS/<kernel>/cells.jsonl and meta.json (from
 scripts/experiment/guest-experiment.sh) and writes, under DOCS
 (`make experiment`: docs/results/):
-  experiment.md                    the report
+  experiment.md                    the report's index: what is
+                                   reproduced, how verdicts are made,
+                                   a line per kernel
+  experiment/<kernel>.md           a kernel's run: findings, charts,
+                                   counters (a page of its own: no page
+                                   of docs/ is over 500 lines)
   experiment/<kernel>/cells.csv    one row per cell and round, every counter
   experiment/<kernel>/meta.json    kernel, date, machine, parameters
   experiment/<kernel>/*.svg        charts
@@ -21,7 +26,8 @@ The work is done by the modules beside this script:
   experiment_findings.py  the claims of the original analysis, one rule each
   experiment_outliers.py  rounds far from their median; major faults
   experiment_tables.py    the Markdown tables
-  experiment_render.py    experiment.md, the data files and the charts
+  experiment_render.py    experiment.md and the kernels' pages, the data
+                          files and the charts
 """
 
 import argparse

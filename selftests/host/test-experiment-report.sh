@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # TAP: render the experiment report (scripts/experiment/experiment-report.py) from the
 # reduced sweep each guest's experiment.bats left in RESULTS/<kernel>/
-# experiment/, and check that the report, CSV and charts are complete (and
-# that no second copy of the cells is written as JSON).
+# experiment/, and check that the report (experiment.md, the index, and
+# the kernel's page experiment/<kernel>.md), CSV and charts are complete
+# (and that no second copy of the cells is written as JSON).
 # Runs on the host from scripts/check/check.sh: matplotlib takes minutes in a
 # TCG guest.
 #
@@ -35,9 +36,12 @@ for k in "$@"; do
 		why="experiment-report.py failed: $(tail -n 1 "$results/$k/experiment-report.log")"
 	else
 		cells=$(wc -l <"$src/k/cells.jsonl")
-		md=$out/experiment.md
-		if ! grep -q '^## Kernel k$' "$md" || ! grep -q 'agrees and disagrees' "$md"; then
-			why="experiment.md lacks the kernel section or the findings"
+		# The index lists the kernel's page, which has its findings.
+		md=$out/experiment/k.md
+		if ! grep -q '](experiment/k\.md)' "$out/experiment.md" ||
+			! grep -q '^# MappedByteBuffer versus FileChannel: kernel k$' "$md" ||
+			! grep -q 'agrees and disagrees' "$md"; then
+			why="experiment.md does not list experiment/k.md, or that page lacks the findings"
 		# one round: every throughput verdict refused, the cells listed
 		elif grep -qE '\| \*\*(agrees|disagrees|inconclusive|C and JDK)' "$md"; then
 			why="a verdict from a one-round run: $(grep -m1 -E '\| \*\*(agrees|disagrees|inconclusive|C and JDK)' "$md" | cut -c1-160)"
@@ -52,7 +56,7 @@ for k in "$@"; do
 			for c in ram-write-original ram-write-kernel ram-read-original \
 				ram-read-kernel slow-write java-write; do
 				grep -q '<svg' "$out/experiment/k/$c.svg" 2>/dev/null &&
-					grep -q "experiment/k/$c.svg" "$md" ||
+					grep -q "](k/$c.svg)" "$md" ||
 					{ why="chart $c.svg missing or not linked"; break; }
 			done
 		fi
@@ -127,7 +131,7 @@ verdict_report() {
 		done
 	done
 	render_made_up || return 1
-	grep 'mmap wins clearly below ~8 KiB' "$src/docs/experiment.md"
+	grep 'mmap wins clearly below ~8 KiB' "$src/docs/experiment/k.md"
 }
 
 n=$((n + 1))
@@ -140,13 +144,13 @@ elif ! l=$(verdict_report "10 11 12" "5 6 13") || [[ $l != *"**agrees, not clear
 elif ! l=$(verdict_report "5 6 7" "10 11 12") || [[ $l != *"**disagrees**"* ]]; then
 	echo "not ok $n $t: write(2) ahead: ${l:-$(tail -n 1 "$src/report.log")}"
 elif ! l=$(verdict_report "10 11" "5 6") || [[ $l != *"**no verdict**"* ]] ||
-	! grep -q '^- RAM disk original mmap write warm 64 B (2 good rounds)' "$src/docs/experiment.md"; then
+	! grep -q '^- RAM disk original mmap write warm 64 B (2 good rounds)' "$src/docs/experiment/k.md"; then
 	echo "not ok $n $t: two rounds: ${l:-$(tail -n 1 "$src/report.log")}"
 # The original method promises no writeback inside a cell: a round that
 # cleaned pages anyway is a failed one; a claim whose rounds all failed
 # stays on the page, unjudged.
 elif ! l=$(verdict_report "10 11 12" "5 6 7" 3) || [[ $l != *"**no verdict**"* ]] ||
-	! grep -q '^\*\*Failed runs\*\* (3): ram original write warm 64 B round 1: failed (original method, yet 3 pages written back' "$src/docs/experiment.md"; then
+	! grep -q '^\*\*Failed runs\*\* (3): ram original write warm 64 B round 1: failed (original method, yet 3 pages written back' "$src/docs/experiment/k.md"; then
 	echo "not ok $n $t: writeback in original-method cells: ${l:-$(tail -n 1 "$src/report.log")}"
 else
 	echo "ok $n $t"
@@ -166,7 +170,7 @@ side_by_side_report() {
 			"$clock" >"$src/$k/cells.jsonl"
 	done
 	render_made_up || return 1
-	grep '^\*\*This guest shared the host\*\*' "$src/docs/experiment.md"
+	cat "$src"/docs/experiment/*.md | grep '^\*\*This guest shared the host\*\*'
 }
 
 n=$((n + 1))
@@ -178,7 +182,8 @@ if ! l=$(side_by_side_report 00:04:00) || [ "$(wc -l <<<"$l")" != 2 ] ||
 	echo "not ok $n $t: overlapping boots: ${l:-$(tail -n 1 "$src/report.log")}"
 elif l=$(side_by_side_report 00:20:00); then
 	echo "not ok $n $t: one after the other, yet: $l"
-elif ! grep -q '^## Kernel k2$' "$src/docs/experiment.md"; then
+elif ! grep -q '^# MappedByteBuffer versus FileChannel: kernel k2$' "$src/docs/experiment/k2.md" ||
+	! grep -q '](experiment/k2\.md)' "$src/docs/experiment.md"; then
 	echo "not ok $n $t: one after the other: $(tail -n 1 "$src/report.log")"
 else
 	echo "ok $n $t"
@@ -197,7 +202,7 @@ major_faults_report() {
 			$unit "$majflt" $((33554432 / unit)) >>"$src/k/cells.jsonl"
 	done
 	render_made_up || return 1
-	grep -E '^- (RAM disk .*major faults|\*Backward copies)' "$src/docs/experiment.md"
+	grep -E '^- (RAM disk .*major faults|\*Backward copies)' "$src/docs/experiment/k.md"
 }
 
 n=$((n + 1))
