@@ -2,7 +2,7 @@
 # Inside the demo guest: a 1 MiB file on ext4 over a RAM disk, written
 # through a shared mapping in three passes with msync after each; then
 # what the kernel did, from wpstat's counters for the file, each number
-# beside the one the kernel source predicts (docs/results/predictions.md 1).
+# beside the one the kernel source predicts (docs/results/predictions/1.md).
 set -euo pipefail
 # shellcheck source=scripts/vm/guest-lib.sh
 . "$WPSTAT_TOP/scripts/vm/guest-lib.sh"

@@ -147,7 +147,7 @@ boot() {	# NAME KVER STEP...: boot, and check it finished cleanly
 	g=$res
 }
 
-# The demo's counts (scripts/demo/guest-demo.sh, docs/results/predictions.md 1):
+# The demo's counts (scripts/demo/guest-demo.sh, docs/results/predictions/1.md):
 # 256 pages stored to in 3 passes, msync after each: 256 first-write
 # faults, 512 write-protect faults, 768 pages cleaned.  On order-0 folios
 # (one folio_mkclean per page) each count is per page.  Where ext4 gives
