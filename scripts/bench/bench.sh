@@ -20,7 +20,7 @@
 #   elapsed time, as before 2026-11-26),
 #   BENCH_DOC (output, default docs/results/benchmarks.md; "-" for stdout only),
 #   BENCH_ALT (a git revision: its kmod/ is built for each kernel into
-#   build/bench-alt/<kernel>/, and the configurations alt-counts and
+#   build/bench-alt/<kernel>/kmod/, and the configurations alt-counts and
 #   alt-timing, which must be named in BENCH_CONFIGS, load it; an A/B of
 #   a handler change inside one run).
 
@@ -83,11 +83,15 @@ if [ -n "${BENCH_ALT:-}" ]; then
 	*) echo "bench: BENCH_ALT needs alt-counts or alt-timing in BENCH_CONFIGS" >&2; exit 2 ;;
 	esac
 	for k in $kvers; do
-		d=$top/build/bench-alt/$k
+		# The revision's kmod/, and its uapi/ beside it where it has
+		# one (kmod/Kbuild finds the .defs there).
+		d=$top/build/bench-alt/$k/kmod
+		paths=(kmod)
+		[ -z "$(git -C "$top" ls-tree -d "$alt_rev" uapi)" ] || paths+=(uapi)
 		# kmod/Makefile writes the version header; a build of the
 		# bare directory (M=) needs its own, naming the revision.
-		rm -rf "$d" && mkdir -p "$d" &&
-			git -C "$top" archive "$alt_rev" kmod | tar -x -C "$d" --strip-components=1 &&
+		rm -rf "${d%/kmod}" && mkdir -p "${d%/kmod}" &&
+			git -C "$top" archive "$alt_rev" "${paths[@]}" | tar -x -C "${d%/kmod}" &&
 			echo "#define WPSTAT_VERSION \"alt-$alt_rev\"" >"$d/wpstat_version.h" &&
 			"$top/scripts/vm/kbuild.sh" "$k" "$d" >"$out/$k.alt-build.log" 2>&1 ||
 			{ echo "bench: $alt_rev's module does not build for $k ($out/$k.alt-build.log)" >&2; exit 1; }
@@ -97,7 +101,7 @@ fi
 one_kernel() {
 	local k=$1 start r cpus=2 alt=()
 	[ -z "$alt_rev" ] ||
-		alt=(BENCH_ALT_REV="$alt_rev" BENCH_ALT_MODULE="$top/build/bench-alt/$k/wpstat.ko")
+		alt=(BENCH_ALT_REV="$alt_rev" BENCH_ALT_MODULE="$top/build/bench-alt/$k/kmod/wpstat.ko")
 	# One vCPU under -icount: with two, whatever the other vCPU runs
 	# advances the shared instruction clock (and QEMU 7.2 with -icount
 	# hangs 6.1 bringing up a second vCPU).  The workloads are
