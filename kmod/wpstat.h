@@ -632,7 +632,8 @@ static __always_inline bool wpstat_stall_key_equal(const struct wpstat_stall_key
 					    const struct wpstat_stall_key *b)
 {
 	return a->ino == b->ino && a->dev == b->dev && a->gen == b->gen &&
-	       a->sb == b->sb && a->tgid == b->tgid && a->start == b->start;
+	       a->sb == b->sb && a->subvol == b->subvol &&
+	       a->tgid == b->tgid && a->start == b->start;
 }
 
 

@@ -211,6 +211,7 @@ static int snapshot_write(const char *path, int n)
 TEST_F(snapshot, rows_of_their_own)
 {
 	struct wpstat_file_key orig, copy;
+	struct stall_row st[2];
 	int64_t gone[4];
 	struct wps w[2];
 	int i;
@@ -257,6 +258,21 @@ TEST_F(snapshot, rows_of_their_own)
 	EXPECT_EQ(0, w[1].mkwrite_wp);
 	EXPECT_EQ(wps_btrfs_mkclean_calls(SNAP_COPY), w[1].mkclean_calls);
 	EXPECT_EQ(SNAP_COPY, w[1].dirtied);
+
+	/*
+	 * The stall table keys its rows as the inode table does: this
+	 * process has a row for each file, each with its own faults.  When
+	 * the stall key's compare left the subvolume out, the snapshot's
+	 * faults went to the original's row (the CPU's last: 24 first
+	 * writes), and the snapshot's file had none.
+	 */
+	ASSERT_EQ(1, stall_of(SNAP_DIR "/f", getpid(), &st[0]));
+	ASSERT_EQ(1, stall_of(SNAP_DIR "/snap/f", getpid(), &st[1]));
+	TH_LOG("stall rows: original fault_first %lld (subvol %llu); snapshot %lld (subvol %llu)",
+	       (long long)st[0].fault_first, st[0].subvol,
+	       (long long)st[1].fault_first, st[1].subvol);
+	EXPECT_EQ(SNAP_ORIG, st[0].fault_first);
+	EXPECT_EQ(SNAP_COPY, st[1].fault_first);
 
 	/*
 	 * Evict the snapshot's inode (closed, clean) while the original's
