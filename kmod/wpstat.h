@@ -636,6 +636,43 @@ static __always_inline bool wpstat_stall_key_equal(const struct wpstat_stall_key
 	       a->tgid == b->tgid && a->start == b->start;
 }
 
+/*
+ * The row each CPU found last, as the inode table's wpstat_last: a writer
+ * takes its faults on one file in a run, so most events skip the hash.
+ * A nested handler may overwrite the pair half-way, so a hit is trusted
+ * only after checking it against the current table: index in range,
+ * published, same key.  Never dereferenced for another table.
+ */
+struct wpstat_stall_last {
+	struct wpstat_stalls *table;
+	u32 idx;			/* into table->rows */
+};
+DECLARE_PER_CPU(struct wpstat_stall_last, wpstat_stall_last);
+
+/*
+ * Whether published row @r is the file of @ikey's and the process of
+ * @tgid and leader's start @start: the key compared field by field, with
+ * no stall key built.
+ */
+static __always_inline bool wpstat_stall_row_is(const struct wpstat_stall *r,
+						const struct wpstat_key *ikey,
+						u32 tgid, u64 start)
+{
+	return r->key.ino == ikey->ino && r->key.dev == ikey->dev &&
+	       r->key.gen == ikey->gen && r->key.sb == ikey->sb &&
+	       r->key.subvol == ikey->subvol && r->key.tgid == tgid &&
+	       r->key.start == start;
+}
+
+/* A row has an event now: compaction folds the oldest history first. */
+static __always_inline void wpstat_stall_touch(struct wpstat_stall *r)
+{
+	unsigned long now = jiffies;
+
+	if (READ_ONCE(r->last) != now)
+		WRITE_ONCE(r->last, now);
+}
+
 
 struct wpstat_stall *wpstat_stall_find_key(struct wpstat_stalls *s,
 					   const struct wpstat_stall_key *key,
@@ -651,8 +688,41 @@ void wpstat_stalls_reset_commit(struct wpstat_stalls *new);
 void wpstat_stalls_reset_abort(struct wpstat_stalls *new);
 u32 wpstat_stall_add(const struct wpstat_key *key, enum wpstat_stall_field f,
 		     u64 delta);
-u32 wpstat_stall_fault(const struct wpstat_key *key, bool first, bool readin,
-		       u64 readin_ns);
+u32 wpstat_stall_fault_slow(const struct wpstat_key *key, bool first,
+			    bool readin, u64 readin_ns);
+
+/*
+ * A write fault (@first or write-protect) and, if it had to, its read-in
+ * (@readin, timed if @readin_ns), in the current process's row for @key's
+ * file: one event, or two with the read-in, as wpstat_stall_add() counts
+ * them.  Returns the generation of the table they went to.  Inline, for a
+ * fault without a read-in in the row of the CPU's last event: one per
+ * stored page in a writer's run (make bench's W1); the rest out of line.
+ */
+static __always_inline u32 wpstat_stall_fault(const struct wpstat_key *key,
+					      bool first, bool readin,
+					      u64 readin_ns)
+{
+	struct wpstat_stalls *s = rcu_dereference_sched(wpstat_stalls);
+	struct wpstat_stall_last *last = this_cpu_ptr(&wpstat_stall_last);
+	u32 idx = READ_ONCE(last->idx);
+	struct wpstat_stall *r;
+
+	if (likely(s && !readin && READ_ONCE(last->table) == s &&
+		   idx < s->r.max)) {
+		r = &s->rows[idx];
+		/* Pairs with the release in wpstat_stall_find_key(). */
+		if (likely(smp_load_acquire(&r->valid) &&
+			   wpstat_stall_row_is(r, key, task_tgid_nr(current),
+					       current->group_leader->start_time))) {
+			atomic64_inc(&r->count[first ? WPS_FAULT_FIRST :
+						      WPS_FAULT_WP]);
+			wpstat_stall_touch(r);
+			return s->reset_gen;
+		}
+	}
+	return wpstat_stall_fault_slow(key, first, readin, readin_ns);
+}
 void wpstat_stall_events(const struct wpstat_key *key,
 			 enum wpstat_stall_field f,
 			 enum wpstat_stall_field ns_field, u64 n, u64 ns, u64 max);

@@ -83,17 +83,19 @@ static __always_inline bool mkwrite_key(struct vm_fault *vmf,
 }
 
 /*
- * A write fault: the inode's count and the process's row; a read-in
- * is counted in both too, with its time if @readin_ns (one row each).
- * Returns where the fault's count went.
+ * A write fault on @mapping's file: the inode's count and the process's
+ * row; a read-in is counted in both too, with its time if @readin_ns (one
+ * row each).  The row is left in the dirty hint.  Returns where the
+ * fault's count went.
  */
-static __always_inline struct wpstat_gen mkwrite_count(const struct wpstat_key *key,
-						       bool first, bool readin,
-						       u64 readin_ns)
+static __always_inline struct wpstat_gen
+mkwrite_count(const struct address_space *mapping, const struct wpstat_key *key,
+	      bool first, bool readin, u64 readin_ns)
 {
 	struct wpstat_ref r = wpstat_lookup(key);
 	struct wpstat_gen gen;
 
+	wpstat_dirty_hint_set(mapping, r);
 	wpstat_add(r, first ? WPC_MKWRITE_FIRST : WPC_MKWRITE_WP, 1);
 	if (unlikely(readin)) {
 		wpstat_add(r, WPC_READIN_WAITS, 1);
@@ -112,7 +114,8 @@ static __always_inline struct wpstat_gen mkwrite_count(const struct wpstat_key *
  * (fault_entry()) is counted with it, and its read-in timed: the time
  * from the fault's start to here, when it had to read its page.
  */
-static noinline void mkwrite_timed(const struct wpstat_key *key, bool first,
+static noinline void mkwrite_timed(const struct address_space *mapping,
+				   const struct wpstat_key *key, bool first,
 				   bool readin)
 {
 	struct wpstat_tctx *c = wpstat_tctx_find();
@@ -120,7 +123,7 @@ static noinline void mkwrite_timed(const struct wpstat_key *key, bool first,
 
 	if (!wpstat_in_scope(c, WPT_FAULT) || c->fault_mkwrite ||
 	    !wpstat_key_equal(&c->fault_key, key)) {
-		mkwrite_count(key, first, readin, 0);
+		mkwrite_count(mapping, key, first, readin, 0);
 		return;
 	}
 	if (readin) {
@@ -128,7 +131,7 @@ static noinline void mkwrite_timed(const struct wpstat_key *key, bool first,
 		readin_ns = max_t(u64, ktime_get_ns() - c->fault_start, 1);
 		wpstat_fault_wait_done(c, readin_ns, c->fault_cpu0, c->fault_runq0);
 	}
-	c->fault_gen = mkwrite_count(key, first, readin, readin_ns);
+	c->fault_gen = mkwrite_count(mapping, key, first, readin, readin_ns);
 	wpstat_fault_locks_decide(c, readin);
 	c->fault_mkwrite = true;
 }
@@ -156,30 +159,102 @@ static __always_inline void fault_note(const struct wpstat_key *key,
 
 static __always_inline void mkwrite_enter(struct pt_regs *args)
 {
+	struct vm_fault *vmf = wpstat_mkwrite_vmf(args);
 	struct wpstat_key key;
 	bool first, readin, counted;
 
 	wpstat_hit(WPP_MKWRITE);
-	counted = mkwrite_key(wpstat_mkwrite_vmf(args), &key, &first, &readin);
+	counted = mkwrite_key(vmf, &key, &first, &readin);
 	fault_note(&key, counted);
 	if (!counted)
 		return;
 	if (READ_ONCE(wpstat_counting_level) == WPL_TIMING)
-		mkwrite_timed(&key, first, readin);
+		mkwrite_timed(vmf->vma->vm_file->f_mapping, &key, first, readin);
 	else
-		mkwrite_count(&key, first, readin, 0);
+		mkwrite_count(vmf->vma->vm_file->f_mapping, &key, first,
+			      readin, 0);
 }
 
 
 
+/*
+ * The row of the last file whose folio was cleaned on this CPU, by its
+ * mapping: writeback cleans a file's folios in a run, and the next clean
+ * of the same mapping counts in that row without building the key and
+ * looking it up again.  Written and read only here, at level counts, in
+ * task context (folio_mkclean() takes a sleeping lock), preemption
+ * disabled: no handler nested on the CPU writes it.  Trusted while the
+ * table is the same, the row's state unchanged and the device filter
+ * too: the row's inode is then not destroyed (__destroy_inode() marks its
+ * row gone), so the mapping's address is still that inode's; mapping is
+ * an identity, never dereferenced.  Should the evict callback ever be
+ * refused by the recursion guard, a row could outlive its inode unmarked:
+ * the hint is then never trusted again (mapping_hints_off).
+ */
+struct mkclean_hint {
+	unsigned long mapping;
+	struct wpstat_table *table;
+	struct wpstat_entry *e;
+	u32 state;
+	u32 filter_dev;
+};
+static DEFINE_PER_CPU(struct mkclean_hint, mkclean_hint);
+static bool mapping_hints_off;
+
+/* A clean of @mapping's folio: its row, or no table (filtered). */
+static noinline struct wpstat_ref mkclean_lookup(const struct address_space *mapping)
+{
+	struct mkclean_hint *h = this_cpu_ptr(&mkclean_hint);
+	struct wpstat_key key;
+	struct wpstat_ref r;
+	u32 state;
+
+	h->mapping = 0;
+	if (!wpstat_key_of_mapping(mapping, &key))
+		return (struct wpstat_ref){ NULL, NULL };
+	r = wpstat_lookup(&key);
+	if (likely(r.e)) {
+		state = READ_ONCE(r.e->state);
+		if (wpstat_row_kind(state) == WPSTAT_ROW_LIVE) {
+			h->table = r.t;
+			h->e = r.e;
+			h->state = state;
+			h->filter_dev = READ_ONCE(wpstat_filter_dev);
+			h->mapping = (unsigned long)mapping;
+		}
+	}
+	return r;
+}
+
 static __always_inline void mkclean_enter(struct pt_regs *args)
 {
-	struct wpstat_key key;
+	struct mkclean_hint *h = this_cpu_ptr(&mkclean_hint);
+	struct address_space *mapping;
+	struct wpstat_ref r;
 
 	wpstat_hit(WPP_MKCLEAN);
-	if (READ_ONCE(wpstat_counting_level) == WPL_COUNTS &&
-	    wpstat_mkclean_key(args, &key))
-		wpstat_mkclean_count(&key, args);
+	/* Writeback runs in kworkers: the task filter does not apply. */
+	if (READ_ONCE(wpstat_counting_level) != WPL_COUNTS ||
+	    !READ_ONCE(wpstat_enabled))
+		return;
+	mapping = wpstat_mkclean_mapping(args);
+	r.t = rcu_dereference_sched(wpstat_table);
+	/*
+	 * The table first: h->e is read only if it is the current one's.
+	 * The generation too: FS_IOC_SETVERSION changes it in place.
+	 */
+	if (mapping && h->mapping == (unsigned long)mapping &&
+	    h->table == r.t && READ_ONCE(h->e->state) == h->state &&
+	    h->e->key.gen == mapping->host->i_generation &&
+	    h->filter_dev == READ_ONCE(wpstat_filter_dev) &&
+	    !READ_ONCE(mapping_hints_off)) {
+		r.e = h->e;
+	} else {
+		r = mkclean_lookup(mapping);
+		if (!r.t)
+			return;
+	}
+	wpstat_mkclean_add(r, args);
 }
 
 static __always_inline void stable_enter(struct pt_regs *args)
@@ -256,16 +331,19 @@ static noinline void notrace wpstat_entry_counted(unsigned long ip,
 		for (p = 0; p < WPP_NR; p++)
 			if (ip == wpstat_entry_ip[p])
 				this_cpu_inc(wpstat_probe_stats->missed[p]);
+		if (ip == wpstat_entry_ip[WPP_EVICT])
+			WRITE_ONCE(mapping_hints_off, true);
 		return;
 	}
-	if (ip == wpstat_entry_ip[WPP_BDP_RL])
-		bdp_rl_enter(parent_ip, args);
-	else if (ip == wpstat_entry_ip[WPP_STABLE])
-		stable_enter(args);
-	else if (ip == wpstat_entry_ip[WPP_MKWRITE])
+	/* A store's points first: bdp_rl and stable are level timing's. */
+	if (ip == wpstat_entry_ip[WPP_MKWRITE])
 		mkwrite_enter(args);
 	else if (ip == wpstat_entry_ip[WPP_MKCLEAN])
 		mkclean_enter(args);
+	else if (ip == wpstat_entry_ip[WPP_BDP_RL])
+		bdp_rl_enter(parent_ip, args);
+	else if (ip == wpstat_entry_ip[WPP_STABLE])
+		stable_enter(args);
 	else if (ip == wpstat_entry_ip[WPP_EVICT])
 		evict_enter(args);	/* counted in its hits below */
 	else
@@ -313,8 +391,12 @@ const struct wpstat_handler_set wpstat_entry_handlers[WPP_NR] = {
 
 size_t wpstat_handlers_bytes(size_t *cpu)
 {
-	*cpu += sizeof(struct wpstat_bdp_record);
-	return sizeof(struct wpstat_bdp_record) * num_possible_cpus() +
+	size_t per_cpu = sizeof(struct wpstat_bdp_record) +
+			 sizeof(struct wpstat_dirty_hint) +
+			 sizeof(struct mkclean_hint);
+
+	*cpu += per_cpu;
+	return per_cpu * num_possible_cpus() +
 	       sizeof(struct wpstat_fault_rec) * WPSTAT_FAULT_RECS;
 }
 

@@ -147,6 +147,75 @@ struct wpstat_bdp_record {
 extern struct wpstat_bdp_record __percpu *wpstat_bdp_record;
 
 /*
+ * The row do_page_mkwrite()'s callback counted the current fault in, for
+ * the folio it is about to dirty: ->page_mkwrite() (or the fault's finish)
+ * marks the folio dirty a few calls later, and the dirty tracepoint then
+ * counts it in the same row without building the key and looking it up
+ * again: one lookup per fault instead of two.  Per CPU, written only
+ * there (task context, preemption disabled), task last: a handler nested
+ * on the CPU sees the old record or the new one whole.  Trusted, once,
+ * only for the same task and mapping, while the task has completed no
+ * fault since (wpstat_task_faults()), the table is the same and the row's
+ * state unchanged: its inode is then not destroyed, so the mapping's
+ * address is still that inode's.  task and mapping are identities, never
+ * dereferenced.  A folio dirtied on another CPU (->page_mkwrite() slept
+ * and the task moved) takes the lookup.
+ */
+struct wpstat_dirty_hint {
+	unsigned long task;
+	unsigned long mapping;
+	unsigned long faults;		/* wpstat_task_faults() at the fault */
+	struct wpstat_table *table;
+	struct wpstat_entry *e;
+	u32 state;			/* e->state, live, at the fault */
+};
+DECLARE_PER_CPU(struct wpstat_dirty_hint, wpstat_dirty_hint);
+
+/* The fault counted in @r is for @mapping's inode. */
+static __always_inline void wpstat_dirty_hint_set(const struct address_space *mapping,
+						  struct wpstat_ref r)
+{
+	struct wpstat_dirty_hint *h = this_cpu_ptr(&wpstat_dirty_hint);
+	u32 state;
+
+	WRITE_ONCE(h->task, 0);
+	if (unlikely(!r.e))
+		return;
+	state = READ_ONCE(r.e->state);
+	if (unlikely(wpstat_row_kind(state) != WPSTAT_ROW_LIVE))
+		return;
+	barrier();
+	h->mapping = (unsigned long)mapping;
+	h->faults = wpstat_task_faults();
+	h->table = r.t;
+	h->e = r.e;
+	h->state = state;
+	barrier();
+	WRITE_ONCE(h->task, (unsigned long)current);
+}
+
+/*
+ * The row of the fault that is dirtying a folio of @mapping, taken from
+ * the hint (see above), or NULL: look it up.
+ */
+static __always_inline struct wpstat_entry *
+wpstat_dirty_hint_take(const struct address_space *mapping,
+		       struct wpstat_table **t)
+{
+	struct wpstat_dirty_hint *h = this_cpu_ptr(&wpstat_dirty_hint);
+
+	if (READ_ONCE(h->task) != (unsigned long)current ||
+	    h->mapping != (unsigned long)mapping)
+		return NULL;
+	*t = rcu_dereference_sched(wpstat_table);
+	if (h->table != *t || h->faults != wpstat_task_faults() ||
+	    READ_ONCE(h->e->state) != h->state)
+		return NULL;
+	WRITE_ONCE(h->task, 0);
+	return h->e;
+}
+
+/*
  * Each task's latest write fault that reached do_page_mkwrite(), in a
  * slot of a table indexed by a hash of the task: do_page_mkwrite()'s
  * entry callback fills it at both levels, for a balance_dirty_pages()
@@ -219,15 +288,22 @@ static __always_inline bool wpstat_mkclean_key(struct pt_regs *args,
 	       wpstat_key_of_mapping(wpstat_mkclean_mapping(args), key);
 }
 
+/* A clean, counted in @r. */
+static __always_inline void wpstat_mkclean_add(struct wpstat_ref r,
+					       struct pt_regs *args)
+{
+	wpstat_add(r, WPC_MKCLEAN_CALLS, 1);
+	wpstat_add(r, WPC_MKCLEAN_PAGES, wpstat_mkclean_nr_pages(args));
+	wpstat_add(r, wpstat_mkclean_trigger(), 1);
+}
+
 /* A clean: the inode's counts; returns the generation they went to. */
 static __always_inline u32 wpstat_mkclean_count(const struct wpstat_key *key,
 					 struct pt_regs *args)
 {
 	struct wpstat_ref r = wpstat_lookup(key);
 
-	wpstat_add(r, WPC_MKCLEAN_CALLS, 1);
-	wpstat_add(r, WPC_MKCLEAN_PAGES, wpstat_mkclean_nr_pages(args));
-	wpstat_add(r, wpstat_mkclean_trigger(), 1);
+	wpstat_mkclean_add(r, args);
 	return wpstat_ref_gen(r);
 }
 

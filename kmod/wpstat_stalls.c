@@ -21,18 +21,7 @@
 
 #include "wpstat.h"
 
-/*
- * The row each CPU found last, as the inode table's wpstat_last: a writer
- * takes its faults on one file in a run, so most events skip the hash.
- * A nested handler may overwrite the pair half-way, so a hit is trusted
- * only after checking it against the current table: index in range,
- * published, same key.  Never dereferenced for another table.
- */
-struct wpstat_stall_last {
-	struct wpstat_stalls *table;
-	u32 idx;			/* into table->rows */
-};
-static DEFINE_PER_CPU(struct wpstat_stall_last, wpstat_stall_last);
+DEFINE_PER_CPU(struct wpstat_stall_last, wpstat_stall_last);
 
 /* The per-CPU last rows (the summary's module_bytes). */
 size_t wpstat_stall_cpu_bytes(size_t *cpu)
@@ -58,7 +47,7 @@ stall_find(struct wpstat_stalls *s, const struct wpstat_key *ikey, bool insert)
 		r = &s->rows[idx];
 		/* Pairs with the release in wpstat_stall_find_key(). */
 		if (likely(smp_load_acquire(&r->valid) &&
-			   wpstat_stall_key_equal(&r->key, &key)))
+			   wpstat_stall_row_is(r, ikey, key.tgid, key.start)))
 			return r;
 	}
 	r = wpstat_stall_find_key(s, &key, insert, NULL);
@@ -87,15 +76,6 @@ stall_row(struct wpstat_stalls *s, const struct wpstat_key *ikey, bool insert)
 	return wpstat_stall_find_key(s, &dev, insert, NULL);
 }
 
-/* A row has an event now: compaction folds the oldest history first. */
-static __always_inline void stall_touch(struct wpstat_stall *r)
-{
-	unsigned long now = jiffies;
-
-	if (READ_ONCE(r->last) != now)
-		WRITE_ONCE(r->last, now);
-}
-
 /*
  * An event of cause @f (a count field): the current process's row for
  * @key's file, made if new.  Its time, added when its wait or pause ends
@@ -114,20 +94,16 @@ u32 notrace wpstat_stall_add(const struct wpstat_key *key,
 	r = stall_row(s, key, true);
 	if (likely(r)) {
 		atomic64_add(delta, &r->count[f]);
-		stall_touch(r);
+		wpstat_stall_touch(r);
 	} else {
 		atomic64_add(f == WPS_WP_CAUSED ? delta : 1, &s->overflow);
 	}
 	return s->reset_gen;
 }
 
-/*
- * A write fault (@first or write-protect) and, if it had to, its read-in
- * (@readin, timed if @readin_ns), in one row: one event, or two with
- * the read-in, as wpstat_stall_add() counts them.
- */
-u32 notrace wpstat_stall_fault(const struct wpstat_key *key, bool first,
-			       bool readin, u64 readin_ns)
+/* wpstat_stall_fault() (wpstat.h) but for its row found last. */
+u32 notrace wpstat_stall_fault_slow(const struct wpstat_key *key, bool first,
+				    bool readin, u64 readin_ns)
 {
 	struct wpstat_stalls *s = rcu_dereference_sched(wpstat_stalls);
 	struct wpstat_stall *r;
@@ -147,7 +123,7 @@ u32 notrace wpstat_stall_fault(const struct wpstat_key *key, bool first,
 			wpstat_atomic_max(&r->count[WPS_READIN_MAX], readin_ns);
 		}
 	}
-	stall_touch(r);
+	wpstat_stall_touch(r);
 	return s->reset_gen;
 }
 
@@ -174,7 +150,7 @@ void notrace wpstat_stall_events(const struct wpstat_key *key,
 	atomic64_add(n, &r->count[f]);
 	atomic64_add(ns, &r->count[ns_field]);
 	wpstat_atomic_max(&r->count[ns_field + 1], max);
-	stall_touch(r);
+	wpstat_stall_touch(r);
 }
 
 /*

@@ -13,6 +13,21 @@
 #include <trace/events/writeback.h>
 
 /*
+ * Where a dirtied folio of @mapping counts: no table if the filters
+ * exclude it.  Inline: a call would cost write(2)'s dirtying more than
+ * the key's stack canary costs the fault's (make bench's W2 and W1).
+ */
+static __always_inline struct wpstat_ref tp_dirty_lookup(const struct address_space *mapping)
+{
+	struct wpstat_key key;
+
+	/* Folios are dirtied by whoever writes: the task filter applies. */
+	if (!wpstat_want_task() || !wpstat_key_of_mapping(mapping, &key))
+		return (struct wpstat_ref){ NULL, NULL };
+	return wpstat_lookup(&key);
+}
+
+/*
  * A folio went clean to dirty (folio_account_dirtied()).  Not whose
  * throttle follows: a fault on a page already dirty dirties nothing, and
  * 6.12's write(2) calls the ratelimiter before it dirties (bdp_writer()
@@ -21,13 +36,15 @@
 static void notrace tp_dirty_folio(WPSTAT_TP_FOLIO_PROTO)
 {
 	struct wpstat_ref r;
-	struct wpstat_key key;
 
 	wpstat_hit(WPP_TP_DIRTY);
-	/* Folios are dirtied by whoever writes: the task filter applies. */
-	if (!wpstat_want_task() || !wpstat_key_of_mapping(mapping, &key))
-		return;
-	r = wpstat_lookup(&key);
+	/* A write fault's folio: the row its do_page_mkwrite() found. */
+	r.e = wpstat_dirty_hint_take(mapping, &r.t);
+	if (!r.e) {
+		r = tp_dirty_lookup(mapping);
+		if (!r.t)
+			return;
+	}
 	wpstat_add(r, WPC_DIRTIED, 1);
 	wpstat_add(r, WPC_DIRTIED_PAGES, wpstat_tp_folio_nr_pages(folio));
 }
