@@ -92,22 +92,35 @@ enum wpstat_hist_id {
  * inode may be evicted and its memory reused long before anyone reads us.
  */
 /*
- * A file: (dev, ino, generation), the mount it is on (sb: its bdi's id,
- * never reused), which /proc does not show, and on btrfs its subvolume.
- * btrfs, FUSE and NFS get an anonymous s_dev that the next mount reuses,
- * and inode numbers and generations that a fresh filesystem repeats;
- * with sb, a file of the next mount gets a row of its own instead of
+ * A file: (dev, ino, generation), the mount it is on (its bdi's id),
+ * which /proc does not show, and on btrfs its subvolume.  btrfs, FUSE
+ * and NFS get an anonymous s_dev that the next mount reuses, and inode
+ * numbers and generations that a fresh filesystem repeats; with the
+ * mount, a file of the next mount gets a row of its own instead of
  * reviving the old one.  A btrfs snapshot's files keep the original's
- * inode numbers and generations on the same superblock: subvol (the
- * subvolume's root id, 0 elsewhere) keeps them apart.
+ * inode numbers and generations on the same superblock: the subvolume
+ * (its root id, 0 elsewhere) keeps them apart.
+ *
+ * Both share one word, sb: the bdi id's low 32 bits below, the
+ * subvolume's above (wpstat_key_fill()), so that every handler copies
+ * and compares 24 bytes, not 32.  Two keys collide only where both
+ * numbers pass 2^32: four billion bdis registered (a mount, a loop
+ * device) between two mounts of one anonymous s_dev whose files repeat
+ * the same inode number and generation, or four billion subvolumes made
+ * on one btrfs (a root id is the filesystem's highest plus one).
  */
 struct wpstat_key {
 	u64 ino;
 	u32 dev;
 	u32 gen;
 	u64 sb;
-	u64 subvol;
 };
+
+/* The subvolume of a key's sb word (a stall key's too). */
+static __always_inline u64 wpstat_sb_subvol(u64 sb)
+{
+	return sb >> 32;
+}
 
 /*
  * A row.  A row of a destroyed inode may be taken over for another inode
@@ -394,7 +407,7 @@ static __always_inline bool wpstat_key_equal(const struct wpstat_key *a,
 					     const struct wpstat_key *b)
 {
 	return a->ino == b->ino && a->dev == b->dev && a->gen == b->gen &&
-	       a->sb == b->sb && a->subvol == b->subvol;
+	       a->sb == b->sb;
 }
 
 /*
@@ -583,8 +596,7 @@ struct wpstat_stall_key {
 	u64 ino;
 	u32 dev;
 	u32 gen;
-	u64 sb;
-	u64 subvol;
+	u64 sb;				/* and subvolume, as wpstat_key's */
 	u32 tgid;			/* 0: the file's exited processes */
 	u32 pad;			/* zero: the key is hashed as u32 words */
 	u64 start;			/* the leader's start_time: a reused pid differs */
@@ -632,8 +644,7 @@ static __always_inline bool wpstat_stall_key_equal(const struct wpstat_stall_key
 					    const struct wpstat_stall_key *b)
 {
 	return a->ino == b->ino && a->dev == b->dev && a->gen == b->gen &&
-	       a->sb == b->sb && a->subvol == b->subvol &&
-	       a->tgid == b->tgid && a->start == b->start;
+	       a->sb == b->sb && a->tgid == b->tgid && a->start == b->start;
 }
 
 /*
@@ -660,8 +671,7 @@ static __always_inline bool wpstat_stall_row_is(const struct wpstat_stall *r,
 {
 	return r->key.ino == ikey->ino && r->key.dev == ikey->dev &&
 	       r->key.gen == ikey->gen && r->key.sb == ikey->sb &&
-	       r->key.subvol == ikey->subvol && r->key.tgid == tgid &&
-	       r->key.start == start;
+	       r->key.tgid == tgid && r->key.start == start;
 }
 
 /* A row has an event now: compaction folds the oldest history first. */

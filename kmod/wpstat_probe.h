@@ -51,7 +51,7 @@ static __always_inline bool wpstat_want_task(void)
  * mount; a block device's filesystems share the disk's, and tmpfs the
  * no-op one (tmpfs generations are random).
  */
-static __always_inline u64 wpstat_sb_id(const struct super_block *sb)
+static __always_inline u32 wpstat_sb_id(const struct super_block *sb)
 {
 	return READ_ONCE(sb->s_bdi)->id;
 }
@@ -71,8 +71,8 @@ static __always_inline void wpstat_key_fill(const struct inode *inode,
 	key->ino = inode->i_ino;
 	key->gen = inode->i_generation;
 	key->sb = wpstat_sb_id(sb);
-	key->subvol = unlikely(sb->s_magic == BTRFS_SUPER_MAGIC) ?
-		      wpstat_btrfs_subvol(inode) : 0;
+	if (unlikely(sb->s_magic == BTRFS_SUPER_MAGIC))
+		key->sb |= wpstat_btrfs_subvol(inode) << 32;
 }
 
 /* Fill @key for @inode; false if the device filter excludes it. */

@@ -193,7 +193,7 @@ static int inodes_show(struct seq_file *m, void *v)
 	for (i = 0; i < ARRAY_SIZE(inodes_columns); i++) {
 		c = inodes_columns[i];
 		if (c == WPSTAT_COL_KEY(WPSTAT_KEYCOL_SUBVOL))
-			seq_put_decimal_ull(m, " ", key.subvol);
+			seq_put_decimal_ull(m, " ", wpstat_sb_subvol(key.sb));
 		else
 			wpstat_seq_counter(m, c, count[c]);
 	}
@@ -261,7 +261,7 @@ static int stalls_show(struct seq_file *m, void *v)
 	for (i = 0; i < ARRAY_SIZE(stalls_columns); i++) {
 		f = stalls_columns[i];
 		if (f == WPSTAT_COL_KEY(WPSTAT_KEYCOL_SUBVOL))
-			seq_put_decimal_ull(m, " ", r->key.subvol);
+			seq_put_decimal_ull(m, " ", wpstat_sb_subvol(r->key.sb));
 		else if (wpstat_counter_available(wpstat_stall_fields[f].like))
 			seq_put_decimal_ull(m, " ", atomic64_read(&r->count[f]));
 		else

@@ -37,7 +37,7 @@ stall_find(struct wpstat_stalls *s, const struct wpstat_key *ikey, bool insert)
 	struct wpstat_stall_last *last = this_cpu_ptr(&wpstat_stall_last);
 	struct wpstat_stall_key key = {
 		.ino = ikey->ino, .dev = ikey->dev, .gen = ikey->gen,
-		.sb = ikey->sb, .subvol = ikey->subvol, .tgid = task_tgid_nr(current),
+		.sb = ikey->sb, .tgid = task_tgid_nr(current),
 		.start = current->group_leader->start_time,
 	};
 	u32 idx = READ_ONCE(last->idx);

@@ -332,7 +332,6 @@ static bool stall_file_gone(const struct wpstat_stall_key *k)
 {
 	struct wpstat_key ik = {
 		.ino = k->ino, .dev = k->dev, .gen = k->gen, .sb = k->sb,
-		.subvol = k->subvol,
 	};
 
 	return wpstat_inode_gone(&ik);
