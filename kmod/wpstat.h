@@ -744,8 +744,8 @@ static inline void wpstat_stall_event(const struct wpstat_key *key,
 }
 void wpstat_stall_time(const struct wpstat_key *key,
 		       enum wpstat_stall_field ns_field, u64 ns, u32 gen);
-void wpstat_stall_ns(const struct wpstat_key *key, enum wpstat_stall_field f,
-		     u64 ns, u32 gen);
+void wpstat_stall_fault_times(const struct wpstat_key *key, u32 gen, u64 ns,
+			      u64 unnamed, u64 cpu, u64 runq);
 void wpstat_stalls_note_death(void);
 void wpstat_stalls_summary(struct seq_file *m);
 

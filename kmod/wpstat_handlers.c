@@ -85,7 +85,7 @@ static __always_inline bool mkwrite_key(struct vm_fault *vmf,
 /*
  * A write fault on @mapping's file: the inode's count and the process's
  * row; a read-in is counted in both too, with its time if @readin_ns (one
- * row each).  The row is left in the dirty hint.  Returns where the
+ * row each).  The row is left in the fault hint.  Returns where the
  * fault's count went.
  */
 static __always_inline struct wpstat_gen
@@ -95,7 +95,7 @@ mkwrite_count(const struct address_space *mapping, const struct wpstat_key *key,
 	struct wpstat_ref r = wpstat_lookup(key);
 	struct wpstat_gen gen;
 
-	wpstat_dirty_hint_set(mapping, r);
+	wpstat_fault_hint_set(mapping, r);
 	wpstat_add(r, first ? WPC_MKWRITE_FIRST : WPC_MKWRITE_WP, 1);
 	if (unlikely(readin)) {
 		wpstat_add(r, WPC_READIN_WAITS, 1);
@@ -259,17 +259,23 @@ static __always_inline void mkclean_enter(struct pt_regs *args)
 
 static __always_inline void stable_enter(struct pt_regs *args)
 {
+	struct address_space *mapping = wpstat_stable_mapping(args);
 	struct wpstat_key key;
+	struct wpstat_ref r;
 
 	wpstat_hit(WPP_STABLE);
-	if (wpstat_want_task() &&
-	    wpstat_key_of_mapping(wpstat_stable_mapping(args), &key))
+	/* In a write fault's ->page_mkwrite(): the fault's row. */
+	r.e = wpstat_fault_hint_row(mapping, &r.t);
+	if (r.e)
+		wpstat_add(r, WPC_STABLE_CALLS, 1);
+	else if (wpstat_want_task() && wpstat_key_of_mapping(mapping, &key))
 		wpstat_count(&key, WPC_STABLE_CALLS, 1);
 }
 
 static __always_inline void bdp_rl_enter(unsigned long parent_ip,
 					 struct pt_regs *args)
 {
+	struct address_space *mapping;
 	struct wpstat_bdp_record *r;
 	struct wpstat_ref ref;
 
@@ -279,11 +285,15 @@ static __always_inline void bdp_rl_enter(unsigned long parent_ip,
 	r = this_cpu_ptr(wpstat_bdp_record);
 	r->task = (unsigned long)current;
 	r->switches = wpstat_task_switches(current);
+	mapping = wpstat_bdp_rl_mapping(args);
 	r->counted = wpstat_want_task() &&
-		     wpstat_key_of_mapping(wpstat_bdp_rl_mapping(args), &r->key);
+		     wpstat_key_of_mapping(mapping, &r->key);
 	if (!r->counted)
 		return;
-	ref = wpstat_lookup(&r->key);
+	/* From a write fault: the fault's row. */
+	ref.e = wpstat_fault_hint_row(mapping, &ref.t);
+	if (!ref.e)
+		ref = wpstat_lookup(&r->key);
 	wpstat_add(ref, WPC_BDP_CALLS, 1);
 	/* balance_dirty_pages_ratelimited() tail-calls the _flags variant. */
 	if (wpstat_in_range(parent_ip, &wpstat_fault_dirty_range))
@@ -392,7 +402,7 @@ const struct wpstat_handler_set wpstat_entry_handlers[WPP_NR] = {
 size_t wpstat_handlers_bytes(size_t *cpu)
 {
 	size_t per_cpu = sizeof(struct wpstat_bdp_record) +
-			 sizeof(struct wpstat_dirty_hint) +
+			 sizeof(struct wpstat_fault_hint) +
 			 sizeof(struct mkclean_hint);
 
 	*cpu += per_cpu;

@@ -102,6 +102,7 @@ enum wpstat_counter wpstat_mkclean_trigger(void)
 static void fault_close(struct wpstat_tctx *c, u64 end)
 {
 	u64 ns = end - c->fault_start, unnamed, cpu, runq;
+	struct wpstat_ref r;
 
 	if (c->fault_mkwrite) {
 		unnamed = ns - min(ns, c->fault_named_ns);
@@ -117,23 +118,18 @@ static void fault_close(struct wpstat_tctx *c, u64 end)
 		cpu = wpstat_task_cpu_ns() - c->fault_cpu0;
 		cpu -= min(cpu, c->fault_wait_cpu);
 		cpu = min(cpu, unnamed - runq);
-		wpstat_count_time(&c->fault_key, WPC_MKWRITE_NS,
-				  WPC_MKWRITE_MAX_NS, ns, c->fault_gen.inodes);
-		wpstat_stall_time(&c->fault_key, WPS_FAULT_NS, ns,
-				  c->fault_gen.stalls);
+		/* One lookup in each table for the four times. */
+		r = wpstat_lookup(&c->fault_key);
+		if (likely(r.t && r.t->reset_gen == c->fault_gen.inodes)) {
+			wpstat_add_time(r, WPC_MKWRITE_NS, WPC_MKWRITE_MAX_NS,
+					ns);
+			wpstat_add(r, WPC_MKWRITE_UNNAMED_NS, unnamed);
+			wpstat_add(r, WPC_MKWRITE_CPU_NS, cpu);
+			wpstat_add(r, WPC_MKWRITE_RUNQ_NS, runq);
+		}
+		wpstat_stall_fault_times(&c->fault_key, c->fault_gen.stalls,
+					 ns, unnamed, cpu, runq);
 		wpstat_hist_add(WPH_MKWRITE, &c->fault_key, ns);
-		wpstat_count_gen(&c->fault_key, WPC_MKWRITE_UNNAMED_NS, unnamed,
-				 c->fault_gen.inodes);
-		wpstat_stall_ns(&c->fault_key, WPS_FAULT_UNNAMED_NS, unnamed,
-				c->fault_gen.stalls);
-		wpstat_count_gen(&c->fault_key, WPC_MKWRITE_CPU_NS, cpu,
-				 c->fault_gen.inodes);
-		wpstat_stall_ns(&c->fault_key, WPS_FAULT_CPU_NS, cpu,
-				c->fault_gen.stalls);
-		wpstat_count_gen(&c->fault_key, WPC_MKWRITE_RUNQ_NS, runq,
-				 c->fault_gen.inodes);
-		wpstat_stall_ns(&c->fault_key, WPS_FAULT_RUNQ_NS, runq,
-				c->fault_gen.stalls);
 	}
 	wpstat_tctx_put(c, WPT_FAULT);
 }

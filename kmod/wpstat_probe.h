@@ -147,21 +147,22 @@ struct wpstat_bdp_record {
 extern struct wpstat_bdp_record __percpu *wpstat_bdp_record;
 
 /*
- * The row do_page_mkwrite()'s callback counted the current fault in, for
- * the folio it is about to dirty: ->page_mkwrite() (or the fault's finish)
- * marks the folio dirty a few calls later, and the dirty tracepoint then
- * counts it in the same row without building the key and looking it up
- * again: one lookup per fault instead of two.  Per CPU, written only
- * there (task context, preemption disabled), task last: a handler nested
- * on the CPU sees the old record or the new one whole.  Trusted, once,
- * only for the same task and mapping, while the task has completed no
- * fault since (wpstat_task_faults()), the table is the same and the row's
- * state unchanged: its inode is then not destroyed, so the mapping's
- * address is still that inode's.  task and mapping are identities, never
- * dereferenced.  A folio dirtied on another CPU (->page_mkwrite() slept
- * and the task moved) takes the lookup.
+ * The row do_page_mkwrite()'s callback counted the current write fault
+ * in, for the points the fault reaches after it: the dirty tracepoint
+ * (->page_mkwrite() or the fault's finish marks the folio dirty a few
+ * calls later) and, at level timing, folio_wait_stable() and the
+ * ratelimited call.  They count in that row without building the key and
+ * looking it up again: one lookup per fault instead of two (four at
+ * timing).  Per CPU, written only there (task context, preemption
+ * disabled), task last: a handler nested on the CPU sees the old record
+ * or the new one whole.  Trusted for the same task and mapping while the
+ * task has completed no fault since (wpstat_task_faults()), the table is
+ * the same and the row's state unchanged: its inode is then not
+ * destroyed, so the mapping's address is still that inode's.  task and
+ * mapping are identities, never dereferenced.  A point reached on
+ * another CPU (->page_mkwrite() slept and the task moved) looks up.
  */
-struct wpstat_dirty_hint {
+struct wpstat_fault_hint {
 	unsigned long task;
 	unsigned long mapping;
 	unsigned long faults;		/* wpstat_task_faults() at the fault */
@@ -169,13 +170,13 @@ struct wpstat_dirty_hint {
 	struct wpstat_entry *e;
 	u32 state;			/* e->state, live, at the fault */
 };
-DECLARE_PER_CPU(struct wpstat_dirty_hint, wpstat_dirty_hint);
+DECLARE_PER_CPU(struct wpstat_fault_hint, wpstat_fault_hint);
 
 /* The fault counted in @r is for @mapping's inode. */
-static __always_inline void wpstat_dirty_hint_set(const struct address_space *mapping,
+static __always_inline void wpstat_fault_hint_set(const struct address_space *mapping,
 						  struct wpstat_ref r)
 {
-	struct wpstat_dirty_hint *h = this_cpu_ptr(&wpstat_dirty_hint);
+	struct wpstat_fault_hint *h = this_cpu_ptr(&wpstat_fault_hint);
 	u32 state;
 
 	WRITE_ONCE(h->task, 0);
@@ -195,14 +196,14 @@ static __always_inline void wpstat_dirty_hint_set(const struct address_space *ma
 }
 
 /*
- * The row of the fault that is dirtying a folio of @mapping, taken from
- * the hint (see above), or NULL: look it up.
+ * The row of the current task's write fault if it is on @mapping's file,
+ * from the hint (see above), in table *@t; NULL: look it up.
  */
 static __always_inline struct wpstat_entry *
-wpstat_dirty_hint_take(const struct address_space *mapping,
-		       struct wpstat_table **t)
+wpstat_fault_hint_row(const struct address_space *mapping,
+		      struct wpstat_table **t)
 {
-	struct wpstat_dirty_hint *h = this_cpu_ptr(&wpstat_dirty_hint);
+	struct wpstat_fault_hint *h = this_cpu_ptr(&wpstat_fault_hint);
 
 	if (READ_ONCE(h->task) != (unsigned long)current ||
 	    h->mapping != (unsigned long)mapping)
@@ -211,7 +212,6 @@ wpstat_dirty_hint_take(const struct address_space *mapping,
 	if (h->table != *t || h->faults != wpstat_task_faults() ||
 	    READ_ONCE(h->e->state) != h->state)
 		return NULL;
-	WRITE_ONCE(h->task, 0);
 	return h->e;
 }
 

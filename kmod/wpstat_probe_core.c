@@ -32,8 +32,8 @@ unsigned int wpstat_level_epoch;
 bool wpstat_wait_bit_attached;
 unsigned long wpstat_entry_ip[WPP_NR];
 struct wpstat_range wpstat_fault_dirty_range;
-/* Written by do_page_mkwrite()'s callback, read by the dirty tracepoint. */
-DEFINE_PER_CPU(struct wpstat_dirty_hint, wpstat_dirty_hint);
+/* Written by do_page_mkwrite()'s callback, read by the points after it. */
+DEFINE_PER_CPU(struct wpstat_fault_hint, wpstat_fault_hint);
 struct wpstat_range wpstat_mkwrite_range;
 
 /*

@@ -174,12 +174,12 @@ void notrace wpstat_stall_time(const struct wpstat_key *key,
 }
 
 /*
- * Time with no maximum of its own (fault_unnamed_ns), to the row the
- * event's count made: like wpstat_stall_time(), it makes no row and is
- * no overflow.
+ * A timed write fault ended: its time @ns (and the maximum), its unnamed
+ * part and of that the CPU and runqueue parts, in one row, the one its
+ * count made if that is in this table (of generation @gen).
  */
-void notrace wpstat_stall_ns(const struct wpstat_key *key,
-			     enum wpstat_stall_field f, u64 ns, u32 gen)
+void notrace wpstat_stall_fault_times(const struct wpstat_key *key, u32 gen,
+				      u64 ns, u64 unnamed, u64 cpu, u64 runq)
 {
 	struct wpstat_stalls *s = rcu_dereference_sched(wpstat_stalls);
 	struct wpstat_stall *r;
@@ -187,7 +187,12 @@ void notrace wpstat_stall_ns(const struct wpstat_key *key,
 	if (unlikely(!s || s->reset_gen != gen))
 		return;
 	r = stall_row(s, key, false);
-	if (likely(r))
-		atomic64_add(ns, &r->count[f]);
+	if (unlikely(!r))
+		return;
+	atomic64_add(ns, &r->count[WPS_FAULT_NS]);
+	wpstat_atomic_max(&r->count[WPS_FAULT_NS + 1], ns);
+	atomic64_add(unnamed, &r->count[WPS_FAULT_UNNAMED_NS]);
+	atomic64_add(cpu, &r->count[WPS_FAULT_CPU_NS]);
+	atomic64_add(runq, &r->count[WPS_FAULT_RUNQ_NS]);
 }
 

@@ -39,7 +39,7 @@ static void notrace tp_dirty_folio(WPSTAT_TP_FOLIO_PROTO)
 
 	wpstat_hit(WPP_TP_DIRTY);
 	/* A write fault's folio: the row its do_page_mkwrite() found. */
-	r.e = wpstat_dirty_hint_take(mapping, &r.t);
+	r.e = wpstat_fault_hint_row(mapping, &r.t);
 	if (!r.e) {
 		r = tp_dirty_lookup(mapping);
 		if (!r.t)
