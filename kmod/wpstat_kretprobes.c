@@ -398,13 +398,6 @@ static int wait_bit_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct wpstat_tctx *c = wpstat_tctx_find();
 
 	if (c && (c->active & WPT_WAIT)) {
-		/*
-		 * Kept from before the causes had one call: a sync's wait
-		 * (OUT) taken out of a fault scope still open, one that asked
-		 * for a retry and was not retried.
-		 */
-		if (c->wait_kind == WPW_SYNC)
-			wpstat_fault_wait_done(c, ns, w->cpu0, w->runq0);
 		/* Counted as it began (tp_wait_writeback()). */
 		wpstat_cause_wait(c, &c->wait_key,
 				  wpstat_wait_causes[c->wait_kind],
