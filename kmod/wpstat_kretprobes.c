@@ -153,11 +153,11 @@ static void fault_drop_pending(struct wpstat_tctx *c)
  * handle_mm_fault(), level timing: a write fault on a shared file
  * mapping opens the task's fault scope, which the waits inside it (the
  * causes uapi/wpstat_stalls.def marks IN) add their time to
- * (wpstat_fault_wait_done()).  A fault whose page had to be read in returns
- * VM_FAULT_RETRY after the read and is retried at once at the same
- * address (FAULT_FLAG_TRIED): the retry continues the scope, so the
- * fault is timed from its first attempt.  Any other fault returns at
- * once (no instance, no return probe).
+ * (wpstat_cause_wait(), wpstat_fault_wait_done()).  A fault whose page
+ * had to be read in returns VM_FAULT_RETRY after the read and is retried
+ * at once at the same address (FAULT_FLAG_TRIED): the retry continues the
+ * scope, so the fault is timed from its first attempt.  Any other fault
+ * returns at once (no instance, no return probe).
  */
 static int fault_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
