@@ -513,11 +513,12 @@ static inline void wpstat_atomic_max(atomic64_t *v, u64 x)
 }
 
 /*
- * A timed call, wait or pause of @ns ended: add it to counter @sum and
- * raise the WPK_MAX counter @max of @r's row.  Slow paths only.
+ * Timed calls, waits or pauses of @ns in all ended, the longest @longest:
+ * add @ns to counter @sum and raise the WPK_MAX counter @max of @r's row
+ * to @longest.  Slow paths only.
  */
-static inline void wpstat_add_time(struct wpstat_ref r, enum wpstat_counter sum,
-				   enum wpstat_counter max, u64 ns)
+static inline void wpstat_add_times(struct wpstat_ref r, enum wpstat_counter sum,
+				    enum wpstat_counter max, u64 ns, u64 longest)
 {
 	struct wpstat_sums *sums;
 
@@ -526,11 +527,18 @@ static inline void wpstat_add_time(struct wpstat_ref r, enum wpstat_counter sum,
 	wpstat_add(r, sum, ns);
 	sums = this_cpu_ptr(r.t->sums);
 	if (likely(r.e))
-		wpstat_atomic_max(&r.e->count[max], ns);
-	else if (sums->untracked[max] < ns)
-		sums->untracked[max] = ns;
-	if (sums->total[max] < ns)
-		sums->total[max] = ns;
+		wpstat_atomic_max(&r.e->count[max], longest);
+	else if (sums->untracked[max] < longest)
+		sums->untracked[max] = longest;
+	if (sums->total[max] < longest)
+		sums->total[max] = longest;
+}
+
+/* One timed call, wait or pause of @ns ended. */
+static inline void wpstat_add_time(struct wpstat_ref r, enum wpstat_counter sum,
+				   enum wpstat_counter max, u64 ns)
+{
+	wpstat_add_times(r, sum, max, ns, ns);
 }
 
 /* The same for @key's row, if it is in the tables of generation @gen. */
@@ -582,6 +590,76 @@ enum wpstat_stall_field {
 };
 
 /*
+ * Each field's column name, the inode counter whose sources it needs (the
+ * column reads "-" without them; for a wait cause's three fields, the
+ * inode counters of the same waits) and how it merges:
+ * wpstat_stalls.def.  Static, so that a handler's look-up of a constant
+ * field is a constant (wpstat_cause_wait()).
+ */
+struct wpstat_stall_field_info {
+	const char *name;
+	enum wpstat_counter like;
+	bool max;			/* merged by maximum (compaction) */
+	bool events;			/* counts events (not ns) */
+};
+#define WPSTAT_UNIT_EVENTS_EVENTS	true
+#define WPSTAT_UNIT_EVENTS_NS		false
+#define WPSTAT_UNIT_EVENTS_UNNAMED	false
+#define WPSTAT_UNIT_EVENTS_PTES		true
+#define WPSTAT_UNIT_EVENTS_CPU		false
+#define WPSTAT_UNIT_EVENTS_RUNQ		false
+static const struct wpstat_stall_field_info wpstat_stall_fields[WPS_NR] __maybe_unused = {
+#define WPSTAT_STALL(id, nm, lk, knd, unit, ...)			\
+	[WPS_##id] = { .name = #nm, .like = WPC_##lk,			\
+		       .max = WPK_##knd == WPK_MAX,			\
+		       .events = WPSTAT_UNIT_EVENTS_##unit },
+#include "wpstat_stalls.def"
+#undef WPSTAT_STALL
+};
+
+/* The stall causes (wpstat_stalls.def's WPSTAT_STALL_CAUSE), WPCA_<id>. */
+enum wpstat_cause {
+#define WPSTAT_STALL(...)
+#define WPSTAT_STALL_CAUSE(id, ...) WPCA_##id,
+#include "wpstat_stalls.def"
+#undef WPSTAT_STALL_CAUSE
+#undef WPSTAT_STALL
+	WPCA_NR
+};
+
+/*
+ * A cause from wpstat_stalls.def: its name and the word for its events,
+ * the inode counter of its time, its stall fields (events, and ns, whose
+ * maximum is the field after it), whether it is a wait (IN or OUT: not
+ * SELF, the fault itself) and whether it is made in a fault (IN).  Its
+ * events and maximum in the inode row are its fields' like counters.  A
+ * cause of another kind than IN, OUT or SELF does not build.
+ */
+struct wpstat_cause_info {
+	const char *name;
+	const char *unit;
+	enum wpstat_counter time;
+	enum wpstat_stall_field stall_events, stall_ns;
+	bool wait;
+	bool in_fault;
+};
+#define WPSTAT_CAUSE_FAULT_IN(id)					\
+	.wait = true, .in_fault = true,					\
+	.stall_events = WPS_##id, .stall_ns = WPS_##id##_NS
+#define WPSTAT_CAUSE_FAULT_OUT(id)					\
+	.wait = true, .stall_events = WPS_##id, .stall_ns = WPS_##id##_NS
+#define WPSTAT_CAUSE_FAULT_SELF(id)	.stall_ns = WPS_##id##_NS
+static const struct wpstat_cause_info wpstat_causes[WPCA_NR] __maybe_unused = {
+#define WPSTAT_STALL(...)
+#define WPSTAT_STALL_CAUSE(id, nm, unt, tm, fault)			\
+	[WPCA_##id] = { .name = #nm, .unit = #unt, .time = WPC_##tm,	\
+			WPSTAT_CAUSE_FAULT_##fault(id) },
+#include "wpstat_stalls.def"
+#undef WPSTAT_STALL_CAUSE
+#undef WPSTAT_STALL
+};
+
+/*
  * One row: a process and a file.  A row whose tgid is 0 holds what the
  * file's exited processes did (compaction folds their rows into it).
  */
@@ -624,17 +702,6 @@ struct wpstat_stalls {
 	u64 aged;			/* exited rows folded into device rows for room */
 };
 
-/*
- * Each field's column name, the inode counter whose sources it needs (the
- * column reads "-" without them) and how it merges: wpstat_stalls.def.
- */
-struct wpstat_stall_field_info {
-	const char *name;
-	enum wpstat_counter like;
-	bool max;			/* merged by maximum (compaction) */
-	bool events;			/* counts events (not ns) */
-};
-extern const struct wpstat_stall_field_info wpstat_stall_fields[WPS_NR];
 
 extern unsigned int wpstat_max_stalls;
 extern struct wpstat_stalls __rcu *wpstat_stalls;
@@ -736,12 +803,6 @@ static __always_inline u32 wpstat_stall_fault(const struct wpstat_key *key,
 void wpstat_stall_events(const struct wpstat_key *key,
 			 enum wpstat_stall_field f,
 			 enum wpstat_stall_field ns_field, u64 n, u64 ns, u64 max);
-static inline void wpstat_stall_event(const struct wpstat_key *key,
-				      enum wpstat_stall_field f,
-				      enum wpstat_stall_field ns_field, u64 ns)
-{
-	wpstat_stall_events(key, f, ns_field, 1, ns, ns);
-}
 void wpstat_stall_time(const struct wpstat_key *key,
 		       enum wpstat_stall_field ns_field, u64 ns, u32 gen);
 void wpstat_stall_fault_times(const struct wpstat_key *key, u32 gen, u64 ns,

@@ -126,6 +126,12 @@ static noinline void mkwrite_timed(const struct address_space *mapping,
 		mkwrite_count(mapping, key, first, readin, 0);
 		return;
 	}
+	/*
+	 * The read-in is the one IN cause not counted by wpstat_cause_wait():
+	 * it is counted with the fault's own event, in one row of each table
+	 * (mkwrite_count(), the level counts fault path's too), so only its
+	 * fault part is done here.
+	 */
 	if (readin) {
 		/* Never 0: 0 says "not timed" to mkwrite_count(). */
 		readin_ns = max_t(u64, ktime_get_ns() - c->fault_start, 1);

@@ -149,11 +149,11 @@ static void fault_drop_pending(struct wpstat_tctx *c)
  * handle_mm_fault(), level timing: a write fault on a shared file
  * mapping opens the task's fault scope, which the waits inside it (the
  * causes uapi/wpstat_stalls.def marks IN) add their time to
- * (wpstat_fault_wait_done()).  A fault whose page had to be read in returns
- * VM_FAULT_RETRY after the read and is retried at once at the same
- * address (FAULT_FLAG_TRIED): the retry continues the scope, so the
- * fault is timed from its first attempt.  Any other fault returns at
- * once (no instance, no return probe).
+ * (wpstat_cause_wait(), wpstat_fault_wait_done()).  A fault whose page
+ * had to be read in returns VM_FAULT_RETRY after the read and is retried
+ * at once at the same address (FAULT_FLAG_TRIED): the retry continues the
+ * scope, so the fault is timed from its first attempt.  Any other fault
+ * returns at once (no instance, no return probe).
  */
 static int fault_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
@@ -265,11 +265,12 @@ void wpstat_bdp_close_pause(struct wpstat_tctx *c, u64 now)
 		return;
 	ns = now - c->pause_start;
 	c->pause_start = 0;
-	wpstat_count_time(&c->bdp_key, WPC_BDP_PAUSE_NS, WPC_BDP_PAUSE_MAX_NS,
-			  ns, c->pause_gen.inodes);
-	wpstat_stall_time(&c->bdp_key, WPS_PAUSE_NS, ns, c->pause_gen.stalls);
+	/* Counted as it began (tp_balance_dirty_pages()). */
+	wpstat_cause_wait(c, &c->bdp_key, WPCA_PAUSE, (struct wpstat_wait){
+		.ns = ns, .gen = c->pause_gen,
+		.start = { .cpu0 = c->pause_cpu0, .runq0 = c->pause_runq0 },
+	});
 	wpstat_hist_add(WPH_BDP_PAUSE, &c->bdp_key, ns);
-	wpstat_fault_wait_done(c, ns, c->pause_cpu0, c->pause_runq0);
 }
 
 /*
@@ -386,30 +387,19 @@ static int wait_bit_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(wait_bit_entry);
 
-/* Where a timed writeback wait's time goes, by its kind (never OTHER). */
-static const struct wait_time_cols {
-	enum wpstat_counter ns, max;
-	enum wpstat_stall_field stall_ns;
-} wait_time_cols[] = {
-	[WPW_STABLE] = { WPC_STABLE_WAIT_NS, WPC_STABLE_WAIT_MAX_NS, WPS_STABLE_NS },
-	[WPW_WRITE] = { WPC_WB_WRITE_WAIT_NS, WPC_WB_WRITE_WAIT_MAX_NS, WPS_WB_NS },
-	[WPW_SYNC] = { WPC_SYNC_WB_WAIT_NS, WPC_SYNC_WB_WAIT_MAX_NS, WPS_SYNC_WB_NS },
-};
-
 static int wait_bit_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct wait_start *w = (void *)ri->data;
 	u64 ns = ktime_get_ns() - w->start;
 	struct wpstat_tctx *c = wpstat_tctx_find();
-	const struct wait_time_cols *t;
 
 	if (c && (c->active & WPT_WAIT)) {
-		wpstat_fault_wait_done(c, ns, w->cpu0, w->runq0);
-		t = &wait_time_cols[c->wait_kind];
-		wpstat_count_time(&c->wait_key, t->ns, t->max, ns,
-				  c->wait_gen.inodes);
-		wpstat_stall_time(&c->wait_key, t->stall_ns, ns,
-				  c->wait_gen.stalls);
+		/* Counted as it began (tp_wait_writeback()). */
+		wpstat_cause_wait(c, &c->wait_key,
+				  wpstat_wait_causes[c->wait_kind],
+				  (struct wpstat_wait){
+					.ns = ns, .gen = c->wait_gen, .start = *w,
+				  });
 		if (c->wait_kind == WPW_STABLE)
 			wpstat_hist_add(WPH_STABLE_WAIT, &c->wait_key, ns);
 		wpstat_tctx_put(c, WPT_WAIT);
@@ -500,27 +490,23 @@ static int journal_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct journal_data *d = (void *)ri->data;
 	u64 ns = ktime_get_ns() - d->w.start;
+	struct wpstat_tctx *c = NULL;
 	struct wpstat_key key;
-	struct wpstat_ref r;
 	bool counted;
 
 	if (READ_ONCE(current->nvcsw) == d->nvcsw)
 		return 0;
 	if (d->fault) {
-		struct wpstat_tctx *c = wpstat_tctx_find();
-
+		c = wpstat_tctx_find();
 		if (!wpstat_in_scope(c, WPT_FAULT))
 			return 0;
 		key = c->fault_key;
-		wpstat_fault_wait_done(c, ns, d->w.cpu0, d->w.runq0);
 	} else if (!wpstat_write_fd_key(&key, &counted, false) || !counted) {
+		/* In write(2): in no fault (c stays NULL). */
 		return 0;
 	}
-	/* Count and time in one row of each table: no reset splits them. */
-	r = wpstat_lookup(&key);
-	wpstat_add(r, WPC_JOURNAL_WAITS, 1);
-	wpstat_add_time(r, WPC_JOURNAL_WAIT_NS, WPC_JOURNAL_WAIT_MAX_NS, ns);
-	wpstat_stall_event(&key, WPS_JOURNAL, WPS_JOURNAL_NS, ns);
+	wpstat_cause_wait(c, &key, WPCA_JOURNAL,
+			  (struct wpstat_wait){ .n = 1, .ns = ns, .start = d->w });
 	return 0;
 }
 NOKPROBE_SYMBOL(journal_return);
@@ -603,31 +589,17 @@ static int zil_commit_return(struct kretprobe_instance *ri, struct pt_regs *regs
 	struct sleep_data *d = (void *)ri->data;
 	u64 ns = ktime_get_ns() - d->w.start;
 	struct wpstat_tctx *c;
-	struct wpstat_ref r;
 
 	if (READ_ONCE(current->nvcsw) == d->nvcsw)
 		return 0;
 	c = wpstat_tctx_find();
 	if (!wpstat_sync_in_scope(c))
 		return 0;
-	r = wpstat_lookup(&c->sync_key);
-	wpstat_add(r, WPC_ZIL_WAITS, 1);
-	wpstat_add_time(r, WPC_ZIL_WAIT_NS, WPC_ZIL_WAIT_MAX_NS, ns);
-	wpstat_stall_event(&c->sync_key, WPS_ZIL, WPS_ZIL_NS, ns);
+	wpstat_cause_wait(c, &c->sync_key, WPCA_ZIL,
+			  (struct wpstat_wait){ .n = 1, .ns = ns, .start = d->w });
 	return 0;
 }
 NOKPROBE_SYMBOL(zil_commit_return);
-
-/* @n page-lock sleeps of @ns in all, the longest @max, in @key's rows. */
-static void lock_count(const struct wpstat_key *key, u64 n, u64 ns, u64 max)
-{
-	struct wpstat_ref r = wpstat_lookup(key);
-
-	wpstat_add(r, WPC_LOCK_WAITS, n);
-	wpstat_add_time(r, WPC_LOCK_WAIT_NS, WPC_LOCK_WAIT_MAX_NS, max);
-	wpstat_add(r, WPC_LOCK_WAIT_NS, ns - max);
-	wpstat_stall_events(key, WPS_LOCK, WPS_LOCK_NS, n, ns, max);
-}
 
 /*
  * do_page_mkwrite() was reached: the page-lock sleeps held back before it
@@ -639,10 +611,18 @@ void wpstat_fault_locks_decide(struct wpstat_tctx *c, bool readin)
 	if (!c->lock_n)
 		return;
 	if (!readin) {
+		/*
+		 * The fault part by hand (no task context passed below): the
+		 * waits' CPU and runqueue times were taken as they ended.
+		 */
 		c->fault_named_ns += c->lock_ns;
 		c->fault_wait_cpu += c->lock_cpu;
 		c->fault_wait_runq += c->lock_runq;
-		lock_count(&c->fault_key, c->lock_n, c->lock_ns, c->lock_max);
+		wpstat_cause_wait(NULL, &c->fault_key, WPCA_LOCK,
+				  (struct wpstat_wait){
+					.n = c->lock_n, .ns = c->lock_ns,
+					.max = c->lock_max,
+				  });
 	}
 	c->lock_n = 0;
 }
@@ -690,8 +670,10 @@ static int lock_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	if (!wpstat_in_scope(c, WPT_FAULT))
 		return 0;
 	if (c->fault_mkwrite) {
-		wpstat_fault_wait_done(c, ns, d->w.cpu0, d->w.runq0);
-		lock_count(&c->fault_key, 1, ns, ns);
+		wpstat_cause_wait(c, &c->fault_key, WPCA_LOCK,
+				  (struct wpstat_wait){
+					.n = 1, .ns = ns, .start = d->w,
+				  });
 		return 0;
 	}
 	c->lock_n++;

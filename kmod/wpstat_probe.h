@@ -327,6 +327,82 @@ static __always_inline void wait_start_now(struct wait_start *w)
 }
 
 /*
+ * A wait of a stall cause that ended, for wpstat_cause_wait(): @n waits
+ * counted now, @ns long in all, the longest @max (0: @ns, one wait), or
+ * with @n 0 one wait counted where it began, in the tables of @gen; and
+ * its @start, for the task's CPU and runqueue time in it.
+ */
+struct wpstat_wait {
+	u64 n;
+	u64 ns;
+	u64 max;
+	struct wpstat_gen gen;
+	struct wait_start start;
+};
+
+/*
+ * A wait of @cause ended (wpstat_stalls.def's WPSTAT_STALL_CAUSE, IN or
+ * OUT): the one call of its handler, which writes both tables, the
+ * inode row of @key's file (its events, time and max counters: the
+ * cause's time and its stall fields' like counters) and
+ * the current process's row for it (the cause's columns), in one row of
+ * each so that no reset splits a count from its time; with @n 0 only the
+ * time, to the rows the count made as the wait began
+ * (wpstat_cause_begin()).  A wait made inside a write fault (IN), with
+ * @c, the task's context, given: first taken out of the fault's unnamed
+ * time if the task is in a timed fault (wpstat_fault_wait_done()).  @c
+ * NULL: the caller knows the wait is in no fault, or has done that part.
+ */
+static inline void wpstat_cause_wait(struct wpstat_tctx *c,
+				     const struct wpstat_key *key,
+				     enum wpstat_cause cause,
+				     struct wpstat_wait w)
+{
+	const struct wpstat_cause_info *ci = &wpstat_causes[cause];
+	enum wpstat_counter events = wpstat_stall_fields[ci->stall_events].like;
+	enum wpstat_counter max_c = wpstat_stall_fields[ci->stall_ns + 1].like;
+	u64 max = w.max ? w.max : w.ns;
+	struct wpstat_ref r;
+
+	if (ci->in_fault && c)
+		wpstat_fault_wait_done(c, w.ns, w.start.cpu0, w.start.runq0);
+	if (!w.n) {
+		wpstat_count_time(key, ci->time, max_c, w.ns, w.gen.inodes);
+		wpstat_stall_time(key, ci->stall_ns, w.ns, w.gen.stalls);
+		return;
+	}
+	r = wpstat_lookup(key);
+	wpstat_add(r, events, w.n);
+	wpstat_add_times(r, ci->time, max_c, w.ns, max);
+	wpstat_stall_events(key, ci->stall_events, ci->stall_ns, w.n, w.ns, max);
+}
+
+/*
+ * A wait of @cause begins, timed where it ends (wpstat_cause_wait() with
+ * n 0): its count in @r, @key's inode row, and in the process's row.
+ * Returns the tables they went to, for its time.
+ */
+static __always_inline struct wpstat_gen
+wpstat_cause_begin(struct wpstat_ref r, const struct wpstat_key *key,
+		   enum wpstat_cause cause)
+{
+	enum wpstat_stall_field f = wpstat_causes[cause].stall_events;
+	struct wpstat_gen gen;
+
+	wpstat_add(r, wpstat_stall_fields[f].like, 1);
+	gen.inodes = wpstat_ref_gen(r);
+	gen.stalls = wpstat_stall_add(key, f, 1);
+	return gen;
+}
+
+/* The cause of a writeback wait, by its kind (never OTHER). */
+static const enum wpstat_cause wpstat_wait_causes[] __maybe_unused = {
+	[WPW_STABLE] = WPCA_STABLE,
+	[WPW_WRITE] = WPCA_WB,
+	[WPW_SYNC] = WPCA_SYNC_WB,
+};
+
+/*
  * jbd2__journal_start() and jbd2_journal_get_write_access() inside a timed
  * write fault: a call in which the task slept (its voluntary context
  * switches moved) waited for the journal, e.g. ext4_page_mkwrite()'s mtime

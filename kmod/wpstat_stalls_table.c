@@ -52,26 +52,6 @@
 #define WPSTAT_STALLS_DEV_RESERVE(max)	\
 	((max) > 1 ? clamp_t(u32, (max) / 64, 1, 64) : 0)
 
-/*
- * Each field's column name, and the inode counter whose sources it needs
- * (the column reads "-" without them): wpstat_stalls.def.
- */
-#define WPSTAT_UNIT_EVENTS_EVENTS	true
-#define WPSTAT_UNIT_EVENTS_NS		false
-#define WPSTAT_UNIT_EVENTS_UNNAMED	false
-#define WPSTAT_UNIT_EVENTS_PTES		true
-#define WPSTAT_UNIT_EVENTS_CPU		false
-#define WPSTAT_UNIT_EVENTS_RUNQ		false
-/* Every field of the .def, by its enum (both made from the same list). */
-const struct wpstat_stall_field_info wpstat_stall_fields[WPS_NR] = {
-#define WPSTAT_STALL(id, nm, lk, knd, unit, ...)			\
-	[WPS_##id] = { .name = #nm, .like = WPC_##lk,			\
-		       .max = WPK_##knd == WPK_MAX,			\
-		       .events = WPSTAT_UNIT_EVENTS_##unit },
-#include "wpstat_stalls.def"
-#undef WPSTAT_STALL
-};
-
 unsigned int wpstat_max_stalls = 4096;
 struct wpstat_stalls __rcu *wpstat_stalls;
 static DEFINE_MUTEX(wpstat_stalls_mutex);	/* serialises swaps and pins */

@@ -949,8 +949,46 @@ size_t wpstat_table_bytes(size_t *cpu)
 	       per * num_possible_cpus();
 }
 
+/*
+ * What wpstat_cause_wait() takes from the .defs, checked at build time
+ * (the tables are constants here, so each condition folds): a cause's
+ * stall fields are its events, an NS sum and the MAX after it, whose
+ * like counters are of the same kinds and read "-" together; a wait
+ * cause's NS field mirrors its time counter, a SUM.  Returns 0.
+ */
+static __always_inline int wpstat_cause_check(enum wpstat_cause cause)
+{
+	const struct wpstat_cause_info *ci = &wpstat_causes[cause];
+	const struct wpstat_stall_field_info *ns = &wpstat_stall_fields[ci->stall_ns];
+	const struct wpstat_stall_field_info *max = ns + 1;
+	const struct wpstat_counter_info *ns_c = &wpstat_counters[ns->like];
+	const struct wpstat_counter_info *max_c = &wpstat_counters[max->like];
+
+	BUILD_BUG_ON_MSG(ns->max || ns->events || !max->max,
+			 "a cause's stall fields are not its NS, then its MAX");
+	BUILD_BUG_ON_MSG(ns_c->kind != WPK_SUM || max_c->kind != WPK_MAX,
+			 "a cause's NS or MAX field's like counter is not of its kind");
+	BUILD_BUG_ON_MSG(max_c->needs != ns_c->needs || max_c->level != ns_c->level,
+			 "a cause's MAX field's like counter is made from other points than its NS field's");
+	if (!ci->wait)
+		return 0;
+	BUILD_BUG_ON_MSG(ns->like != ci->time,
+			 "a wait cause's NS field's like counter is not its time");
+	BUILD_BUG_ON_MSG(!wpstat_stall_fields[ci->stall_events].events ||
+			 wpstat_counters[wpstat_stall_fields[ci->stall_events].like].kind != WPK_SUM,
+			 "a wait cause's events field or its like counter does not count events");
+	return 0;
+}
+
 int wpstat_table_init(void)
 {
+	int causes_checked[] __maybe_unused = {
+#define WPSTAT_STALL(...)
+#define WPSTAT_STALL_CAUSE(id, ...) wpstat_cause_check(WPCA_##id),
+#include "wpstat_stalls.def"
+#undef WPSTAT_STALL_CAUSE
+#undef WPSTAT_STALL
+	};
 	struct wpstat_table *t;
 	int hist_err;
 

@@ -62,7 +62,6 @@ static void notrace tp_wait_writeback(WPSTAT_TP_FOLIO_PROTO)
 	if (!wpstat_want_task() || !wpstat_key_of_mapping(mapping, &key))
 		return;
 	r = wpstat_lookup(&key);
-	wpstat_add(r, WPC_WB_WAITS, 1);
 	kind = wpstat_wait_classify(wpstat_mapping_stable_writes(mapping));
 	if (kind == WPW_OTHER) {
 		/*
@@ -72,17 +71,23 @@ static void notrace tp_wait_writeback(WPSTAT_TP_FOLIO_PROTO)
 		 */
 		c = wpstat_tctx_find();
 		if (!wpstat_sync_in_scope(c) ||
-		    !wpstat_key_equal(&c->sync_key, &key))
+		    !wpstat_key_equal(&c->sync_key, &key)) {
+			wpstat_add(r, WPC_WB_WAITS, 1);
 			return;
+		}
 		kind = WPW_SYNC;
-		wpstat_add(r, WPC_SYNC_WB_WAITS, 1);
-	} else if (kind == WPW_STABLE) {
-		wpstat_add(r, WPC_STABLE_WAITS, 1);
 	}
-	/* The time goes to this row: stable_wait_ns, wb_write_wait_ns, or sync_wb_wait_ns. */
-	gen.inodes = wpstat_ref_gen(r);
-	gen.stalls = wpstat_stall_add(&key, kind == WPW_STABLE ? WPS_STABLE :
-				      kind == WPW_SYNC ? WPS_SYNC_WB : WPS_WB, 1);
+	/*
+	 * wb_waits counts every writeback wait, any caller: the wb cause's
+	 * own count (wpstat_cause_begin() adds it), and the others' here.
+	 */
+	if (kind != WPW_WRITE)
+		wpstat_add(r, WPC_WB_WAITS, 1);
+	/*
+	 * Its count, in both tables; its time (stable_wait_ns,
+	 * wb_write_wait_ns or sync_wb_wait_ns) goes to the same rows.
+	 */
+	gen = wpstat_cause_begin(r, &key, wpstat_wait_causes[kind]);
 	/* Announce the wait to folio_wait_bit()'s kretprobe, which times it. */
 	if (!READ_ONCE(wpstat_wait_bit_attached))
 		return;
@@ -114,11 +119,8 @@ static void notrace tp_balance_dirty_pages(WPSTAT_TP_BDP_PROTO)
 	now = ktime_get_ns();
 	wpstat_bdp_close_pause(c, now);
 	if (pause > 0 && !c->bdp_async) {
-		struct wpstat_ref r = wpstat_lookup(&c->bdp_key);
-
-		wpstat_add(r, WPC_BDP_PAUSES, 1);
-		c->pause_gen.inodes = wpstat_ref_gen(r);
-		c->pause_gen.stalls = wpstat_stall_add(&c->bdp_key, WPS_PAUSE, 1);
+		c->pause_gen = wpstat_cause_begin(wpstat_lookup(&c->bdp_key),
+						  &c->bdp_key, WPCA_PAUSE);
 		c->pause_cpu0 = wpstat_task_cpu_ns();
 		c->pause_runq0 = wpstat_task_runq_ns();
 		c->pause_start = now;

@@ -110,6 +110,45 @@ fails() { ! "$@" >/dev/null; }
 check "a throwaway IN cause that no list names fails that check" \
 	fails named_waits_lists "$tmp/in-fault-plus" "$tmp/named-waits-texts"
 
+# A wait cause's three stall columns name, as like, the inode counters of
+# the same waits, which the module's one call for a wait
+# (wpstat_cause_wait()) writes beside them: an events SUM, the cause's
+# time (a SUM named <x>_NS) and that time's MAX (<x>_MAX_NS).  The build
+# checks the kinds; this, the names, where a reader looks for them.
+lists --fields counters WPSTAT_COUNTER id kind >"$tmp/counter-kinds"
+lists --fields stalls WPSTAT_STALL id like >"$tmp/stall-likes"
+lists --fields stalls WPSTAT_STALL_CAUSE id time fault >"$tmp/causes"
+cause_columns() {	# cause_columns COUNTER-KINDS STALL-LIKES CAUSES
+	python3 - "$@" <<'PY'
+import sys
+kind = dict(l.split() for l in open(sys.argv[1]))
+like = dict(l.split() for l in open(sys.argv[2]))
+bad = 0
+for cause, time, fault in (l.split() for l in open(sys.argv[3])):
+    if fault == "SELF":
+        continue
+    want = {cause: None, cause + "_NS": time,
+            cause + "_MAX": time[:-len("_NS")] + "_MAX_NS"}
+    for col, counter in want.items():
+        got = like.get(col)
+        if got is None:
+            print("cause %s has no stall column %s" % (cause, col))
+            bad = 1
+        elif counter is not None and got != counter:
+            print("%s's like is %s, not %s" % (col, got, counter))
+            bad = 1
+        elif kind.get(got) != ("MAX" if col.endswith("_MAX") else "SUM"):
+            print("%s's like %s is a %s" % (col, got, kind.get(got)))
+            bad = 1
+sys.exit(bad)
+PY
+}
+check "every wait cause's stall columns name its events, its time and the time's MAX as like" \
+	cause_columns "$tmp/counter-kinds" "$tmp/stall-likes" "$tmp/causes"
+sed 's/^\(WB_MAX\) .*/\1 WB_WRITE_WAIT_NS/' "$tmp/stall-likes" >"$tmp/stall-likes-bad"
+check "a MAX column whose like is its time, not the time's MAX, fails that check" \
+	fails cause_columns "$tmp/counter-kinds" "$tmp/stall-likes-bad" "$tmp/causes"
+
 # A path into a checkout (…/build/, …/selftests/, …/scripts/, …/kmod/,
 # …/userspace/ after an absolute directory) is the machine's that wrote
 # the page: generated pages must write them relative to the checkout.
