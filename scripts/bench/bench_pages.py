@@ -1,9 +1,9 @@
-"""docs/results/benchmarks.md as an index and one page per kernel
-(issue #64: no page of docs/ over 500 lines): the report renders as one
-text, as before, and split() makes of it the index (the header, a line
-per kernel, the kernels side by side) and the pages
-benchmarks/<kver>.md (that kernel's tables, their headings one level
-up).  It works on the text alone (scripts/lib/docpages.py), so the
+"""docs/results/benchmarks.md as an index and one page per kernel (no
+page of docs/ over 500 lines: selftests/host/test-doc-length.sh): the
+report renders as one text, as before, and split() makes of it the
+index (the header, a line per kernel, the kernels side by side) and the
+pages benchmarks/<kver>.md (that kernel's tables, their headings one
+level up).  It works on the text alone (scripts/lib/docpages.py), so the
 one-page report of an earlier run splits into what a new run writes.
 """
 import os

@@ -6,7 +6,7 @@ charts (SVG) it links.  One function per section of a kernel's page.
 
 The report renders as one text, as it always did; split() makes of it
 the index, experiment.md (what is reproduced, how verdicts are made, a
-line per kernel), and a page per kernel (issue #64: no page of docs/ over
+line per kernel), and a page per kernel (no page of docs/ over
 500 lines).  It works on the text alone (scripts/lib/docpages.py), so an
 earlier one-page report splits into what a new run writes.
 """

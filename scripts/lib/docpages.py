@@ -1,4 +1,4 @@
-"""A generated report as an index page and pages beside it (issue #64: no
+"""A generated report as an index page and pages beside it (no
 page of docs/ over 500 lines, selftests/host/test-doc-length.sh).
 
 The reports (scripts/bench/bench-report.py, scripts/check/predictions-

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Host check (TAP): no page under docs/ is over 500 lines (issue #64): a
+# Host check (TAP): no page under docs/ is over 500 lines: a
 # reader finds a page's point without scrolling a notebook.  A hand-kept
 # page that grows splits by date or topic behind an index (docs/results/
 # runs.md, bench-notes.md); a generated one is written as an index and

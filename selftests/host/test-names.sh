@@ -170,6 +170,13 @@ git -C "$top" grep -nI -e "$top/" -e '/home/[a-z]' >"$tmp/tree-paths" 2>/dev/nul
 check "no tracked file names this checkout's path or a home directory" \
 	bash -c '[ ! -s "$1" ] || { head -n 5 "$1"; exit 1; }' _ "$tmp/tree-paths"
 
+# Nor does code, a test or a script cite an issue by number: it says the
+# reason the issue gave (docs/ may keep history).
+git -C "$top" grep -nIE -e 'issue #?[0-9]+' -e '(^|[^&0-9A-Za-z_])#[0-9]{2,3}\b' \
+	-- kmod userspace selftests scripts uapi Makefile .ci >"$tmp/issue-refs" 2>/dev/null || true
+check "no code, test or script cites an issue by number" \
+	bash -c '[ ! -s "$1" ] || { head -n 5 "$1"; exit 1; }' _ "$tmp/issue-refs"
+
 # The README is a map, not the manual: a screenful of pitch,
 # session and commands, and a link to every page or directory of docs/.
 readme_is_a_map() {
