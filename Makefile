@@ -96,7 +96,7 @@ stress: setup
 
 # The module suites on a debug 6.12 kernel (KASAN, lockdep, kmemleak),
 # built once from linux-source into build/debug-kernel (~25 min), then
-# hours a run on 2 cores (docs/testing.md: split it with SUITES=); not
+# hours a run on 2 cores (docs/long-forms.md: split it with SUITES=); not
 # part of check.
 check-debug: setup
 	@$(MAKE) --no-print-directory build
