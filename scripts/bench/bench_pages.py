@@ -28,13 +28,11 @@ def split(text, sub="benchmarks"):
             kept.append("## %s\n%s" % (heading, body))
             continue
         name = docpages.page_name(heading)
-        pages[name] = "\n".join([
-            made, "",
-            "# What wpstat costs per event on %s" % heading, "",
+        pages[name] = docpages.page(
+            made, "What wpstat costs per event on %s" % heading,
             "One kernel's tables of the last `make bench` run; the other "
             "kernels, and all of them side by side: "
-            "[../%s.md](../%s.md)." % (sub, sub), "",
-            docpages.into(docpages.promote(body.strip("\n")), sub)]) + "\n"
+            "[../%s.md](../%s.md)." % (sub, sub), body, sub)
         # The run's date, machine and clock (its first clause).
         run = docpages.first_paragraph(body, "Run ").split(";")[0].rstrip(".")
         listed.append("- [%s](%s/%s): %s." % (heading, sub, name, run))

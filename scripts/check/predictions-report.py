@@ -417,13 +417,11 @@ def split(text, sub="predictions"):
             head = [line for line in body.split("\n") if line.startswith("| test |")]
             kernels = [c.strip() for c in head[0].strip().strip("|").split("|")][1:] \
                 if head else []
-        pages[name] = "\n".join([
-            made, "",
-            "# %s. %s" % (num, claim), "",
+        pages[name] = docpages.page(
+            made, "%s. %s" % (num, claim),
             "Prediction %s of [../%s.md](../%s.md), which says how the tests "
             "ran and on what, and lists every prediction with its result "
-            "per kernel." % (num, sub, sub), "",
-            docpages.into(docpages.promote(body.strip("\n")), sub)]) + "\n"
+            "per kernel." % (num, sub, sub), body, sub)
         listed.append("- **[%s](%s/%s)**. %s" % (num, sub, name, claim))
         status.append("| [%s](%s/%s) | %s |" % (
             num, sub, name, " | ".join(prediction_status(body, kernels))))

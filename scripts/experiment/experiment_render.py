@@ -168,13 +168,11 @@ def split(text, sub="experiment"):
             continue
         kernel = m.group(1)
         name = docpages.page_name(kernel)
-        pages[name] = "\n".join([
-            made, "",
-            "# MappedByteBuffer versus FileChannel: kernel %s" % kernel, "",
+        pages[name] = docpages.page(
+            made, "MappedByteBuffer versus FileChannel: kernel %s" % kernel,
             "One kernel's run of the experiment; what is reproduced, how "
             "the verdicts are made, and the other kernels: "
-            "[../%s.md](../%s.md)." % (sub, sub), "",
-            docpages.into(docpages.promote(body.strip("\n")), sub)]) + "\n"
+            "[../%s.md](../%s.md)." % (sub, sub), body, sub)
         # The run's date and machine: its first sentence.
         run = docpages.first_paragraph(body, "Run ").split(". ")[0].rstrip(".")
         listed.append("- [%s](%s/%s): %s." % (kernel, sub, name, run))
