@@ -97,6 +97,12 @@ def main():
     pages, args = pages_dir(sys.argv[1:])
     if len(args) < 2:
         sys.exit(__doc__)
+    # An option after the results (--pages last) would be taken for a
+    # kernel, and its empty page would replace every kernel's page.
+    bad = [a for a in args if a.startswith("-")]
+    if bad:
+        sys.exit("bench-report: {} is not a kernel: --pages goes first\n{}".format(
+            bad[0], __doc__))
     text = render(args[0], args[1:])
     if pages == "-":
         sys.stdout.write(text)
