@@ -10,7 +10,7 @@ import os
 
 from bench_mechanisms import floor_section, kind_mech, mech_costs, \
     mechanisms_section
-from bench_results import CONFIGS, LEVELS, NAN, PER_FAULT, PER_INODE, \
+from bench_results import CONFIGS, LEVELS, NAN, PER_FAULT, PER_INODE, PER_WAIT, \
     TIMING_OWN, WORKLOADS, Costs, analyse, fmt_pct, fmt_ratio, med, parse_enabled, \
     parse_kprobes, parse_probes, points_of, pos, ratio, rng
 from bench_targets import extras_section, targets_section
@@ -20,7 +20,10 @@ OP = {"W1": "a page stored, msync included", "W2": "a 4 KiB write",
       "W4": "a page fault on anonymous memory (a store to an untouched "
             "page, its share of mmap and munmap included)",
       "W5": "an inode destroyed (pipes and socket pairs closed): what "
-            "every CPU of a busy machine does, none of wpstat's business"}
+            "every CPU of a busy machine does, none of wpstat's business",
+      "W6": "an uncached 4 KiB page read from a slow device, written back "
+            "and waited for, by a process that maps nothing: a reader's "
+            "and a syncer's page-bit sleeps, none of them a write fault's"}
 
 
 class KernelRun:
@@ -183,14 +186,16 @@ def events_section(k):
                    "event below.\n")
         return out
     per_inode = [w for w in k.workloads if w in PER_INODE]
+    per_wait = [w for w in k.workloads if w in PER_WAIT]
+    instead = ["; for {}, the hits of {} instead".format(
+        w, ", ".join(k.extra.get("event_points_" + w,
+                                 {"W5": "evict"}.get(w, "?")).split()))
+        for w in per_inode + per_wait]
     out.append("Probe hits of the fast-path points ({}) in the {} run of "
                "each round, median{}; the same number divides every "
                "configuration's added time in that round.\n".format(
                    ", ".join(k.extra.get("event_points", "?").split()), k.src,
-                   "; for {}, the hits of {} instead".format(
-                       ", ".join(per_inode), ", ".join(
-                           k.extra.get("event_points_W5", "evict").split()))
-                   if per_inode else ""))
+                   "".join(instead)))
     out.append("| workload | ops | events | per op |")
     out.append("|---|---:|---:|---:|")
     for w in k.workloads:
@@ -218,6 +223,11 @@ def events_section(k):
                    "inode destroyed; they count the inodes the workload's "
                    "shell pipeline destroys too, a few a run.\n".format(
                        ", ".join(per_inode)))
+    if per_wait:
+        out.append("{}: the events are its writeback waits (the `tp_wait` "
+                   "point's hits), one an op; each op also sleeps once "
+                   "for its read, which only level timing's `lock` point "
+                   "sees (the hits tables).\n".format(", ".join(per_wait)))
     return out
 
 

@@ -20,7 +20,7 @@ CONFIGS = ["base", "floor-counts", "counts", "floor-timing", "timing",
            "timing-skip", "alt-counts", "alt-timing", "bt-kprobe", "bt-kfunc"]
 LEVELS = ["counts", "timing"]
 FLOOR = {"counts": "floor-counts", "timing": "floor-timing"}
-WORKLOADS = ["W1", "W2", "W3", "W4", "W5"]
+WORKLOADS = ["W1", "W2", "W3", "W4", "W5", "W6"]
 # Workloads whose denominator is their own ops, the page faults the
 # process took (getrusage), not probe hits: no fast-path point fires on
 # an anonymous fault.
@@ -30,6 +30,10 @@ PER_FAULT = ("W4",)
 # W5's ops destroys an inode (a pipe's, a socket's) and nothing else of
 # wpstat's fires.  Results from before W5 have no such runs.
 PER_INODE = ("W5",)
+# W6's events are its writeback waits (the tp_wait point's hits), one an
+# op beside its read's wait: no fast-path point fires in a process that
+# maps nothing and only waits.  Results from before W6 have no such runs.
+PER_WAIT = ("W6",)
 # The points only level timing attaches (NONE at level counts in
 # uapi/wpstat_probes.def, read by scripts/lib/wpstat_counters.py; the
 # configuration timing-skip leaves them out): the write fault timed

@@ -11,9 +11,11 @@ from bench_results import LEVELS, NAN, fmt_pct, fmt_ratio, med, pos, ratio, \
 # W5, inodes destroyed that are none of wpstat's (pipes, sockets): the
 # evict point reads the inode's type and returns, and level counts, the
 # level a fleet runs, must cost such a machine under 1 %; level timing's
-# W5 is shown beside the targets, not judged.
+# W5 is shown beside the targets, not judged.  W6, a reader's and a
+# syncer's sleeps on a page bit in a process that maps nothing: level
+# timing's probe on every such sleep must cost it under 2 %.
 TARGET_LOSS = {"counts": {"W1": 4.0, "W2": 2.0, "W3": 1.5, "W5": 1.0},
-               "timing": {"W1": 12.0, "W2": 10.0, "W3": 10.0}}
+               "timing": {"W1": 12.0, "W2": 10.0, "W3": 10.0, "W6": 2.0}}
 TARGET_COUNTS_KFUNC = 0.5                          # W1, W2, W3
 TARGET_TIMING_BT = 0.5                             # W1, W2; both scripts
 TARGET_READ_S = 0.5

@@ -21,8 +21,8 @@
 # alt-timing, only when asked for, load BENCH_ALT_MODULE instead (another
 # revision's module: bench.sh's BENCH_ALT), so that a change is measured
 # beside what it changes.  In each round every configuration is set up
-# once, in an order rotated by one per round, and runs W1, W2, W3, W4, W5
-# once each:
+# once, in an order rotated by one per round, and runs W1, W2, W3, W4, W5,
+# W6 once each:
 #   W1  wpload mmap rewrite of a 4 MiB ext4 file, msync after each pass
 #       (its pages cached in order-0 folios: one fault per store)
 #   W2  wpload pwrite(2) of 4 KiB chunks over a cached, clean 16 MiB file
@@ -34,6 +34,13 @@
 #       times: 24,000 inodes destroyed (__destroy_inode, the evict
 #       point), none of them wpstat's, as a busy broker destroys them all
 #       day; its events are the evict point's hits
+#   W6  wpfiles waits: 2,000 pages of a file on a slow device (ext4 on
+#       null_blk behind dm-delay, 1 ms each way) read uncached, dirtied
+#       by a writer process, written back and waited for, by a process
+#       that maps and writes nothing: the page-bit sleeps of a reader and
+#       a syncer, for what level timing's probe on every such sleep costs
+#       them; its events are the writeback waits (tp_wait's hits), one an
+#       op
 # Every run starts after sync(1) and a pause, with clean pages and idle
 # writeback; the module is loaded afresh each round, so W3 inserts every
 # file into an empty table.  One unrecorded warm-up round (base) first.
@@ -44,7 +51,7 @@
 # the order above; a subset such as "base counts bt-kfunc" runs only
 # those), BENCH_W1_PASSES (8), BENCH_W2_MIB (16), BENCH_W3_FILES (10000),
 # BENCH_W4_PAGES (4096), BENCH_W4_PASSES (8), BENCH_W5_PAIRS (8000: a
-# base run about as long as W3's), BENCH_W5_PASSES (1),
+# base run about as long as W3's), BENCH_W5_PASSES (1), BENCH_W6_OPS (2000),
 # BENCH_FILL (65536), BENCH_OVERFLOW_MAX (2000), BENCH_PERF (0),
 # BENCH_EXTRAS (1: memory, overflow and read-time measurements),
 # BENCH_MECH (1), BENCH_MECH_CALLS (200000: calls per loop).
@@ -76,11 +83,13 @@ w4_pages=${BENCH_W4_PAGES:-4096}
 w4_passes=${BENCH_W4_PASSES:-8}
 w5_pairs=${BENCH_W5_PAIRS:-8000}
 w5_passes=${BENCH_W5_PASSES:-1}
-workloads="W1 W2 W3 W4 W5"
+w6_ops=${BENCH_W6_OPS:-2000}
+workloads="W1 W2 W3 W4 W5 W6"
 fill=${BENCH_FILL:-65536}
 overflow_max=${BENCH_OVERFLOW_MAX:-2000}
 dbg=/sys/kernel/debug/wpstat
 mnt=/tmp/bench
+slow=/tmp/wpstat-slow	# wps-slowdev's mount point
 nocount=/nonexistent/wpstat-inodes	# wpload: same user-space work everywhere
 export BPFTRACE_MAP_KEYS_MAX=65536
 # shellcheck source=scripts/vm/guest-lib.sh
@@ -117,6 +126,9 @@ setup() {
 		--sync msync --quiet --counters $nocount &&
 	wpload --file $mnt/ext4/w2 --size ${w2_mib}M --mode write --quiet --counters $nocount &&
 	mkdir -p $mnt/ext4/w3 && wpfiles create $mnt/ext4/w3 "$w3_files" >/dev/null || return 1
+	# W6's slow device, as the suites make it (wps-slowdev, at $slow):
+	# writes and reads complete 1 ms late, no stable pages.
+	wps-slowdev up ext4 1 0 "" 1 || return 1
 	sync
 }
 
@@ -297,14 +309,17 @@ csv_blank=
 # columns), evict (inode destruction: W1-W4 destroy none in their loops)
 # and tp_exit (process exits: outside the timed loop), and fault_dirty,
 # which is only looked up.  W5's events are evict's hits instead: each op
-# destroys an inode and nothing else of wpstat's fires.
+# destroys an inode and nothing else of wpstat's fires.  W6's are its
+# writeback waits (tp_wait), one an op beside its read's wait.
 event_points="mkwrite mkclean stable bdp_ratelimited tp_dirty"
 w5_event_points="evict"
+w6_event_points="tp_wait"
 
 # The event points of workload $1.
 events_of() {
 	case $1 in
 	W5) echo "$w5_event_points" ;;
+	W6) echo "$w6_event_points" ;;
 	*) echo "$event_points" ;;
 	esac
 }
@@ -320,7 +335,7 @@ counter_columns() {
 		die "cannot read the counter and probe names ($lib)"
 	fi
 	# The events' points must be points of the module.
-	for p in $event_points $w5_event_points; do
+	for p in $event_points $w5_event_points $w6_event_points; do
 		[[ " $points " == *" $p "* ]] || die "event point $p is not in wpstat_probes.def"
 	done
 	csv_cols="$(for p in $points; do printf 'hits_%s ' "$p"; done)$ev_counters untracked_events"
@@ -384,6 +399,8 @@ run_workload() {
 	# pair.
 	W5) wpfiles pipes "$w5_pairs" --passes "$w5_passes" |
 		jq -r '"\(.wall_ns) \(.inodes) \(.cpu_ns)"' ;;
+	# Its ops are its pages read, written back and waited for.
+	W6) wpfiles waits $slow/w6 "$w6_ops" | jq -r '"\(.wall_ns) \(.ops) \(.cpu_ns)"' ;;
 	esac
 }
 
@@ -603,6 +620,7 @@ kv rounds "$rounds"
 kv configs "${configs[*]}"
 kv event_points "$event_points"
 kv event_points_W5 "$w5_event_points"
+kv event_points_W6 "$w6_event_points"
 kv clock "${BENCH_CLOCK:-wall}"
 kv time "${BENCH_TIME:-cpu}"
 kv w1 "4 MiB mmap, $w1_passes passes, msync"
@@ -610,6 +628,7 @@ kv w2 "${w2_mib} MiB pwrite 4 KiB"
 kv w3 "$w3_files files"
 kv w4 "$w4_pages pages anonymous, $w4_passes passes"
 kv w5 "$w5_pairs pipes and socket pairs, $w5_passes passes"
+kv w6 "$w6_ops pages read, written and waited for on a 1 ms device"
 [ -z "${BENCH_ALT_REV:-}" ] || kv alt_rev "$BENCH_ALT_REV"
 
 csv_header

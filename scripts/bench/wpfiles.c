@@ -6,12 +6,15 @@
  * read-time measurement; W4, page faults that are none of wpstat's
  * business (anonymous memory), for what a probe on every fault costs; and
  * W5, inodes destroyed by the thousand (pipes and socket pairs), for what
- * the probe on __destroy_inode costs a machine that does nothing else.
+ * the probe on __destroy_inode costs a machine that does nothing else; and
+ * W6, reads and writes that wait for a slow device, in a process that maps
+ * nothing, for what level timing's probes on every page-bit sleep cost it.
  *
  *   wpfiles create DIR N [--size BYTES]   create DIR/f0000000.. f(N-1)
  *   wpfiles touch DIR N [--size BYTES] [--mode write|mmap]
  *   wpfiles anon PAGES [--passes P]
  *   wpfiles pipes N [--passes P]
+ *   wpfiles waits FILE N
  *
  * "create" makes N files of BYTES (default 4096) written with pwrite.
  * "touch" opens each existing file, stores BYTES at offset 0 (pwrite, or
@@ -37,6 +40,17 @@
  * "pipes", "pairs": N, "passes": P, "inodes": I, "wall_ns": T, "cpu_ns":
  * C}, I being the inodes created (and destroyed) in the loop, 3 * N * P.
  *
+ * "waits" makes FILE 1 MiB (256 pages) of written, synced data, turns its
+ * readahead off (POSIX_FADV_RANDOM) and drops it from the page cache, and
+ * starts a writer process.  Then, a pass of up to 256 pages at a time
+ * until N pages are done: it reads each page, uncached (pread: the read
+ * waits for the device, asleep on the page's lock), has the writer dirty
+ * them all (pwrite, in the writer: not this process's time), then writes
+ * each back and waits for it (sync_file_range: asleep on PG_writeback)
+ * and drops it again (POSIX_FADV_DONTNEED).  It maps nothing and writes
+ * nothing itself: none of it is a write fault or a write(2).  It prints
+ * {"op": "waits", "ops": N, "wall_ns": T, "cpu_ns": C}.
+ *
  * Exit status: 0 success, 1 run-time failure, 2 usage error.
  */
 #define _GNU_SOURCE
@@ -50,6 +64,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,6 +80,7 @@ static void usage(FILE *out)
 	      "       wpfiles touch DIR N [--size BYTES] [--mode write|mmap]\n"
 	      "       wpfiles anon PAGES [--passes P]\n"
 	      "       wpfiles pipes N [--passes P]\n"
+	      "       wpfiles waits FILE N\n"
 	      "create: N files DIR/f0000000.. of BYTES (default 4096) each.\n"
 	      "touch:  store BYTES at offset 0 of each of them once (pwrite,\n"
 	      "        or memcpy into a shared mapping), one open/close each.\n"
@@ -75,6 +91,10 @@ static void usage(FILE *out)
 	      "pipes:  create and close a pipe, then a socket pair, N times; P\n"
 	      "        times over (default 1): 3 inodes destroyed each time.\n"
 	      "        Prints {\"op\", \"pairs\", \"passes\", \"inodes\", \"wall_ns\",\n"
+	      "        \"cpu_ns\"}.\n"
+	      "waits:  N pages of FILE (1 MiB, made and dropped from the cache\n"
+	      "        first) read uncached, dirtied by a writer process, written\n"
+	      "        back and waited for.  Prints {\"op\", \"ops\", \"wall_ns\",\n"
 	      "        \"cpu_ns\"}.\n",
 	      out);
 }
@@ -286,6 +306,124 @@ static int pipe_inodes(int argc, char **argv)
 	return 0;
 }
 
+#define WAITS_PAGES	256
+
+/* Write every page of @fd's first WAITS_PAGES with @buf; 0 or -1. */
+static int write_pages(int fd, const char *buf, size_t len)
+{
+	uint32_t i;
+
+	for (i = 0; i < WAITS_PAGES; i++)
+		if (pwrite(fd, buf, len, (off_t)i * len) != (ssize_t)len)
+			return -1;
+	return 0;
+}
+
+/*
+ * The writer of W6, a process of its own (its CPU time is not the
+ * measured one's): dirties every page each time it reads a byte from
+ * @cmd, and answers with a byte on @ack; exits at end of file.
+ */
+static int waits_writer(int fd, int cmd, int ack, const char *buf, size_t len)
+{
+	char c;
+
+	while (read(cmd, &c, 1) == 1)
+		if (write_pages(fd, buf, len) || write(ack, &c, 1) != 1)
+			return 1;
+	return 0;
+}
+
+/*
+ * W6: sleeps for a page bit that are no write fault's, in a process that
+ * maps nothing and writes nothing: buffered reads waiting for their pages
+ * to be read in (a page is locked until its read ends), and writeback
+ * waits for pages another process dirtied.  A pass reads each page of
+ * the file uncached, has the writer dirty them all, then writes each
+ * back and waits for it, page by page; an op is a page.
+ */
+static int page_waits(int argc, char **argv)
+{
+	const int flags = SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+			  SYNC_FILE_RANGE_WAIT_AFTER;
+	uint64_t t0, t1, c0, c1;
+	static char buf[4096];
+	int fd, cmd[2], ack[2];
+	uint32_t ops, done, i;
+	pid_t writer;
+	off_t off;
+	char c = 'w';
+
+	if (argc != 4 || parse_u32(argv[3], WPFILES_MAX_FILES, &ops)) {
+		usage(stderr);
+		return 2;
+	}
+	fd = open(argv[2], O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		perror("wpfiles: open");
+		return 1;
+	}
+	memset(buf, 'w', sizeof(buf));
+	/* Written, clean, out of the cache, and no readahead brings it back. */
+	if (write_pages(fd, buf, sizeof(buf)) || fsync(fd) ||
+	    posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM) ||
+	    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)) {
+		perror("wpfiles: set-up");
+		return 1;
+	}
+	if (pipe2(cmd, O_CLOEXEC) || pipe2(ack, O_CLOEXEC)) {
+		perror("wpfiles: pipe2");
+		return 1;
+	}
+	writer = fork();
+	if (writer < 0) {
+		perror("wpfiles: fork");
+		return 1;
+	}
+	if (!writer) {
+		close(cmd[1]);
+		close(ack[0]);
+		_exit(waits_writer(fd, cmd[0], ack[1], buf, sizeof(buf)));
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	c0 = cpu_ns();
+	t0 = now_ns();
+	for (done = 0; done < ops; done += i) {
+		for (i = 0; i < WAITS_PAGES && done + i < ops; i++)
+			if (pread(fd, buf, sizeof(buf), (off_t)i * sizeof(buf)) !=
+			    (ssize_t)sizeof(buf))
+				goto fail;
+		if (write(cmd[1], &c, 1) != 1 || read(ack[0], &c, 1) != 1)
+			goto fail;
+		for (i = 0; i < WAITS_PAGES && done + i < ops; i++) {
+			off = (off_t)i * sizeof(buf);
+			if (sync_file_range(fd, off, sizeof(buf), flags) ||
+			    posix_fadvise(fd, off, sizeof(buf), POSIX_FADV_DONTNEED))
+				goto fail;
+		}
+		/* A last, short pass: the pages past it clean and out too. */
+		if (i < WAITS_PAGES &&
+		    (sync_file_range(fd, 0, 0, flags) ||
+		     posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)))
+			goto fail;
+	}
+	t1 = now_ns();
+	c1 = cpu_ns();
+	close(cmd[1]);
+	close(ack[0]);
+	waitpid(writer, NULL, 0);
+	close(fd);
+	printf("{\"op\": \"waits\", \"ops\": %" PRIu32 ", \"wall_ns\": %" PRIu64
+	       ", \"cpu_ns\": %" PRIu64 "}\n", ops, t1 - t0, c1 - c0);
+	return 0;
+fail:
+	perror("wpfiles: waits");
+	close(cmd[1]);
+	waitpid(writer, NULL, 0);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	uint32_t nfiles, size = 4096, i;
@@ -299,6 +437,8 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 2 && !strcmp(argv[1], "anon"))
 		return anon_faults(argc, argv);
+	if (argc >= 2 && !strcmp(argv[1], "waits"))
+		return page_waits(argc, argv);
 	if (argc >= 2 && !strcmp(argv[1], "pipes"))
 		return pipe_inodes(argc, argv);
 	if (argc < 4 || (strcmp(argv[1], "create") && strcmp(argv[1], "touch")) ||
