@@ -116,7 +116,7 @@ enum wpstat_wait_kind {
 	WPW_SYNC,		/* in a timed ZFS fsync, for the synced file */
 };
 
-enum wpstat_wait_kind wpstat_wait_classify(bool stable_mapping);
+enum wpstat_wait_kind wpstat_wait_classify(struct address_space *mapping);
 bool wpstat_write_fd_key(struct wpstat_key *key, bool *counted, bool copies);
 bool wpstat_write_syscall(void);
 int wpstat_probe_core_init(void);

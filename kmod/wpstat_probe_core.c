@@ -182,19 +182,33 @@ bool wpstat_write_fd_key(struct wpstat_key *key, bool *counted, bool copies)
 }
 
 /*
- * Called from the folio_wait_writeback tracepoint: a task about to sleep.
- * A stable-page wait is folio_wait_writeback() returning into a
- * folio_wait_stable() call site (calls_stable()), or, where the compiler inlined the
- * former into the latter (a KASAN build of 6.12), folio_wait_stable()'s
- * own frame; any other wait is the writer's if it is below
- * do_page_mkwrite() or in a write system call.
+ * Called from the folio_wait_writeback tracepoint: a task about to sleep
+ * for the writeback of a folio of @mapping.  A stable-page wait is
+ * folio_wait_writeback() returning into a folio_wait_stable() call site
+ * (calls_stable()), or, where the compiler inlined the former into the
+ * latter (a KASAN build of 6.12), folio_wait_stable()'s own frame; any
+ * other wait is the writer's if it is below do_page_mkwrite() or in a
+ * write system call.
+ *
+ * Where none of that can be (the mapping has no stable pages, nobody
+ * maps the file writable, so no ->page_mkwrite() of it runs, and the task
+ * is in no write system call), the wait is another's without a look at
+ * the stack: most writeback waits of a machine (fsync, sync_file_range(),
+ * truncation of files nobody maps) end there, and the walk cost them
+ * thousands of instructions (make bench's W6).  A write fault on one file
+ * waiting for the writeback of another that nobody maps writable is then
+ * left out of the writer's waits.
  */
-noinline enum wpstat_wait_kind wpstat_wait_classify(bool stable_mapping)
+noinline enum wpstat_wait_kind wpstat_wait_classify(struct address_space *mapping)
 {
+	bool stable_mapping = wpstat_mapping_stable_writes(mapping);
 	unsigned long entries[WPSTAT_STACK_DEPTH];
 	unsigned int n, i;
 	bool fww = false;
 
+	if (!stable_mapping && !mapping_writably_mapped(mapping) &&
+	    !wpstat_write_syscall())
+		return WPW_OTHER;
 	n = stack_trace_save(entries, ARRAY_SIZE(entries), 0);
 	for (i = 0; i < n; i++) {
 		if (!fww && stable_mapping &&

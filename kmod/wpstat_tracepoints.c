@@ -62,7 +62,7 @@ static void notrace tp_wait_writeback(WPSTAT_TP_FOLIO_PROTO)
 	if (!wpstat_want_task() || !wpstat_key_of_mapping(mapping, &key))
 		return;
 	r = wpstat_lookup(&key);
-	kind = wpstat_wait_classify(wpstat_mapping_stable_writes(mapping));
+	kind = wpstat_wait_classify(mapping);
 	if (kind == WPW_OTHER) {
 		/*
 		 * A ZFS sync of the file waiting for its pages' writeback,
