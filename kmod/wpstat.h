@@ -347,6 +347,12 @@ struct wpstat_table {
 	struct wpstat_rows r;
 	struct wpstat_entry *entries;	/* r.mem */
 	u32 reset_gen;			/* resets since load; kept by compaction */
+	/*
+	 * This table's own number, never another's for the module's life: a
+	 * per-CPU hint names its table by it, as a freed table's address
+	 * can be the next one's.
+	 */
+	u64 serial;
 	atomic_t nr_tracked;		/* of them published */
 	atomic_t nr_evicted;		/* of them marked gone */
 	/*

@@ -199,7 +199,7 @@ static __always_inline void mkwrite_enter(struct pt_regs *args)
  */
 struct mkclean_hint {
 	unsigned long mapping;
-	struct wpstat_table *table;
+	u64 table;			/* its serial: an address can be reused */
 	struct wpstat_entry *e;
 	u32 state;
 	u32 filter_dev;
@@ -222,7 +222,7 @@ static noinline struct wpstat_ref mkclean_lookup(const struct address_space *map
 	if (likely(r.e)) {
 		state = READ_ONCE(r.e->state);
 		if (wpstat_row_kind(state) == WPSTAT_ROW_LIVE) {
-			h->table = r.t;
+			h->table = r.t->serial;
 			h->e = r.e;
 			h->state = state;
 			h->filter_dev = READ_ONCE(wpstat_filter_dev);
@@ -246,11 +246,12 @@ static __always_inline void mkclean_enter(struct pt_regs *args)
 	mapping = wpstat_mkclean_mapping(args);
 	r.t = rcu_dereference_sched(wpstat_table);
 	/*
-	 * The table first: h->e is read only if it is the current one's.
+	 * The table first, by its serial: h->e is read only if it is the
+	 * current one's (a freed table's address may be the current one's).
 	 * The generation too: FS_IOC_SETVERSION changes it in place.
 	 */
-	if (mapping && h->mapping == (unsigned long)mapping &&
-	    h->table == r.t && READ_ONCE(h->e->state) == h->state &&
+	if (mapping && h->mapping == (unsigned long)mapping && r.t &&
+	    h->table == r.t->serial && READ_ONCE(h->e->state) == h->state &&
 	    h->e->key.gen == mapping->host->i_generation &&
 	    h->filter_dev == READ_ONCE(wpstat_filter_dev) &&
 	    !READ_ONCE(mapping_hints_off)) {

@@ -166,7 +166,7 @@ struct wpstat_fault_hint {
 	unsigned long task;
 	unsigned long mapping;
 	unsigned long faults;		/* wpstat_task_faults() at the fault */
-	struct wpstat_table *table;
+	u64 table;			/* its serial: an address can be reused */
 	struct wpstat_entry *e;
 	u32 state;			/* e->state, live, at the fault */
 };
@@ -188,7 +188,7 @@ static __always_inline void wpstat_fault_hint_set(const struct address_space *ma
 	barrier();
 	h->mapping = (unsigned long)mapping;
 	h->faults = wpstat_task_faults();
-	h->table = r.t;
+	h->table = r.t->serial;
 	h->e = r.e;
 	h->state = state;
 	barrier();
@@ -209,7 +209,8 @@ wpstat_fault_hint_row(const struct address_space *mapping,
 	    h->mapping != (unsigned long)mapping)
 		return NULL;
 	*t = rcu_dereference_sched(wpstat_table);
-	if (h->table != *t || h->faults != wpstat_task_faults() ||
+	if (unlikely(!*t) || h->table != (*t)->serial ||
+	    h->faults != wpstat_task_faults() ||
 	    READ_ONCE(h->e->state) != h->state)
 		return NULL;
 	return h->e;

@@ -116,6 +116,8 @@ void wpstat_table_put(struct wpstat_table *t)
 		wpstat_rows_put(&t->r);
 }
 
+static atomic64_t wpstat_table_serial = ATOMIC64_INIT(0);
+
 /*
  * An empty table with @from's sums (compaction, which may give up:
  * __GFP_NORETRY), or fresh ones (NULL).
@@ -156,6 +158,7 @@ static struct wpstat_table *wpstat_table_alloc(u32 max_entries,
 		return NULL;
 	}
 	t->sums = t->sums_owner->sums;
+	t->serial = atomic64_inc_return(&wpstat_table_serial);
 	return t;
 }
 

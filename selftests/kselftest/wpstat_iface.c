@@ -8,6 +8,8 @@
  * Runs as root in a guest with wpstat.ko loaded and $WPSTAT_FS_DIR/ext4
  * and $WPSTAT_FS_DIR/tmpfs mounted (scripts/check/guest-check.sh).
  */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <signal.h>
 #include <time.h>
 #include <sys/prctl.h>
@@ -200,6 +202,43 @@ TEST(reset_forgets_inodes_and_totals)
 	EXPECT_EQ(0, wps_summary("mkwrite_first"));
 	EXPECT_EQ(0, wps_summary("tracked_inodes"));
 	ASSERT_EQ(0, wps_control("filter none"));
+	close(fd);
+	unlink(path);
+}
+
+/*
+ * A CPU remembers the row of the file it cleaned last.  Two resets free
+ * that row's table, and the second one's new table often takes the freed
+ * table's address: the next clean of the file on the same CPU must count
+ * in the new table, never read the freed one's rows (an oops at level
+ * counts before tables had serials).  One task on one CPU, so the cleans
+ * (msync, in the task) and the resets share the CPU's remembered row and
+ * its slab.  Expected: each round's msync cleans each of the NPAGES
+ * stored pages once, and only the last round is in the table.
+ */
+TEST(resets_between_cleans_on_one_cpu)
+{
+	cpu_set_t one, all;
+	struct wps w;
+	char path[256];
+	int fd = wps_scratch("ext4", "reset-hint", NPAGES, path, sizeof(path));
+	int round;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(all), &all));
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(one), &one));
+	for (round = 0; round < 8; round++) {
+		ASSERT_EQ(0, touch_file(fd, NPAGES));
+		ASSERT_EQ(0, wps_control("reset"));
+		ASSERT_EQ(0, wps_control("reset"));
+	}
+	ASSERT_EQ(0, touch_file(fd, NPAGES));
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(all), &all));
+	ASSERT_EQ(0, wps_read(path, &w));
+	EXPECT_EQ(NPAGES, w.mkwrite_first + w.mkwrite_wp);
+	EXPECT_EQ(NPAGES, w.mkclean_calls);
 	close(fd);
 	unlink(path);
 }
