@@ -283,14 +283,19 @@ wpstat_mapping_of(const unsigned long m)
 /*
  * The pages of that folio (mkclean_pages, dirtied_pages): a large folio
  * is cleaned and dirtied at once.  5.10 passes the head page of a
- * compound page, or a lone page.
+ * compound page, or a lone page.  And whether a process maps it: one
+ * no process maps has no PTE to clean.
  */
 #ifdef WPSTAT_HAVE_FOLIO_MKCLEAN
 #define wpstat_mkclean_nr_pages(p)					\
 	folio_nr_pages((struct folio *)wpstat_arg(p, 0))
+#define wpstat_mkclean_mapped(p)					\
+	folio_mapped((struct folio *)wpstat_arg(p, 0))
 #else
 #define wpstat_mkclean_nr_pages(p)					\
 	thp_nr_pages((struct page *)wpstat_arg(p, 0))
+#define wpstat_mkclean_mapped(p)					\
+	page_mapped((struct page *)wpstat_arg(p, 0))
 #endif
 #ifdef WPSTAT_HAVE_FOLIO_WAIT_STABLE
 #define wpstat_stable_mapping(p)					\

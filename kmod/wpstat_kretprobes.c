@@ -222,6 +222,14 @@ static int fault_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(fault_return);
 
+/*
+ * A clean, counted at entry; its return only for the PTEs it cleans.  A
+ * folio no process maps has none (folio_mkclean() returns 0 at once), and
+ * none can map it meanwhile: the caller holds its lock, which a fault
+ * needs to map it.  Most cleans of a machine are of such folios (files
+ * written with write(2)): their return is refused, which saves the
+ * return trampoline (make bench's W6).
+ */
 static int mkclean_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct mkclean_data *d = (void *)ri->data;
@@ -231,7 +239,7 @@ static int mkclean_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	    !wpstat_mkclean_key(regs, &d->key))
 		return 1;
 	d->gen = wpstat_mkclean_count(&d->key, regs);
-	return 0;
+	return !wpstat_mkclean_mapped(regs);
 }
 NOKPROBE_SYMBOL(mkclean_entry);
 
