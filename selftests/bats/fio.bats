@@ -162,9 +162,16 @@ row() {
 # written back, no journal commit for an mtime), fio storing for 3 s: the
 # fdatasyncs write-protect fio's pages, and a store to a page still under
 # writeback waits for it (stable pages).
-# Expected (production kernels): diagnose's first finding for fio is the
-# stable wait, with fdatasync's pid as the one that synced.
-@test "fio warm beside an fdatasync loop: the first finding is the stable wait" {
+# Expected (production kernels): a stable finding for fio, naming
+# fdatasync's pid as the one that synced. Ranked above it only findings
+# a busy host inflates: the faults' own CPU time (cpu), their wait for a
+# CPU (runq), and the page lock the syncer holds while it sets its
+# writeback up (lock, naming the syncer too). Those are CPU time; the
+# stable wait is the device's.
+# On a quiet host the stable wait comes first (60 %, then cpu 21 %, lock
+# 18 %); with the host's two cores shared by four or five guests cpu came first
+# (48 %) once and lock (57 %) once, the stable wait second both times.
+@test "fio warm beside an fdatasync loop: a stable finding, and the syncer named" {
 	make_file 256K
 	cat "$FIO_FILE" >/dev/null
 	rm -f "$FIO_FILE.ready"
@@ -184,17 +191,21 @@ row() {
 	echo "# $(jq -c '[.findings[] | {rule, share}]' <<<"$output")" >&3
 	# On a KASAN kernel fio's own faults cost milliseconds of CPU time
 	# (check-debug: first-write 64 %, run queue 36 %, no stable wait in
-	# 3 s): which finding comes first is for production kernels; a
-	# stable finding, if any, still names the syncer.
+	# 3 s): whether there is a stable finding is for production kernels;
+	# a stable finding, if any, still names the syncer.
 	local fios='def fios: .pid == $pid and
-		(.evidence[] | select(.name == "synced_by") | .value | startswith("pid \($sync) "));'
+		any(.evidence[]; .name == "synced_by" and (.value | startswith("pid \($sync) ")));'
 	if wps_kernel_sanitized; then
-		echo "# KASAN kernel: the first-finding prediction is for production kernels" >&3
+		echo "# KASAN kernel: the stable finding is predicted for production kernels" >&3
 		jq -e --argjson pid "$FIO_PID" --arg sync "$FSYNC_PID" \
 			"$fios"' all(.findings[] | select(.rule == "stable"); fios)' <<<"$output"
 	else
 		jq -e --argjson pid "$FIO_PID" --arg sync "$FSYNC_PID" \
-			"$fios"' .findings[0] | .rule == "stable" and fios' <<<"$output"
+			"$fios"' .findings as $f
+			| ([$f[].rule] | index("stable")) as $i
+			| $i != null and ($f[$i] | fios)
+			  and all($f[:$i][]; .rule == "cpu" or .rule == "runq"
+				or (.rule == "lock" and fios))' <<<"$output"
 	fi
 	FSYNC_PID=
 }
