@@ -194,8 +194,8 @@ bool wpstat_write_fd_key(struct wpstat_key *key, bool *counted, bool copies)
  * maps the file writable, so no ->page_mkwrite() of it runs, and the task
  * is in no write system call), the wait is another's without a look at
  * the stack: most writeback waits of a machine (fsync, sync_file_range(),
- * truncation of files nobody maps) end there, and the walk cost them
- * thousands of instructions (make bench's W6).  A write fault on one file
+ * truncation of files nobody maps) end there, and the walk cost each
+ * about 700 instructions (make bench's W6).  A write fault on one file
  * waiting for the writeback of another that nobody maps writable is then
  * left out of the writer's waits.
  */
