@@ -825,6 +825,14 @@ enum {
 	WPT_WB		= 4,	/* a flusher inside wb_writeback() (wb_reason says why) */
 	WPT_FAULT	= 8,	/* inside a timed write fault (fault_key) */
 	WPT_SYNC	= 16,	/* inside a timed ZFS fsync (sync_key) */
+	WPT_JOURNAL	= 32,	/* inside a timed jbd2 handle start (journal_*) */
+};
+
+/* A timed wait's start: when, and the task's CPU and runqueue time then. */
+struct wait_start {
+	u64 start;
+	u64 cpu0;
+	u64 runq0;
 };
 
 struct wpstat_tctx {
@@ -865,6 +873,9 @@ struct wpstat_tctx {
 	struct wpstat_gen fault_gen;	/* WPT_FAULT: where its count went */
 	struct wpstat_key sync_key;	/* WPT_SYNC: the file being synced */
 	unsigned int sync_epoch; /* WPT_SYNC: wpstat_level_epoch at entry */
+	bool journal_fault;	/* WPT_JOURNAL: the start is the fault's */
+	unsigned long journal_nvcsw; /* WPT_JOURNAL: voluntary switches then */
+	struct wait_start journal_w;	/* WPT_JOURNAL: when it began */
 	u64 start;		/* the owner's start_time: a reused task_struct differs */
 };
 

@@ -52,6 +52,7 @@ struct wpstat_probe {
 	struct kretprobe krp;
 	struct tracepoint *tp;
 	void *tp_func;
+	struct tracepoint *mod_tp; /* a module's tracepoint, while it is there */
 	u64 missed_base;	/* kretprobe misses before a detach */
 };
 
@@ -261,6 +262,17 @@ static void tp_lookup_one(struct tracepoint *tp, void *priv)
 		l->tp = tp;
 }
 
+/* Whether @wp's target lives in a module (its home), not in vmlinux. */
+static bool wpstat_in_module(const struct wpstat_probe *wp)
+{
+	return strcmp(wp->home, "vmlinux");
+}
+
+static bool wpstat_has_mech(const struct wpstat_probe *wp, enum wpstat_mech m)
+{
+	return wp->mech[WPL_COUNTS] == m || wp->mech[WPL_TIMING] == m;
+}
+
 static bool wpstat_probe_skipped(const char *name)
 {
 	size_t len = strlen(name);
@@ -348,7 +360,10 @@ static int attach_mech(enum wpstat_probe_id p, enum wpstat_mech m)
 		ret = register_kretprobe(&wp->krp);
 		break;
 	case WPM_TRACEPOINT:
-		for_each_kernel_tracepoint(tp_lookup_one, &l);
+		if (wpstat_in_module(wp))	/* wpstat_tp_module_event() */
+			l.tp = wp->mod_tp;
+		else
+			for_each_kernel_tracepoint(tp_lookup_one, &l);
 		if (!l.tp)
 			return -ENOENT;
 		wp->tp = l.tp;
@@ -460,10 +475,10 @@ static void wpstat_report_unavailable(struct wpstat_probe *wp, u32 bit)
 
 /*
  * Under stop_machine(): no handler is running anywhere (they all run
- * with preemption disabled).  Leaving level timing, the fault and
- * ZFS sync scopes of tasks asleep inside them are dropped here: their
- * return probes are about to go, and a scope nothing closes would hold
- * the task's context until it exits.
+ * with preemption disabled).  Leaving level timing, the fault, ZFS
+ * sync and jbd2 start scopes of tasks asleep inside them are dropped
+ * here: the probes that close them are about to go, and a scope nothing
+ * closes would hold the task's context until it exits.
  */
 static int wpstat_flip_level(void *data)
 {
@@ -472,7 +487,7 @@ static int wpstat_flip_level(void *data)
 	WRITE_ONCE(wpstat_counting_level, to);
 	WRITE_ONCE(wpstat_level_epoch, wpstat_level_epoch + 1);
 	if (to != WPL_TIMING)
-		wpstat_tctx_drop_scopes(WPT_FAULT | WPT_SYNC);
+		wpstat_tctx_drop_scopes(WPT_FAULT | WPT_SYNC | WPT_JOURNAL);
 	return 0;
 }
 
@@ -560,16 +575,112 @@ out:
 /* ---- points in modules ------------------------------------------------------ */
 
 /*
- * The journal points live in modules (jbd2, xfs) that may come after the
- * level was set (xfs at its first mount) or go and come again.  When a
- * module comes live, a kretprobe of this level that could not attach and
- * whose home (wpstat_probes.def) is that module is tried again, and kept
- * if its target is in it; no other is retried (each try registers and
+ * The ftrace ip of @wp's target in @mod, which has just come live, or 0:
+ * what wpstat_resolve_addresses() finds at load, for one point.
+ */
+static unsigned long wpstat_module_ftrace_ip(const struct wpstat_probe *wp,
+					     struct module *mod)
+{
+	struct kprobe kp = {
+		.symbol_name = wp->target,
+		.flags = KPROBE_FLAG_DISABLED,
+	};
+	unsigned long ip = 0;
+
+	if (register_kprobe(&kp))
+		return 0;
+	if ((kp.flags & KPROBE_FLAG_FTRACE) &&
+	    within_module((unsigned long)kp.addr, mod))
+		ip = (unsigned long)kp.addr;
+	unregister_kprobe(&kp);
+	return ip;
+}
+
+/*
+ * @mod came live: a point of this level whose home it is, and that could
+ * not attach, is tried again, and kept if its target is in @mod.  An
+ * entry point's address is looked up first, whatever the level, for a
+ * later switch to the level that uses it.
+ */
+static void wpstat_module_live(enum wpstat_probe_id p, struct module *mod)
+{
+	struct wpstat_probe *wp = &wpstat_probes[p];
+	enum wpstat_mech m = wp->mech[wpstat_level];
+	unsigned long where;
+	int err;
+
+	if (wp->err == -ECANCELED)
+		return;
+	if (wpstat_has_mech(wp, WPM_FTRACE) && !wp->addr) {
+		wp->addr = wpstat_module_ftrace_ip(wp, mod);
+		/* Set before the filter holds it; never cleared (below). */
+		if (wp->addr)
+			WRITE_ONCE(wpstat_entry_ip[p], wp->addr);
+	}
+	if (!wp->err || (m != WPM_KRETPROBE && m != WPM_FTRACE &&
+			 m != WPM_TRACEPOINT))
+		return;
+	err = attach_mech(p, m);
+	if (!err && m == WPM_FTRACE) {
+		err = entry_ops_register();
+		if (err)
+			detach_mech(p, m, NULL, NULL);
+	}
+	if (err)
+		return;
+	where = m == WPM_KRETPROBE ? (unsigned long)wp->krp.kp.addr :
+		m == WPM_FTRACE ? wp->addr : (unsigned long)wp->tp;
+	if (!within_module(where, mod)) {
+		/* Not this module's: it stays as it was reported. */
+		detach_mech(p, m, NULL, NULL);
+		return;
+	}
+	wp->err = 0;
+	pr_info("probe %s (%s) attached: module %s loaded\n",
+		wp->name, wp->target, mod->name);
+}
+
+/*
+ * @mod is going: a return or entry point in it is detached (kprobes would
+ * leave a kretprobe gone, yet counted as attached, and never revive it;
+ * ftrace would keep the ip in the filter, for whatever code comes there
+ * next), and an entry point's address forgotten.  The dispatch's
+ * wpstat_entry_ip keeps it: a call in flight may still carry it, and
+ * nothing can call there once the module is gone.
+ */
+static void wpstat_module_going(enum wpstat_probe_id p, struct module *mod)
+{
+	struct wpstat_probe *wp = &wpstat_probes[p];
+	enum wpstat_mech m = wp->mech[wpstat_level];
+
+	if (wp->err == -ECANCELED)
+		return;
+	if (m == WPM_KRETPROBE && (wp->on & BIT(m)) &&
+	    within_module((unsigned long)wp->krp.kp.addr, mod)) {
+		detach_mech(p, m, NULL, NULL);
+		wp->err = -ENOENT;
+		pr_info("probe %s (%s) detached: module %s unloading\n",
+			wp->name, wp->target, mod->name);
+	}
+	if (!wpstat_has_mech(wp, WPM_FTRACE) || !wp->addr ||
+	    !within_module(wp->addr, mod))
+		return;
+	if (wp->on & BIT(WPM_FTRACE)) {
+		detach_mech(p, WPM_FTRACE, NULL, NULL);
+		wp->err = -ENOENT;
+		pr_info("probe %s (%s) detached: module %s unloading\n",
+			wp->name, wp->target, mod->name);
+	}
+	wp->addr = 0;
+}
+
+/*
+ * The journal points live in modules (jbd2, xfs, zfs) that may come after
+ * the level was set (xfs at its first mount) or go and come again.  Only
+ * a module's own points are tried when it comes (each try registers and
  * unregisters a kprobe: a synchronize_rcu(), and a handler run in
- * between).  When a module goes, the kretprobes in it are detached
- * (kprobes would leave them gone, yet counted as attached, and never
- * revive them).  Entry-only and tracepoint points are all in the core
- * kernel.
+ * between); its tracepoints were found as it came
+ * (wpstat_tp_module_event()).
  */
 static int wpstat_module_event(struct notifier_block *nb, unsigned long state,
 			       void *data)
@@ -583,35 +694,10 @@ static int wpstat_module_event(struct notifier_block *nb, unsigned long state,
 	if (!wpstat_attach_ready)
 		goto out;
 	for (p = 0; p < WPP_NR; p++) {
-		struct wpstat_probe *wp = &wpstat_probes[p];
-		enum wpstat_mech m = wp->mech[wpstat_level];
-		int err;
-
-		if (m != WPM_KRETPROBE || wp->err == -ECANCELED)
-			continue;
-		if (state == MODULE_STATE_GOING) {
-			if (!(wp->on & BIT(m)) ||
-			    !within_module((unsigned long)wp->krp.kp.addr, mod))
-				continue;
-			detach_mech(p, m, NULL, NULL);
-			wp->err = -ENOENT;
-			pr_info("probe %s (%s) detached: module %s unloading\n",
-				wp->name, wp->target, mod->name);
-			continue;
-		}
-		if (!wp->err || strcmp(wp->home, mod->name))
-			continue;
-		err = attach_mech(p, m);
-		if (err)
-			continue;
-		if (!within_module((unsigned long)wp->krp.kp.addr, mod)) {
-			/* Not this module's: it stays as it was reported. */
-			detach_mech(p, m, NULL, NULL);
-			continue;
-		}
-		wp->err = 0;
-		pr_info("probe %s (%s) attached: module %s loaded\n",
-			wp->name, wp->target, mod->name);
+		if (state == MODULE_STATE_GOING)
+			wpstat_module_going(p, mod);
+		else if (!strcmp(wpstat_probes[p].home, mod->name))
+			wpstat_module_live(p, mod);
 	}
 	wpstat_update_mask();
 out:
@@ -623,6 +709,65 @@ static struct notifier_block wpstat_module_nb = {
 	.notifier_call = wpstat_module_event,
 };
 static bool wpstat_module_nb_registered;
+
+static struct tracepoint *wpstat_module_tracepoint(struct module *mod,
+						   const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < mod->num_tracepoints; i++) {
+		struct tracepoint *tp =
+			tracepoint_ptr_deref(&mod->tracepoints_ptrs[i]);
+
+		if (!strcmp(tp->name, name))
+			return tp;
+	}
+	return NULL;
+}
+
+/*
+ * A module with tracepoints comes (and, as this notifier registers, every
+ * one loaded already) or goes.  Coming, the tracepoints of points whose
+ * home it is are found for attach_mech(), by the module notifier once the
+ * module is live or by a level switch.  Going, they are detached here,
+ * before tracepoint_module_going() checks that no probe is left on them.
+ */
+static int wpstat_tp_module_event(struct notifier_block *nb,
+				  unsigned long state, void *data)
+{
+	struct module *mod = ((struct tp_module *)data)->mod;
+	int p;
+
+	if (state != MODULE_STATE_COMING && state != MODULE_STATE_GOING)
+		return NOTIFY_DONE;
+	mutex_lock(&wpstat_attach_mutex);
+	for (p = 0; p < WPP_NR; p++) {
+		struct wpstat_probe *wp = &wpstat_probes[p];
+
+		if (!wpstat_has_mech(wp, WPM_TRACEPOINT) ||
+		    strcmp(wp->home, mod->name))
+			continue;
+		if (state == MODULE_STATE_COMING) {
+			wp->mod_tp = wpstat_module_tracepoint(mod, wp->target);
+			continue;
+		}
+		if (wp->on & BIT(WPM_TRACEPOINT)) {
+			detach_mech(p, WPM_TRACEPOINT, NULL, NULL);
+			wp->err = -ENOENT;
+			pr_info("probe %s (%s) detached: module %s unloading\n",
+				wp->name, wp->target, mod->name);
+		}
+		wp->mod_tp = NULL;
+	}
+	wpstat_update_mask();
+	mutex_unlock(&wpstat_attach_mutex);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block wpstat_tp_module_nb = {
+	.notifier_call = wpstat_tp_module_event,
+};
+static bool wpstat_tp_module_nb_registered;
 
 /* ---- load and unload ------------------------------------------------------ */
 
@@ -642,6 +787,12 @@ int wpstat_attach_init(void)
 		pr_warn("no module notifier (error %d): journal points attach only with the level\n",
 			ret);
 	wpstat_module_nb_registered = !ret;
+	/* Outside the mutex: its first calls (modules loaded now) take it. */
+	ret = register_tracepoint_module_notifier(&wpstat_tp_module_nb);
+	if (ret)
+		pr_warn("no tracepoint module notifier (error %d): no tracepoint in a module attaches\n",
+			ret);
+	wpstat_tp_module_nb_registered = !ret;
 
 	mutex_lock(&wpstat_attach_mutex);
 	/*
@@ -710,6 +861,14 @@ void wpstat_attach_exit(void)
 	tracepoint_synchronize_unregister();
 	wpstat_ftrace_free_filter(&wpstat_entry_ops);
 	mutex_unlock(&wpstat_attach_mutex);
+	/*
+	 * Last: until every point is detached, a module going must still
+	 * have its tracepoints detached before tracepoint_module_going()
+	 * checks them.
+	 */
+	if (wpstat_tp_module_nb_registered)
+		unregister_tracepoint_module_notifier(&wpstat_tp_module_nb);
+	wpstat_tp_module_nb_registered = false;
 }
 
 /* ---- what is available, for /proc and debugfs ----------------------------- */

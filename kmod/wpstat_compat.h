@@ -566,6 +566,14 @@ static __always_inline u64 wpstat_task_runq_ns(void)
 #endif
 
 /*
+ * jbd2:jbd2_handle_start: one prototype from 5.10 to 7.2 (tid_t since
+ * 5.10's own headers), kept here with the others that could change.
+ */
+#define WPSTAT_TP_JBD2_START_PROTO					\
+	void *data, dev_t dev, tid_t tid, unsigned int type,		\
+	unsigned int line_no, int requested_blocks
+
+/*
  * Context switches of @t, voluntary or not: a value that changes whenever
  * the task leaves its CPU, so a per-CPU record made by the task is known
  * to be its own latest if the count still matches.  The same fields from

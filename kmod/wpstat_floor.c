@@ -7,6 +7,8 @@
  */
 #include "wpstat_probe.h"
 
+#include <linux/jbd2.h>
+
 static void notrace floor_entry(WPSTAT_FTRACE_CB_PROTO)
 {
 }
@@ -40,6 +42,10 @@ static void notrace floor_tp_wb(WPSTAT_TP_WB_WORK_PROTO)
 {
 }
 
+static void notrace floor_tp_jbd2_start(WPSTAT_TP_JBD2_START_PROTO)
+{
+}
+
 /*
  * Every point of wpstat_probes.def, by each mechanism it has at some
  * level: the empty handlers, with the real handlers' data_size (the same
@@ -52,6 +58,7 @@ static void notrace floor_tp_wb(WPSTAT_TP_WB_WORK_PROTO)
 #define floor_tp_TP_WB_START	floor_tp_wb
 #define floor_tp_TP_WB_WRITTEN	floor_tp_wb
 #define floor_tp_TP_EXIT	floor_tp_exit
+#define floor_tp_TP_JBD2_START	floor_tp_jbd2_start
 #define floor_ftrace_item(id)						\
 	[WPP_##id].ftrace = floor_entry,
 #define floor_krp_item(id)						\

@@ -308,6 +308,39 @@ static __always_inline void bdp_rl_enter(unsigned long parent_ip,
 }
 
 /*
+ * jbd2__journal_start(), level timing: a start inside a write fault or a
+ * write system call is timed until jbd2's handle-start tracepoint, at
+ * the end of the same call (tp_jbd2_start()), in the task's context.  A
+ * nested start (the task holds a handle) returns before the tracepoint:
+ * it is left alone.  A start that fails fires none; the task's next
+ * start takes its place.
+ */
+static __always_inline void jbd2_start_enter(void)
+{
+	struct wpstat_tctx *c;
+	bool fault;
+
+	wpstat_hit(WPP_JBD2_START);
+	if (journal_level_off() || current->journal_info)
+		return;
+	c = wpstat_tctx_find();
+	if (!journal_timed(c, &fault)) {
+		/* A failed start's, which no tracepoint must end. */
+		if (c && (c->active & WPT_JOURNAL))
+			wpstat_tctx_put(c, WPT_JOURNAL);
+		return;
+	}
+	if (!c)
+		c = wpstat_tctx_get();
+	if (!c)
+		return;
+	c->journal_fault = fault;
+	c->journal_nvcsw = READ_ONCE(current->nvcsw);
+	wait_start_now(&c->journal_w);
+	c->active |= WPT_JOURNAL;
+}
+
+/*
  * __destroy_inode(): the inode leaves the inode cache (a deleted file at
  * its last close, or any inode evicted).  Its row becomes reclaimable; an
  * event for the same (dev, ino, generation) later takes it back.  Not
@@ -361,6 +394,8 @@ static noinline void notrace wpstat_entry_counted(unsigned long ip,
 		bdp_rl_enter(parent_ip, args);
 	else if (ip == wpstat_entry_ip[WPP_STABLE])
 		stable_enter(args);
+	else if (ip == wpstat_entry_ip[WPP_JBD2_START])
+		jbd2_start_enter();
 	else if (ip == wpstat_entry_ip[WPP_EVICT])
 		evict_enter(args);	/* counted in its hits below */
 	else

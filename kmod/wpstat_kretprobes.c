@@ -417,8 +417,10 @@ static int wait_bit_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 NOKPROBE_SYMBOL(wait_bit_return);
 
 /*
- * A journal call (jbd2's handle start or buffer write access, xfs's time
- * update), level timing: timed if it is inside the task's write fault,
+ * A journal call (jbd2's buffer write access, xfs's time update, ZFS's
+ * transaction assignment; jbd2's handle start is timed the same way
+ * between its entry and its tracepoint, jbd2_start_enter() and
+ * tp_jbd2_start()), level timing: timed if it is inside the task's write fault,
  * or inside a write system call, whose file is then the descriptor's.
  * In write(2) the usual ones are the time update before the copy
  * (file_modified() -> ext4_dirty_inode(), xfs's kiocb_modified() ->
@@ -434,33 +436,14 @@ NOKPROBE_SYMBOL(wait_bit_return);
 static int journal_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct journal_data *d = (void *)ri->data;
-	struct wpstat_tctx *c;
 
-	/*
-	 * Only while level timing counts: its journal probes are attached
-	 * before the level flips and detached after (wpstat_set_level()).
-	 * Reclaim in the call (an inode evicted: ext4_evict_inode) is not it.
-	 */
-	if (READ_ONCE(wpstat_counting_level) != WPL_TIMING ||
-	    (current->flags & PF_MEMALLOC))
-		return 1;
-	c = wpstat_tctx_find();
-	/* A fault waiting for its retry is over once the task goes on. */
-	d->fault = wpstat_in_scope(c, WPT_FAULT) && !c->fault_retry;
-	if (!d->fault && (!wpstat_write_syscall() || !wpstat_want_task()))
+	if (journal_level_off() || !journal_timed(wpstat_tctx_find(), &d->fault))
 		return 1;
 	d->nvcsw = READ_ONCE(current->nvcsw);
 	wait_start_now(&d->w);
 	return 0;
 }
 NOKPROBE_SYMBOL(journal_entry);
-
-static int jbd2_start_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	wpstat_hit(WPP_JBD2_START);
-	return journal_entry(ri, regs);
-}
-NOKPROBE_SYMBOL(jbd2_start_entry);
 
 static int jbd2_access_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
@@ -497,24 +480,8 @@ NOKPROBE_SYMBOL(zfs_tx_entry);
 static int journal_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct journal_data *d = (void *)ri->data;
-	u64 ns = ktime_get_ns() - d->w.start;
-	struct wpstat_tctx *c = NULL;
-	struct wpstat_key key;
-	bool counted;
 
-	if (READ_ONCE(current->nvcsw) == d->nvcsw)
-		return 0;
-	if (d->fault) {
-		c = wpstat_tctx_find();
-		if (!wpstat_in_scope(c, WPT_FAULT))
-			return 0;
-		key = c->fault_key;
-	} else if (!wpstat_write_fd_key(&key, &counted, false) || !counted) {
-		/* In write(2): in no fault (c stays NULL). */
-		return 0;
-	}
-	wpstat_cause_wait(c, &key, WPCA_JOURNAL,
-			  (struct wpstat_wait){ .n = 1, .ns = ns, .start = d->w });
+	journal_end(NULL, d->fault, &d->w, d->nvcsw);
 	return 0;
 }
 NOKPROBE_SYMBOL(journal_return);
@@ -703,7 +670,6 @@ NOKPROBE_SYMBOL(lock_return);
 #define krp_MKCLEAN		KRP(mkclean_entry, mkclean_return, MKCLEAN)
 #define krp_BDP			KRP(bdp_entry, bdp_return, BDP)
 #define krp_WAIT_BIT		KRP(wait_bit_entry, wait_bit_return, WAIT_BIT)
-#define krp_JBD2_START		KRP(jbd2_start_entry, journal_return, JBD2_START)
 #define krp_JBD2_ACCESS		KRP(jbd2_access_entry, journal_return, JBD2_ACCESS)
 #define krp_XFS_TIME		KRP(xfs_time_entry, journal_return, XFS_TIME)
 #define krp_ZFS_TX		KRP(zfs_tx_entry, journal_return, ZFS_TX)

@@ -313,13 +313,6 @@ struct mkclean_data {
 	u32 gen;		/* where its count went */
 };
 
-/* A timed wait's start: when, and the task's CPU and runqueue time then. */
-struct wait_start {
-	u64 start;
-	u64 cpu0;
-	u64 runq0;
-};
-
 static __always_inline void wait_start_now(struct wait_start *w)
 {
 	w->cpu0 = wpstat_task_cpu_ns();
@@ -418,6 +411,57 @@ struct journal_data {
 };
 
 /*
+ * Whether a journal call beginning now is one to time, at level timing
+ * (its points are attached before the level flips and detached after:
+ * wpstat_set_level()): inside the task's write fault (*@fault), or inside
+ * a write system call of a task the filter wants.  Reclaim in the call
+ * (an inode evicted: ext4_evict_inode) is not the write's, and a fault
+ * waiting for its retry is over once the task goes on.
+ */
+static __always_inline bool journal_timed(struct wpstat_tctx *c, bool *fault)
+{
+	*fault = wpstat_in_scope(c, WPT_FAULT) && !c->fault_retry;
+	return *fault || (wpstat_write_syscall() && wpstat_want_task());
+}
+
+static __always_inline bool journal_level_off(void)
+{
+	return READ_ONCE(wpstat_counting_level) != WPL_TIMING ||
+	       (current->flags & PF_MEMALLOC);
+}
+
+/*
+ * A timed journal call that began at @w, with the task's voluntary
+ * switches at @nvcsw, is over: a wait if the task slept in it, for the
+ * fault's file (@fault: the task's context @c, found here if NULL) or
+ * the write's descriptor's.
+ */
+static __always_inline void journal_end(struct wpstat_tctx *c, bool fault,
+					const struct wait_start *w,
+					unsigned long nvcsw)
+{
+	u64 ns = ktime_get_ns() - w->start;
+	struct wpstat_key key;
+	bool counted;
+
+	if (READ_ONCE(current->nvcsw) == nvcsw)
+		return;
+	if (fault) {
+		if (!c)
+			c = wpstat_tctx_find();
+		if (!wpstat_in_scope(c, WPT_FAULT))
+			return;
+		key = c->fault_key;
+	} else {
+		if (!wpstat_write_fd_key(&key, &counted, false) || !counted)
+			return;
+		c = NULL;	/* in write(2), in no fault */
+	}
+	wpstat_cause_wait(c, &key, WPCA_JOURNAL,
+			  (struct wpstat_wait){ .n = 1, .ns = ns, .start = *w });
+}
+
+/*
  * A call that is a wait if the task slept in it (its voluntary context
  * switches moved): the page lock's slow path inside a timed write fault,
  * a ZIL commit inside a timed ZFS fsync.
@@ -436,7 +480,6 @@ struct sleep_data {
 #define krp_size_MKCLEAN	sizeof(struct mkclean_data)
 #define krp_size_BDP		0
 #define krp_size_WAIT_BIT	sizeof(struct wait_start)
-#define krp_size_JBD2_START	sizeof(struct journal_data)
 #define krp_size_JBD2_ACCESS	sizeof(struct journal_data)
 #define krp_size_XFS_TIME	sizeof(struct journal_data)
 #define krp_size_ZFS_TX		sizeof(struct journal_data)

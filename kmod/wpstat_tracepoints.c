@@ -11,6 +11,7 @@
 
 #include <trace/events/sched.h>
 #include <trace/events/writeback.h>
+#include <trace/events/jbd2.h>
 
 /*
  * Where a dirtied folio of @mapping counts: no table if the filters
@@ -181,6 +182,23 @@ static void notrace tp_wb_written(WPSTAT_TP_WB_WORK_PROTO)
 		wpstat_tctx_put(c, WPT_WB);
 }
 
+/*
+ * jbd2's handle start got its handle (the end of jbd2__journal_start(),
+ * or of jbd2_journal_start_reserved(), which no entry opened): a start
+ * its entry timed (jbd2_start_enter()) is over.
+ */
+static void notrace tp_jbd2_start(WPSTAT_TP_JBD2_START_PROTO)
+{
+	struct wpstat_tctx *c;
+
+	wpstat_hit(WPP_TP_JBD2_START);
+	c = wpstat_tctx_find();
+	if (!c || !(c->active & WPT_JOURNAL))
+		return;
+	journal_end(c, c->journal_fault, &c->journal_w, c->journal_nvcsw);
+	wpstat_tctx_put(c, WPT_JOURNAL);
+}
+
 /* A task exits: whatever call it was in, its context is released. */
 static void notrace tp_process_exit(WPSTAT_TP_EXIT_PROTO)
 {
@@ -213,6 +231,7 @@ static void __maybe_unused wpstat_check_tp_types(void)
 	check_trace_callback_type_writeback_start(tp_wb_start);
 	check_trace_callback_type_writeback_written(tp_wb_written);
 	check_trace_callback_type_sched_process_exit(tp_process_exit);
+	check_trace_callback_type_jbd2_handle_start(tp_jbd2_start);
 }
 
 
@@ -226,6 +245,7 @@ static void __maybe_unused wpstat_check_tp_types(void)
 #define tp_TP_WB_START		tp_wb_start
 #define tp_TP_WB_WRITTEN	tp_wb_written
 #define tp_TP_EXIT		tp_process_exit
+#define tp_TP_JBD2_START	tp_jbd2_start
 #define tp_item(id)							\
 	[WPP_##id] = { .tp = tp_##id },
 const struct wpstat_handler_set wpstat_tp_handlers[WPP_NR] = {
