@@ -43,11 +43,59 @@ setup() {
 	FSYNC_PID=
 	WPLOAD_PID=
 	XFS_REMOUNT=
+	EXT4_REMOUNT=
 	FUSE_MNT=
+}
+
+# Every ext4 the guest mounted (guest-check.sh) and what sits on the
+# scratch one (its overlay, its NFS export), taken down so that ext4 and
+# jbd2 can be unloaded; ext4_all_up puts them back, from the test or its
+# teardown.  Fails, saying why in EXT4_DOWN_WHY, if jbd2 stays.
+ext4_all_down() {
+	EXT4_MOUNTS=$(findmnt -n -l -t ext4 -o SOURCE,TARGET,OPTIONS)
+	EXT4_OVL=
+	EXT4_NFS=
+	EXT4_REMOUNT=1
+	if findmnt -n "$WPSTAT_FS_DIR/nfs" >/dev/null; then
+		EXT4_NFS=1
+		guest_nfs_loopback_down "$WPSTAT_FS_DIR/nfs"
+	fi
+	if findmnt -n -t overlay "$WPSTAT_FS_DIR/overlay" >/dev/null; then
+		EXT4_OVL=1
+		umount "$WPSTAT_FS_DIR/overlay"
+	fi
+	local src tgt opts
+	while read -r src tgt opts; do
+		[ -z "$tgt" ] || umount "$tgt" ||
+			{ EXT4_DOWN_WHY="cannot unmount $tgt: $(fuser -vm "$tgt" 2>&1 | tr '\n' ' ')"; return 1; }
+	done < <(tac <<<"$EXT4_MOUNTS")
+	modprobe -r ext4 2>/dev/null
+	! grep -q '^jbd2 ' /proc/modules ||
+		{ EXT4_DOWN_WHY="jbd2 stays loaded: $(grep -E '^(jbd2|ext4) ' /proc/modules | tr '\n' ' ')"; return 1; }
+}
+
+ext4_all_up() {
+	local src tgt opts
+	modprobe ext4
+	while read -r src tgt opts; do
+		[ -z "$tgt" ] || findmnt -n "$tgt" >/dev/null ||
+			mount -t ext4 -o "$opts" "$src" "$tgt" || return 1
+	done <<<"$EXT4_MOUNTS"
+	if [ -n "$EXT4_OVL" ]; then
+		local o=$WPSTAT_FS_DIR/ext4/.ovl
+		mount -t overlay overlay "$WPSTAT_FS_DIR/overlay" \
+			-o "lowerdir=$o/lower,upperdir=$o/upper,workdir=$o/work" || return 1
+	fi
+	if [ -n "$EXT4_NFS" ]; then
+		guest_nfs_loopback "$WPSTAT_FS_DIR/ext4/nfs-export" "$WPSTAT_FS_DIR/nfs" >&2 ||
+			return 1
+	fi
+	EXT4_REMOUNT=
 }
 
 teardown() {
 	reg_trace_stop 2>/dev/null || true
+	[ -z "${EXT4_REMOUNT:-}" ] || ext4_all_up || true
 	if [ -n "${XFS_REMOUNT:-}" ]; then
 		modprobe xfs
 		mount "$XFS_REMOUNT" "$WPSTAT_FS_DIR/xfs"

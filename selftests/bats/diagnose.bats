@@ -313,6 +313,53 @@ unloaded_module() {
 		fail "xfs_time counts nothing after xfs came back"
 }
 
+# jbd2 is ext4's journal module, loaded with ext4: an agent that loads
+# wpstat at boot meets it at the first ext4 mount, and it goes with ext4.
+# Its handle start is timed between an ftrace entry on
+# jbd2__journal_start (jbd2_start) and jbd2's jbd2_handle_start
+# tracepoint (tp_jbd2_start), both in jbd2: wpstat finds the entry's
+# address and the tracepoint when jbd2 comes, and detaches both when it
+# goes, the tracepoint before the kernel checks that nothing is left on
+# it (tracepoint_module_going(): a WARNING in the kernel log, which the
+# guest's log check reports, and a probe left on freed memory).  Each
+# store of three passes over a fresh 16-page file updates mtime through
+# ext4_dirty_inode(), a handle start: both points must count hits.
+# Twice, for a second jbd2 at another address.
+@test "jbd2 loaded after level timing: its start's entry and tracepoint attach with it and go with it" {
+	grep -q '^jbd2 ' /proc/modules || skip "jbd2 is not a loaded module here"
+	. "$WPSTAT_TOP/scripts/vm/guest-lib.sh"
+	wpstat level timing >/dev/null
+	wps-slowdev down
+	local round p f hits_entry hits_tp
+	for round in 1 2; do
+		ext4_all_down || skip "$EXT4_DOWN_WHY"
+		for p in jbd2_start tp_jbd2_start; do
+			[ "$(probe_status $p)" = not-found ] ||
+				fail "round $round: $p with jbd2 unloaded: $(probe_status $p)"
+		done
+		ext4_all_up || fail "round $round: cannot mount the ext4s again"
+		for p in jbd2_start tp_jbd2_start; do
+			[ "$(probe_status $p)" = attached ] ||
+				fail "round $round: $p after modprobe ext4: $(probe_status $p)"
+		done
+		hits_entry=$(probe_hits jbd2_start)
+		hits_tp=$(probe_hits tp_jbd2_start)
+		f=$(scratch_file ext4)
+		wpload --file "$f" --size 64K --passes 3 --sync msync --quiet >/dev/null
+		rm -f "$f"
+		[ "$(probe_hits jbd2_start)" -gt "$hits_entry" ] ||
+			fail "round $round: no jbd2__journal_start seen: $hits_entry -> $(probe_hits jbd2_start)"
+		[ "$(probe_hits tp_jbd2_start)" -gt "$hits_tp" ] ||
+			fail "round $round: no jbd2_handle_start seen: $hits_tp -> $(probe_hits tp_jbd2_start)"
+	done
+	for p in 'jbd2_start (jbd2__journal_start)' 'tp_jbd2_start (jbd2_handle_start)'; do
+		[ "$(dmesg | grep -c "probe $p attached: module jbd2 loaded")" -ge 2 ] ||
+			fail "not two kernel log lines for attaching $p"
+		[ "$(dmesg | grep -c "probe $p detached: module jbd2 unloading")" -ge 2 ] ||
+			fail "not two kernel log lines for detaching $p"
+	done
+}
+
 # A finding's words follow where the wait was: a process that
 # writes with pwrite(2) next to the fsync loop takes no fault, so its
 # journal waits are write(2)'s, and the finding and its remedies say so,
