@@ -640,6 +640,18 @@ static void wpstat_module_live(enum wpstat_probe_id p, struct module *mod)
 		wp->name, wp->target, mod->name);
 }
 
+/* @p's mechanism @m, in @mod, goes with it: not-found until it comes. */
+static void wpstat_module_detach(enum wpstat_probe_id p, enum wpstat_mech m,
+				 struct module *mod)
+{
+	struct wpstat_probe *wp = &wpstat_probes[p];
+
+	detach_mech(p, m, NULL, NULL);
+	wp->err = -ENOENT;
+	pr_info("probe %s (%s) detached: module %s unloading\n",
+		wp->name, wp->target, mod->name);
+}
+
 /*
  * @mod is going: a return or entry point in it is detached (kprobes would
  * leave a kretprobe gone, yet counted as attached, and never revive it;
@@ -656,21 +668,13 @@ static void wpstat_module_going(enum wpstat_probe_id p, struct module *mod)
 	if (wp->err == -ECANCELED)
 		return;
 	if (m == WPM_KRETPROBE && (wp->on & BIT(m)) &&
-	    within_module((unsigned long)wp->krp.kp.addr, mod)) {
-		detach_mech(p, m, NULL, NULL);
-		wp->err = -ENOENT;
-		pr_info("probe %s (%s) detached: module %s unloading\n",
-			wp->name, wp->target, mod->name);
-	}
+	    within_module((unsigned long)wp->krp.kp.addr, mod))
+		wpstat_module_detach(p, m, mod);
 	if (!wpstat_has_mech(wp, WPM_FTRACE) || !wp->addr ||
 	    !within_module(wp->addr, mod))
 		return;
-	if (wp->on & BIT(WPM_FTRACE)) {
-		detach_mech(p, WPM_FTRACE, NULL, NULL);
-		wp->err = -ENOENT;
-		pr_info("probe %s (%s) detached: module %s unloading\n",
-			wp->name, wp->target, mod->name);
-	}
+	if (wp->on & BIT(WPM_FTRACE))
+		wpstat_module_detach(p, WPM_FTRACE, mod);
 	wp->addr = 0;
 }
 
@@ -751,12 +755,8 @@ static int wpstat_tp_module_event(struct notifier_block *nb,
 			wp->mod_tp = wpstat_module_tracepoint(mod, wp->target);
 			continue;
 		}
-		if (wp->on & BIT(WPM_TRACEPOINT)) {
-			detach_mech(p, WPM_TRACEPOINT, NULL, NULL);
-			wp->err = -ENOENT;
-			pr_info("probe %s (%s) detached: module %s unloading\n",
-				wp->name, wp->target, mod->name);
-		}
+		if (wp->on & BIT(WPM_TRACEPOINT))
+			wpstat_module_detach(p, WPM_TRACEPOINT, mod);
 		wp->mod_tp = NULL;
 	}
 	wpstat_update_mask();
