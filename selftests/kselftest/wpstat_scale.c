@@ -381,8 +381,38 @@ static void churn_deaths(void)
 	}
 }
 
+/*
+ * The compaction's runs so far and their CPU time, read at most every
+ * 20 ms: last_d becomes the CPU time of the latest run.  The module
+ * counts a run, then adds its time: read the time first, and a read
+ * that sees a new run without its time gets it from the next one.
+ */
+struct pace_sample {
+	int64_t runs, ns, last_d;
+	uint64_t at;
+};
+
+static void pace_note(struct pace_sample *p, bool now)
+{
+	uint64_t t = wpstat_now_ns();
+	int64_t runs, ns;
+
+	if (!now && t - p->at < 20000000ULL)
+		return;
+	p->at = t;
+	ns = wps_summary("stall_compaction_cpu_ns");
+	runs = wps_summary("stall_compaction_runs");
+	if (runs != p->runs)
+		p->last_d = ns - p->ns;
+	else
+		p->last_d += ns - p->ns;
+	p->runs = runs;
+	p->ns = ns;
+}
+
 TEST_F(pairs, scans_bounded)
 {
+	struct pace_sample pace = { 0 };
 	int64_t runs0, ns0, runs, ns;
 	uint64_t t0, t1;
 	char path[512];
@@ -405,30 +435,37 @@ TEST_F(pairs, scans_bounded)
 		churn_deaths();
 	/* Let a first scan see the table full, then measure. */
 	sleep(2);
-	runs0 = wps_summary("stall_compaction_runs");
-	ns0 = wps_summary("stall_compaction_cpu_ns");
+	pace_note(&pace, true);
+	runs0 = pace.runs;
+	ns0 = pace.ns;
 	t0 = wpstat_now_ns();
 	/* Events of pairs with no row, all the while: each asks for a run. */
 	do {
 		for (i = 0; i < PAIRS_FILES; i += 7) {
 			snprintf(path, sizeof(path), "%s/f%d", self->dir, i);
 			ASSERT_EQ(0, store_once(path, 2 + round % 100));
+			pace_note(&pace, false);
 		}
 		round++;
 		t1 = wpstat_now_ns();
 	} while (t1 - t0 < PAIRS_SECONDS * 1000000000ULL);
-	runs = wps_summary("stall_compaction_runs") - runs0;
-	ns = wps_summary("stall_compaction_cpu_ns") - ns0;
+	pace_note(&pace, true);
+	runs = pace.runs - runs0;
+	ns = pace.ns - ns0;
 	secs = (t1 - t0) / 1e9;
-	TH_LOG("%.1f s, %d rounds of stores: %lld compaction runs (%.2f a second), %.3f ms of CPU (%.4f %% of one CPU, %.3f ms a run)",
+	TH_LOG("%.1f s, %d rounds of stores: %lld compaction runs (%.2f a second), %.3f ms of CPU (%.4f %% of one CPU, %.3f ms a run, the last %.3f ms)",
 	       secs, round, (long long)runs, runs / secs, ns / 1e6,
-	       100.0 * ns / (secs * 1e9), runs ? ns / 1e6 / runs : 0.0);
+	       100.0 * ns / (secs * 1e9), runs ? ns / 1e6 / runs : 0.0,
+	       runs ? pace.last_d / 1e6 : 0.0);
 	EXPECT_LE(runs, 2 * secs);
 	/*
 	 * The pace: a run of d, then 199 d with none.  The window's last run
-	 * may have its wait after the window: one run's worth of slack.
+	 * may have its wait after the window: that run's d of slack.  Its
+	 * own d, not the runs' mean: a run the host preempted took its CPU
+	 * time with it (a clean-clone check beside two more guests: four
+	 * runs, 360 ms, against 75 ms and a mean of 90).
 	 */
-	EXPECT_LT(ns, secs * 1e9 / 200 + (runs ? ns / runs : 0));
+	EXPECT_LT(ns, secs * 1e9 / 200 + (runs ? pace.last_d : 0));
 }
 
 TEST_HARNESS_MAIN
