@@ -306,11 +306,9 @@ static void wpstat_resolve_addresses(void)
 		return;
 	for (p = 0; p < WPP_NR; p++) {
 		struct wpstat_probe *wp = &wpstat_probes[p];
-		bool ftrace = wp->mech[WPL_COUNTS] == WPM_FTRACE ||
-			      wp->mech[WPL_TIMING] == WPM_FTRACE;
+		bool ftrace = wpstat_has_mech(wp, WPM_FTRACE);
 
-		if (!ftrace && wp->mech[WPL_COUNTS] != WPM_SYMBOL &&
-		    wp->mech[WPL_TIMING] != WPM_SYMBOL)
+		if (!ftrace && !wpstat_has_mech(wp, WPM_SYMBOL))
 			continue;
 		kps[p].symbol_name = wp->target;
 		kps[p].flags = KPROBE_FLAG_DISABLED;
@@ -325,8 +323,7 @@ static void wpstat_resolve_addresses(void)
 		unregister_kprobes(reg, n);
 	kfree(kps);
 	for (p = 0; p < WPP_NR; p++)
-		if (wpstat_probes[p].mech[WPL_COUNTS] == WPM_FTRACE ||
-		    wpstat_probes[p].mech[WPL_TIMING] == WPM_FTRACE)
+		if (wpstat_has_mech(&wpstat_probes[p], WPM_FTRACE))
 			wpstat_entry_ip[p] = wpstat_probes[p].addr;
 	/* Unknown (size 0): no wait is taken for one in a write fault. */
 	if (wpstat_probes[WPP_MKWRITE].addr)
