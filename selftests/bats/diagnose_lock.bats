@@ -94,10 +94,17 @@ load diagnose
 # where no setting helped (zfs.bats).  The reader is seen asleep in its
 # read (its wchan) before the writer stores; a read that ends first (a
 # guest descheduled for LOCK_DELAY) is tried again, 5 times at most.
-LOCK_DELAY=300
+# LOCK_DELAY is the window between seeing the reader asleep and the
+# store: one pass of the wchan poll (a fork of sleep), the rm of the start
+# file and wpload's 10 ms poll.  Under TCG on a busy host each fork costs
+# 100-200 ms: with 300 ms the store came after the read in 5 of 5 tries
+# on 6.12 (measured 2026-12-07: dd's read took 1 s, 0.3 s of it the
+# delay, and the store found every page read).  2 s leaves the window
+# four times what it needs on a guest slowed 2x.
+LOCK_DELAY=2000
 
 @test "diagnose: a store to a page another task is reading sleeps on its lock: a lock finding" {
-	local f=$SLOW/lock go=$BATS_TEST_TMPDIR/go reader try waits=0
+	local f=$SLOW/lock go=$BATS_TEST_TMPDIR/go reader try waits=0 wchan
 	wps_kernel_at_least 6 4 ||
 		skip "before 6.4 the retried fault is major: its lock sleep is a read-in (wpstat_faultwait lockwait)"
 	wpstat level timing >/dev/null
@@ -110,7 +117,10 @@ LOCK_DELAY=300
 		dd if="$f" of=/dev/null bs=128K count=1 status=none &
 		reader=$!
 		for _ in $(seq 3000); do
-			[ "$(cat "/proc/$reader/wchan" 2>/dev/null)" = folio_wait_bit_common ] && break
+			# read, not cat: no fork between seeing the sleep and the go.
+			wchan=
+			read -r wchan 2>/dev/null <"/proc/$reader/wchan" || true
+			[ "$wchan" = folio_wait_bit_common ] && break
 			kill -0 "$reader" 2>/dev/null || break
 			sleep 0.01
 		done
