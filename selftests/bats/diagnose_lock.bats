@@ -96,11 +96,12 @@ load diagnose
 # guest descheduled for LOCK_DELAY) is tried again, 5 times at most.
 # LOCK_DELAY is the window between seeing the reader asleep and the
 # store: one pass of the wchan poll (a fork of sleep), the rm of the start
-# file and wpload's 10 ms poll.  Under TCG on a busy host each fork costs
+# file and wpload's 10 ms poll.  Under TCG on a busy host a fork costs
 # 100-200 ms: with 300 ms the store came after the read in 5 of 5 tries
 # on 6.12 (measured 2026-12-07: dd's read took 1 s, 0.3 s of it the
-# delay, and the store found every page read).  2 s leaves the window
-# four times what it needs on a guest slowed 2x.
+# delay, and the store found every page read).  With 2 s, and wchan read
+# without a fork, the store came 0.15-0.2 s into the read (6.12, 7.2):
+# room for a guest several times slower.
 LOCK_DELAY=2000
 
 @test "diagnose: a store to a page another task is reading sleeps on its lock: a lock finding" {
