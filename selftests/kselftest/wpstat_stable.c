@@ -80,10 +80,31 @@ FIXTURE_TEARDOWN(stable)
  * make check-debug under TCG, where every variant was killed, most in
  * teardown after their checks had passed.  The checks are unchanged.
  */
+/*
+ * This thread's time on a CPU (CLOCK_THREAD_CPUTIME_ID: exact, where
+ * schedstat's first field lags by up to a tick) plus its run delay
+ * (schedstat's second field, brought up to date each time it is put on
+ * a CPU).  What the wall clock spends beyond both, the thread slept.
+ */
+static int thread_busy_ns(uint64_t *ns)
+{
+	unsigned long long cpu_field, runq;
+	struct timespec ts;
+	char buf[128];
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) ||
+	    wps_slurp("/proc/thread-self/schedstat", buf, sizeof(buf)) <= 0 ||
+	    sscanf(buf, "%llu %llu", &cpu_field, &runq) != 2)
+		return -1;
+	*ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec + runq;
+	return 0;
+}
+
 TEST_F(stable, store_while_writeback_in_flight)
 {
 	struct rusage ru0, ru1;
-	uint64_t t0, store_ns;
+	uint64_t t_sfr, t0, store_ns, busy0, busy1, sleep_ns;
+	int64_t wait_ns;
 	struct wps before, after, d;
 	struct stall_row row;
 	long slept;
@@ -95,21 +116,27 @@ TEST_F(stable, store_while_writeback_in_flight)
 	ASSERT_EQ(0, wps_read(self->path, &before));
 
 	/* Start writeback (mkclean write-protects), do not wait for it... */
+	t_sfr = wpstat_now_ns();
 	ASSERT_EQ(0, sync_file_range(self->fd, 0, 0, SYNC_FILE_RANGE_WRITE));
 	/* ... and store at once: a write-protect fault on a page in flight. */
 	ASSERT_EQ(0, getrusage(RUSAGE_THREAD, &ru0));
+	ASSERT_EQ(0, thread_busy_ns(&busy0));
 	t0 = wpstat_now_ns();
 	*(volatile char *)self->map = 3;
 	store_ns = wpstat_now_ns() - t0;
+	ASSERT_EQ(0, thread_busy_ns(&busy1));
 	ASSERT_EQ(0, getrusage(RUSAGE_THREAD, &ru1));
 	slept = ru1.ru_nvcsw - ru0.ru_nvcsw;
+	/* Both reads of busy are outside the store: at most all of it. */
+	sleep_ns = store_ns > busy1 - busy0 ? store_ns - (busy1 - busy0) : 0;
 	ASSERT_EQ(0, fsync(self->fd));
 	ASSERT_EQ(0, wps_read(self->path, &after));
 	d = wps_delta(&after, &before);
 
-	TH_LOG("%s stable_writes=%d: store %.1f ms, slept %ld times, stable_calls %lld "
-	       "stable_waits %lld stable_wait %.1f ms wb_waits %lld",
-	       variant->fs, variant->stable_writes, store_ns / 1e6, slept,
+	TH_LOG("%s stable_writes=%d: sync_file_range %.1f ms, store %.1f ms (asleep %.1f), "
+	       "slept %ld times, stable_calls %lld stable_waits %lld stable_wait %.1f ms wb_waits %lld",
+	       variant->fs, variant->stable_writes, (t0 - t_sfr) / 1e6,
+	       store_ns / 1e6, sleep_ns / 1e6, slept,
 	       (long long)d.stable_calls, (long long)d.stable_waits,
 	       d.stable_wait_ns / 1e6, (long long)d.wb_waits);
 	/* sync_file_range cleans all; the final fsync the re-stored page. */
@@ -136,13 +163,36 @@ TEST_F(stable, store_while_writeback_in_flight)
 	 * waits are not a write's and are in neither.
 	 */
 	ASSERT_EQ(1, stall_of(self->path, getpid(), &row));
+	TH_LOG("row: fault %.1f ms, stable %.1f, wb %.1f (%lld), lock %.1f (%lld), "
+	       "journal %.1f, readin %.1f, unnamed %.1f (cpu %.1f, runq %.1f)",
+	       row.fault_ns / 1e6, row.stable_ns / 1e6, row.wb_ns / 1e6,
+	       (long long)row.wb_waits, row.lock_ns / 1e6,
+	       (long long)row.lock_waits, row.journal_ns / 1e6,
+	       row.readin_ns / 1e6, row.fault_unnamed_ns / 1e6,
+	       row.fault_cpu_ns / 1e6, row.fault_runq_ns / 1e6);
 	EXPECT_EQ(d.stable_waits, row.stable_waits);
 	EXPECT_EQ(variant->blocks && !variant->stable_wait, row.wb_waits);
-	if (variant->blocks && !variant->stable_wait)
-		EXPECT_LE(DELAY_MS / 2 * 1000000LL, row.wb_ns);
+	/*
+	 * The wait holds most of what the store slept, and lies inside the
+	 * store.  Most of the sleep, not most of the device delay: a host
+	 * that does not run the guest's vCPU between the store's start and
+	 * its wait (QEMU TCG has no steal clock: inside the guest that
+	 * looks like the store's CPU time) leaves less of the delay to wait
+	 * for.  A clean-clone make check beside bench guests (6.12 guests at
+	 * 2.1-2.7 times their time) saw btrfs's store take 211 ms and its
+	 * writeback wait 84.  Measured here under load (6.12, 20 runs, up to
+	 * 2 busy loops in the guest and 3 on the host): the wait was 0.96-1.17
+	 * of the sleep; btrfs's store sometimes sleeps a few ms more after
+	 * it, on its ordered extent, a sleep no probe names.  The wait can
+	 * exceed the sleep by the run delay after its wake-up.
+	 */
+	wait_ns = variant->stable_wait ? d.stable_wait_ns : row.wb_ns;
+	if (variant->blocks) {
+		EXPECT_LE((int64_t)sleep_ns / 2, wait_ns);
+		EXPECT_GE((int64_t)store_ns, wait_ns);
+	}
 	if (variant->stable_wait) {
 		EXPECT_LE(1, d.stable_waits);
-		EXPECT_LE(DELAY_MS / 2 * 1000000LL, d.stable_wait_ns);
 		EXPECT_GE(DELAY_MS * 10 * 1000000LL, d.stable_wait_ns);
 	} else {
 		EXPECT_EQ(0, d.stable_waits);
