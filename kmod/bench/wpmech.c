@@ -22,6 +22,11 @@
  * (ftrace2 and ftrace_kprobe use the ops flags wpstat would: none where
  * there is struct ftrace_regs, FTRACE_OPS_FL_SAVE_REGS on 5.10.)
  *   kretprobe    a kretprobe (entry and return handler)
+ *   kretprobe_refused  a kretprobe whose entry handler refuses the
+ *                return (wpstat's lock point, outside a timed fault)
+ *   kretprobe_int3, kretprobe_int3_refused  the same two on a function
+ *                with no ftrace site (notrace): the probe is a breakpoint,
+ *                as on the static folio_wait_bit_common()
  *   fprobe       an fprobe with an entry handler only (6.12)
  *   fprobe_exit  an fprobe with entry and exit handlers (6.12)
  *
@@ -74,6 +79,21 @@ static noinline void wpmech_target(unsigned long x)
 	barrier();
 }
 
+static unsigned long wpmech_sink;
+
+/* No ftrace site: a kprobe on it is a breakpoint. */
+static noinline notrace void wpmech_target_bare(unsigned long x)
+{
+	WRITE_ONCE(wpmech_sink, x);
+	barrier();
+}
+
+/* The int3 mechanisms probe wpmech_target_bare, the rest wpmech_target. */
+static bool wpmech_bare(void)
+{
+	return strstr(mech, "int3");
+}
+
 static void wpmech_tp_probe(void *data, unsigned long x)
 {
 	hits++;
@@ -113,6 +133,15 @@ static int wpmech_krp_entry(struct kretprobe_instance *ri,
 	return 0;
 }
 NOKPROBE_SYMBOL(wpmech_krp_entry);
+
+/* Non-zero: the kretprobe does not take the function's return. */
+static int wpmech_krp_refuse(struct kretprobe_instance *ri,
+			     struct pt_regs *regs)
+{
+	hits++;
+	return 1;
+}
+NOKPROBE_SYMBOL(wpmech_krp_refuse);
 
 static int wpmech_krp_return(struct kretprobe_instance *ri,
 			     struct pt_regs *regs)
@@ -205,8 +234,17 @@ static int wpmech_attach(void)
 			wpmech_ops_del(&wpmech_ops[0]);
 		return ret;
 	}
-	if (!strcmp(mech, "kretprobe"))
-		return register_kretprobe(&wpmech_krp);
+	if (!strncmp(mech, "kretprobe", 9)) {
+		if (wpmech_bare())
+			wpmech_krp.kp.symbol_name = "wpmech_target_bare";
+		if (strstr(mech, "refused"))
+			wpmech_krp.entry_handler = wpmech_krp_refuse;
+		if (!strcmp(mech, "kretprobe") ||
+		    !strcmp(mech, "kretprobe_refused") ||
+		    !strcmp(mech, "kretprobe_int3") ||
+		    !strcmp(mech, "kretprobe_int3_refused"))
+			return register_kretprobe(&wpmech_krp);
+	}
 #ifdef CONFIG_FPROBE
 	if (!strcmp(mech, "fprobe") || !strcmp(mech, "fprobe_exit")) {
 		wpmech_fp.entry_handler = wpmech_fp_entry;
@@ -233,7 +271,7 @@ static void wpmech_detach(void)
 	} else if (!strcmp(mech, "ftrace_kprobe")) {
 		unregister_kprobe(&wpmech_kp);
 		wpmech_ops_del(&wpmech_ops[0]);
-	} else if (!strcmp(mech, "kretprobe")) {
+	} else if (!strncmp(mech, "kretprobe", 9)) {
 		unregister_kretprobe(&wpmech_krp);
 #ifdef CONFIG_FPROBE
 	} else if (!strncmp(mech, "fprobe", 6)) {
@@ -247,6 +285,11 @@ static u64 wpmech_loop(void)
 	u64 start = ktime_get_ns();
 	unsigned long i;
 
+	if (wpmech_bare()) {
+		for (i = 0; i < calls; i++)
+			wpmech_target_bare(i);
+		return ktime_get_ns() - start;
+	}
 	for (i = 0; i < calls; i++)
 		wpmech_target(i);
 	return ktime_get_ns() - start;

@@ -8,7 +8,8 @@ from bench_results import FLOOR, LEVELS, fmt_ratio, mech_table, med, \
     ratio, rng
 
 MECHS = ["none", "tracepoint", "ftrace", "ftrace_regs", "ftrace2", "kprobe",
-         "ftrace_kprobe", "kretprobe", "fprobe", "fprobe_exit"]
+         "ftrace_kprobe", "kretprobe", "kretprobe_refused", "kretprobe_int3",
+         "kretprobe_int3_refused", "fprobe", "fprobe_exit"]
 MECH_WHAT = {
     "none": "nothing (the two loops should agree)",
     "tracepoint": "a tracepoint in the function, one probe",
@@ -20,6 +21,14 @@ MECH_WHAT = {
     "kprobe": "a kprobe on the ftrace site (`kprobe_ftrace_handler`)",
     "ftrace_kprobe": "an `ftrace_ops` and a kprobe on one function",
     "kretprobe": "a kretprobe, entry and return handler",
+    "kretprobe_refused": "a kretprobe whose entry handler refuses the "
+                         "return (wpstat's `lock` point outside a timed "
+                         "fault)",
+    "kretprobe_int3": "a kretprobe on a function with no ftrace site: a "
+                      "breakpoint (the static `folio_wait_bit_common()`)",
+    "kretprobe_int3_refused": "the same, its return refused: what the `lock` "
+                              "point costs every page-bit sleep outside a "
+                              "timed fault",
     "fprobe": "an fprobe, entry handler only",
     "fprobe_exit": "an fprobe with entry and exit handlers",
 }

@@ -75,7 +75,8 @@ known_configs=$all_configs${BENCH_ALT_MODULE:+ alt-counts alt-timing}
 mech_calls=${BENCH_MECH_CALLS:-200000}
 # fprobe and fprobe_exit need CONFIG_FPROBE (6.12 has it, Debian's 6.1 not):
 # there wpmech refuses them with EOPNOTSUPP and they are recorded as n/a.
-mechs=(none tracepoint ftrace ftrace_regs ftrace2 kprobe ftrace_kprobe kretprobe fprobe fprobe_exit)
+mechs=(none tracepoint ftrace ftrace_regs ftrace2 kprobe ftrace_kprobe kretprobe kretprobe_refused
+	kretprobe_int3 kretprobe_int3_refused fprobe fprobe_exit)
 w1_passes=${BENCH_W1_PASSES:-8}
 w2_mib=${BENCH_W2_MIB:-16}
 w3_files=${BENCH_W3_FILES:-10000}
