@@ -25,8 +25,10 @@
  *   kretprobe_refused  a kretprobe whose entry handler refuses the
  *                return (wpstat's lock point, outside a timed fault)
  *   kretprobe_int3, kretprobe_int3_refused  the same two on a function
- *                with no ftrace site (notrace): the probe is a breakpoint,
- *                as on the static folio_wait_bit_common()
+ *                with no ftrace site (notrace): a breakpoint, timed before
+ *                the kprobe optimizer runs.  The lock point on the static
+ *                folio_wait_bit_common() is one until the optimizer makes
+ *                it a jump ([OPTIMIZED] in kprobes/list): an upper bound
  *   fprobe       an fprobe with an entry handler only (6.12)
  *   fprobe_exit  an fprobe with entry and exit handlers (6.12)
  *

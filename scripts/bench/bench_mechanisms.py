@@ -25,10 +25,12 @@ MECH_WHAT = {
                          "return (wpstat's `lock` point outside a timed "
                          "fault)",
     "kretprobe_int3": "a kretprobe on a function with no ftrace site: a "
-                      "breakpoint (the static `folio_wait_bit_common()`)",
-    "kretprobe_int3_refused": "the same, its return refused: what the `lock` "
-                              "point costs every page-bit sleep outside a "
-                              "timed fault",
+                      "breakpoint, before the kprobe optimizer makes it a "
+                      "jump (as it does the `lock` point on the static "
+                      "`folio_wait_bit_common()`)",
+    "kretprobe_int3_refused": "the same, its return refused: an upper bound "
+                              "of what the `lock` point costs every page-bit "
+                              "sleep outside a timed fault",
     "fprobe": "an fprobe, entry handler only",
     "fprobe_exit": "an fprobe with entry and exit handlers",
 }
