@@ -74,13 +74,6 @@ FIXTURE_TEARDOWN(stable)
 }
 
 /*
- * The harness's default 30 s covers set-up and teardown too: a fresh
- * null_blk, mkfs, dm-delay and mount, then umount and rmmod.  That fits
- * on Debian's kernels but took 35-45 s on the KASAN+lockdep kernel of
- * make check-debug under TCG, where every variant was killed, most in
- * teardown after their checks had passed.  The checks are unchanged.
- */
-/*
  * This thread's time on a CPU (CLOCK_THREAD_CPUTIME_ID: exact, where
  * schedstat's first field lags by up to a tick) plus its run delay
  * (schedstat's second field, brought up to date each time it is put on
@@ -100,6 +93,13 @@ static int thread_busy_ns(uint64_t *ns)
 	return 0;
 }
 
+/*
+ * The harness's default 30 s covers set-up and teardown too: a fresh
+ * null_blk, mkfs, dm-delay and mount, then umount and rmmod.  That fits
+ * on Debian's kernels but took 35-45 s on the KASAN+lockdep kernel of
+ * make check-debug under TCG, where every variant was killed, most in
+ * teardown after their checks had passed.  The checks are unchanged.
+ */
 TEST_F(stable, store_while_writeback_in_flight)
 {
 	struct rusage ru0, ru1;
