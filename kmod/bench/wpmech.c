@@ -236,16 +236,14 @@ static int wpmech_attach(void)
 			wpmech_ops_del(&wpmech_ops[0]);
 		return ret;
 	}
-	if (!strncmp(mech, "kretprobe", 9)) {
+	if (!strcmp(mech, "kretprobe") || !strcmp(mech, "kretprobe_refused") ||
+	    !strcmp(mech, "kretprobe_int3") ||
+	    !strcmp(mech, "kretprobe_int3_refused")) {
 		if (wpmech_bare())
 			wpmech_krp.kp.symbol_name = "wpmech_target_bare";
 		if (strstr(mech, "refused"))
 			wpmech_krp.entry_handler = wpmech_krp_refuse;
-		if (!strcmp(mech, "kretprobe") ||
-		    !strcmp(mech, "kretprobe_refused") ||
-		    !strcmp(mech, "kretprobe_int3") ||
-		    !strcmp(mech, "kretprobe_int3_refused"))
-			return register_kretprobe(&wpmech_krp);
+		return register_kretprobe(&wpmech_krp);
 	}
 #ifdef CONFIG_FPROBE
 	if (!strcmp(mech, "fprobe") || !strcmp(mech, "fprobe_exit")) {
